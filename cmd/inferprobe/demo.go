@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/inferprobe/inferprobe/daemon"
+	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/scenarios"
+	"github.com/inferprobe/inferprobe/simulator"
+)
+
+// runDemo serves the simulator and probes it with the bundled scenario, whose
+// target URLs are pointed at wherever the simulator listens.
+func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, simListen string, simCfg *simulator.Config) int {
+	sim, err := simulator.New(*simCfg, logger)
+	if err != nil {
+		logger.Error("invalid simulator settings", "err", err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", simListen)
+	if err != nil {
+		logger.Error("cannot listen for the simulator; pick another --simulator.listen-address", "err", err)
+		return 1
+	}
+	simSrv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = simSrv.Serve(ln) }()
+	defer simSrv.Close()
+	simURL := "http://" + ln.Addr().String() + "/v1"
+
+	load := func() (*scenarios.Config, error) {
+		cfg, err := scenarios.Parse(scenarios.Demo, scenarios.DemoFilename+" (built in)")
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range cfg.Targets {
+			t.URL = simURL
+		}
+		return cfg, nil
+	}
+	base := "http://" + displayAddress((*webFlags.WebListenAddresses)[0])
+	fmt.Fprintf(os.Stdout, "inferprobe demo\n  metrics:      %s/metrics\n  landing page: %s/\n  simulator:    %s (try %s/models)\nPress Ctrl-C to stop.\n",
+		base, base, simURL, simURL)
+	return serveDaemon(logger, daemon.New(logger, load, prober.NewClient()), webFlags, lifecycle)
+}
+
+// displayAddress turns a listen address such as ":9470" into one a browser can open.
+func displayAddress(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return host + ":" + port
+}

@@ -1,0 +1,83 @@
+// Command inferprobe continuously benchmarks LLM inference endpoints and
+// exposes the results as Prometheus metrics.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/common/promslog"
+	"github.com/prometheus/common/promslog/flag"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
+
+	"github.com/inferprobe/inferprobe/simulator"
+)
+
+const (
+	defaultListen          = ":9470"
+	defaultSimulatorListen = "127.0.0.1:8000"
+)
+
+const appHelp = `Continuous, Prometheus-native benchmarking of LLM inference endpoints.
+
+inferprobe sends low-rate, seeded Poisson probe traffic to OpenAI-compatible
+servers (vLLM, SGLang, llama.cpp, TGI, NIM, ...) forever, and exposes time to
+first token, inter-token latency, request latency, token counts and errors on
+/metrics as Prometheus native histograms.
+
+Start here:
+  inferprobe demo                         # simulator + probes, metrics on :9470
+  inferprobe check-config scenario.yml    # validate a scenario file
+  inferprobe serve --config.file=scenario.yml
+`
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+func run(args []string) int {
+	app := kingpin.New("inferprobe", appHelp)
+	app.Version(version.Print("inferprobe"))
+	app.HelpFlag.Short('h')
+	logConfig := &promslog.Config{}
+	flag.AddFlags(app, logConfig)
+
+	serve := app.Command("serve", "Run the probes of a scenario file and serve /metrics (the default command).").Default()
+	serveConfig := serve.Flag("config.file", "Scenario file: targets and probes. See scenarios/example.yml.").
+		Default("inferprobe.yml").String()
+	serveWeb := kingpinflag.AddFlags(serve, defaultListen)
+	serveLifecycle := serve.Flag("web.enable-lifecycle", "Allow POST /-/reload to reload the scenario file (SIGHUP always does).").Bool()
+
+	demo := app.Command("demo", "Run the built-in simulator and a bundled probe scenario against it: a working setup in one command.")
+	demoWeb := kingpinflag.AddFlags(demo, defaultListen)
+	demoLifecycle := demo.Flag("web.enable-lifecycle", "Allow POST /-/reload.").Bool()
+	demoSimListen := demo.Flag("simulator.listen-address", "Address for the simulator; port 0 picks a free one.").
+		Default("127.0.0.1:0").String()
+	demoSim := simulator.AddFlags(demo)
+
+	simulate := app.Command("simulate", "Run the built-in OpenAI-compatible LLM server simulator (no GPU, no model).")
+	simulateWeb := kingpinflag.AddFlags(simulate, defaultSimulatorListen)
+	simulateCfg := simulator.AddFlags(simulate)
+
+	check := app.Command("check-config", "Validate scenario files; print every problem with file:line and exit 1 if any.")
+	checkFiles := check.Arg("file", "Scenario files to check.").Required().Strings()
+
+	cmd, err := app.Parse(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "inferprobe: %v; try --help\n", err)
+		return 2
+	}
+	logger := promslog.New(logConfig)
+
+	switch cmd {
+	case serve.FullCommand():
+		return runServe(logger, *serveConfig, serveWeb, *serveLifecycle)
+	case demo.FullCommand():
+		return runDemo(logger, demoWeb, *demoLifecycle, *demoSimListen, demoSim)
+	case simulate.FullCommand():
+		return runSimulate(logger, simulateWeb, simulateCfg)
+	case check.FullCommand():
+		return runCheckConfig(os.Stdout, os.Stderr, *checkFiles)
+	}
+	return 2
+}

@@ -1,0 +1,177 @@
+package collector
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/inferprobe/inferprobe/prober"
+)
+
+// Labels identify a request stream. All values are bounded: they come from the
+// scenario file, never from requests.
+type Labels struct {
+	Target, Model, Scenario, Phase string
+}
+
+func (l Labels) values() []string { return []string{l.Target, l.Model, l.Scenario, l.Phase} }
+
+var requestLabels = []string{"target", "model", "scenario", "phase"}
+
+// SLO thresholds for goodput; zero means not set.
+type SLO struct {
+	TTFT, ITL, RequestLatency time.Duration
+}
+
+// met reports whether a successful request met every set threshold.
+func (s SLO) met(rec *prober.Record) bool {
+	if rec.Outcome != prober.OutcomeOK {
+		return false
+	}
+	if s.TTFT > 0 {
+		if d, ok := rec.TTFT(); !ok || d > s.TTFT {
+			return false
+		}
+	}
+	if s.ITL > 0 {
+		if d, ok := rec.ITL(); ok && d > s.ITL {
+			return false
+		}
+	}
+	return s.RequestLatency <= 0 || rec.Duration <= s.RequestLatency
+}
+
+// Requests holds the per-request metrics of DESIGN §4.
+type Requests struct {
+	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag *prometheus.HistogramVec
+	requests, errors                                                *prometheus.CounterVec
+	inTokensTotal, outTokensTotal, good, mismatches                 *prometheus.CounterVec
+	inFlight                                                        *prometheus.GaugeVec
+}
+
+// NewRequests registers the request metrics with reg.
+func NewRequests(reg prometheus.Registerer) *Requests {
+	counter := func(name, help string, extra ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, append(requestLabels, extra...))
+	}
+	r := &Requests{
+		ttft:      histogramVec("time_to_first_token_seconds", "From just before the request is written to the first content chunk (reasoning counts).", ttftBuckets, requestLabels),
+		ttfot:     histogramVec("time_to_first_output_token_seconds", "From just before the request is written to the first chunk with non-reasoning content.", ttftBuckets, requestLabels),
+		ttst:      histogramVec("time_to_second_token_seconds", "From the first to the second content chunk.", itlBuckets, requestLabels),
+		itl:       histogramVec("inter_token_latency_seconds", "Per request: (last content chunk - first content chunk) / (output tokens - tokens in the first chunk).", itlBuckets, requestLabels),
+		icl:       histogramVec("inter_chunk_latency_seconds", "Gap between consecutive content chunks, one observation per gap.", itlBuckets, requestLabels),
+		duration:  histogramVec("request_duration_seconds", "From just before the request is written to the end of the response.", durationBuckets, requestLabels),
+		inTokens:  histogramVec("input_tokens", "Prompt length of a request, in tokens.", tokenBuckets, requestLabels),
+		outTokens: histogramVec("output_tokens", "Generated length of a request, in tokens.", tokenBuckets, requestLabels),
+		lag:       histogramVec("schedule_lag_seconds", "Actual send time minus scheduled send time: how far the client fell behind.", lagBuckets, requestLabels),
+
+		requests:       counter("requests_total", "Requests finished, by outcome (ok, error, cancelled).", "outcome"),
+		errors:         counter("request_errors_total", "Failed requests, by reason.", "reason"),
+		inTokensTotal:  counter("input_tokens_total", "Prompt tokens sent."),
+		outTokensTotal: counter("output_tokens_total", "Output tokens received."),
+		good:           counter("good_requests_total", "Requests that succeeded and met every SLO of their scenario (goodput)."),
+		mismatches:     counter("output_length_mismatches_total", "Requests whose output length differed from the length the scenario pinned (min_tokens / ignore_eos)."),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "in_flight_requests", Help: "Requests sent and not yet finished.",
+		}, requestLabels),
+	}
+	reg.MustRegister(r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag,
+		r.requests, r.errors, r.inTokensTotal, r.outTokensTotal, r.good, r.mismatches, r.inFlight)
+	return r
+}
+
+// Series is one label set's metrics, resolved once so that recording a request
+// does no label lookups.
+type Series struct {
+	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag prometheus.Observer
+	ok, failed, cancelled                                           prometheus.Counter
+	inTokensTotal, outTokensTotal, good, mismatches                 prometheus.Counter
+	inFlight                                                        prometheus.Gauge
+	errors                                                          *prometheus.CounterVec
+	slo                                                             SLO
+}
+
+// Series returns the metrics of one request stream; requests that meet slo
+// count as good.
+func (r *Requests) Series(l Labels, slo SLO) *Series {
+	v := l.values()
+	s := &Series{
+		ttft: r.ttft.WithLabelValues(v...), ttfot: r.ttfot.WithLabelValues(v...), ttst: r.ttst.WithLabelValues(v...),
+		itl: r.itl.WithLabelValues(v...), icl: r.icl.WithLabelValues(v...), duration: r.duration.WithLabelValues(v...),
+		inTokens: r.inTokens.WithLabelValues(v...), outTokens: r.outTokens.WithLabelValues(v...), lag: r.lag.WithLabelValues(v...),
+		ok:             r.requests.WithLabelValues(append(v, "ok")...),
+		failed:         r.requests.WithLabelValues(append(v, "error")...),
+		cancelled:      r.requests.WithLabelValues(append(v, "cancelled")...),
+		inTokensTotal:  r.inTokensTotal.WithLabelValues(v...),
+		outTokensTotal: r.outTokensTotal.WithLabelValues(v...),
+		good:           r.good.WithLabelValues(v...),
+		mismatches:     r.mismatches.WithLabelValues(v...),
+		inFlight:       r.inFlight.WithLabelValues(v...),
+		errors:         r.errors.MustCurryWith(prometheus.Labels{"target": l.Target, "model": l.Model, "scenario": l.Scenario, "phase": l.Phase}),
+		slo:            slo,
+	}
+	return s
+}
+
+// Forget drops every series of one request stream, so a probe removed by a
+// reload stops being exported rather than going silently flat.
+func (r *Requests) Forget(l Labels) {
+	match := prometheus.Labels{"target": l.Target, "model": l.Model, "scenario": l.Scenario, "phase": l.Phase}
+	for _, v := range []interface {
+		DeletePartialMatch(prometheus.Labels) int
+	}{r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag,
+		r.requests, r.errors, r.inTokensTotal, r.outTokensTotal, r.good, r.mismatches, r.inFlight} {
+		v.DeletePartialMatch(match)
+	}
+}
+
+// Started counts a request as in flight.
+func (s *Series) Started() { s.inFlight.Inc() }
+
+// Observe records a finished request that was counted by Started.
+func (s *Series) Observe(rec *prober.Record) {
+	s.inFlight.Dec()
+	s.lag.Observe(rec.Lag().Seconds())
+	switch rec.Outcome {
+	case prober.OutcomeOK:
+		s.ok.Inc()
+	case prober.OutcomeCancelled:
+		s.cancelled.Inc()
+		return
+	default:
+		s.failed.Inc()
+		s.errors.WithLabelValues(string(rec.Reason)).Inc()
+	}
+	// Timings of a failed request are kept: a stream that stalled after its
+	// first token still had a real TTFT. Lengths and goodput are only
+	// meaningful for complete responses.
+	if d, ok := rec.TTFT(); ok {
+		s.ttft.Observe(d.Seconds())
+	}
+	if d, ok := rec.TTFOT(); ok {
+		s.ttfot.Observe(d.Seconds())
+	}
+	if d, ok := rec.TTST(); ok {
+		s.ttst.Observe(d.Seconds())
+	}
+	for i := 1; i < len(rec.Chunks); i++ {
+		s.icl.Observe((rec.Chunks[i] - rec.Chunks[i-1]).Seconds())
+	}
+	if rec.Outcome != prober.OutcomeOK {
+		return
+	}
+	if d, ok := rec.ITL(); ok {
+		s.itl.Observe(d.Seconds())
+	}
+	s.duration.Observe(rec.Duration.Seconds())
+	s.inTokens.Observe(float64(rec.InputTokens))
+	s.outTokens.Observe(float64(rec.OutputTokens))
+	s.inTokensTotal.Add(float64(rec.InputTokens))
+	s.outTokensTotal.Add(float64(rec.OutputTokens))
+	if rec.PinnedOutputTokens > 0 && rec.OutputTokens != rec.PinnedOutputTokens {
+		s.mismatches.Inc()
+	}
+	if s.slo.met(rec) {
+		s.good.Inc()
+	}
+}

@@ -1,0 +1,247 @@
+// Package daemon runs inferprobe serve: it keeps the configured probes running,
+// reloads the scenario file safely, and serves the HTTP surface.
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"reflect"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/inferprobe/inferprobe/collector"
+	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/scenarios"
+)
+
+// Daemon owns the running probes and the configuration they come from.
+type Daemon struct {
+	logger   *slog.Logger
+	load     func() (*scenarios.Config, error)
+	exec     prober.Executor
+	registry *prometheus.Registry
+	requests *collector.Requests
+	self     *collector.Self
+
+	reloads chan chan error
+
+	// reqCtx bounds every request; it ends only at shutdown, so a probe stopped
+	// by a reload lets its in-flight requests finish.
+	reqCtx context.Context
+
+	mu      sync.Mutex
+	config  *scenarios.Config
+	probes  map[string]*running
+	lastErr error
+	loaded  time.Time
+	runs    sync.WaitGroup
+}
+
+// running is one probe's goroutine and what it was started from.
+type running struct {
+	probe  *prober.Probe
+	spec   probeSpec
+	labels collector.Labels
+	stop   context.CancelFunc
+	done   chan struct{} // closed when the probe and its requests have ended
+}
+
+// probeSpec is everything that, when changed, makes a probe restart.
+type probeSpec struct {
+	seed   uint64
+	probe  scenarios.Probe
+	target scenarios.Target
+}
+
+// New returns a daemon that reads its configuration with load and sends
+// requests with exec. Metrics are registered with a fresh registry.
+func New(logger *slog.Logger, load func() (*scenarios.Config, error), exec prober.Executor) *Daemon {
+	reg := prometheus.NewRegistry()
+	return &Daemon{
+		logger:   logger,
+		load:     load,
+		exec:     exec,
+		registry: reg,
+		requests: collector.NewRequests(reg),
+		self:     collector.NewSelf(reg),
+		probes:   map[string]*running{},
+		reloads:  make(chan chan error),
+	}
+}
+
+// Registry is where every metric the daemon exports is registered.
+func (d *Daemon) Registry() *prometheus.Registry { return d.registry }
+
+// Run loads the configuration and starts the probes, then serves reload
+// requests until ctx ends; it returns after every probe and request has ended.
+// A bad initial configuration is returned as an error; a bad reload is logged
+// and keeps the running configuration.
+func (d *Daemon) Run(ctx context.Context) error {
+	reqCtx, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
+	d.reqCtx = reqCtx
+	if err := d.Reload(); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			d.stopAll()
+			// Requests still in flight are cut and counted as cancelled.
+			cancelRequests()
+			d.runs.Wait()
+			return nil
+		case reply := <-d.reloads:
+			reply <- d.Reload()
+		}
+	}
+}
+
+// RequestReload asks Run to reload the configuration (SIGHUP, /-/reload) and
+// returns the outcome.
+func (d *Daemon) RequestReload(ctx context.Context) error {
+	reply := make(chan error, 1)
+	select {
+	case d.reloads <- reply:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-reply
+}
+
+// Reload reads the configuration again and applies it. On error nothing
+// changes and the error says why.
+func (d *Daemon) Reload() error {
+	cfg, err := d.load()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err == nil {
+		err = d.apply(cfg)
+	}
+	if err != nil {
+		d.lastErr = err
+		d.self.ReloadSuccessful.Set(0)
+		d.logger.Error("configuration not loaded; keeping the previous one", "err", err)
+		return err
+	}
+	d.config, d.lastErr, d.loaded = cfg, nil, time.Now()
+	d.self.ReloadSuccessful.Set(1)
+	d.self.ReloadTimestamp.Set(float64(d.loaded.Unix()))
+	d.self.Probes.Set(float64(len(d.probes)))
+	d.logger.Info("configuration loaded", "probes", len(d.probes), "targets", len(cfg.Targets))
+	return nil
+}
+
+// apply makes the running probes match cfg. Unchanged probes keep running, so
+// a reload does not reset their schedules. Everything that can fail is checked
+// before anything is stopped.
+func (d *Daemon) apply(cfg *scenarios.Config) error {
+	next := map[string]*running{}
+	for _, name := range sortedKeys(cfg.Probes) {
+		p := cfg.Probes[name]
+		t := cfg.Targets[p.Target]
+		spec := probeSpec{seed: cfg.Global.Seed, probe: *p, target: *t}
+		if old, ok := d.probes[name]; ok && reflect.DeepEqual(old.spec, spec) {
+			next[name] = old
+			continue
+		}
+		target, err := prober.NewTarget(p.Target, t)
+		if err != nil {
+			return err
+		}
+		probe, err := prober.NewProbe(name, p, target, cfg.Global.Seed)
+		if err != nil {
+			return err
+		}
+		next[name] = &running{
+			probe:  probe,
+			spec:   spec,
+			labels: collector.Labels{Target: p.Target, Model: t.Model, Scenario: name, Phase: "probe"},
+		}
+	}
+	for name, old := range d.probes {
+		if next[name] == old {
+			continue
+		}
+		old.stop()
+		if n, ok := next[name]; !ok || n.labels != old.labels {
+			d.forgetWhenDone(old)
+		}
+	}
+	for name, r := range next {
+		if r.stop == nil {
+			d.start(r)
+			d.logger.Info("probe started", "probe", name, "target", r.labels.Target)
+		}
+	}
+	d.probes = next
+	return nil
+}
+
+func (d *Daemon) start(r *running) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stop = cancel
+	series := d.requests.Series(r.labels, collector.SLO{
+		TTFT:           time.Duration(r.spec.probe.SLO.TimeToFirstToken),
+		ITL:            time.Duration(r.spec.probe.SLO.InterTokenLatency),
+		RequestLatency: time.Duration(r.spec.probe.SLO.RequestLatency),
+	})
+	r.done = make(chan struct{})
+	d.runs.Go(func() {
+		defer close(r.done)
+		r.probe.Run(ctx, d.reqCtx, d.exec, series)
+	})
+}
+
+// forgetWhenDone drops a removed probe's series once its last request has
+// ended, so its metrics disappear instead of going flat.
+func (d *Daemon) forgetWhenDone(r *running) {
+	go func() {
+		<-r.done
+		d.requests.Forget(r.labels)
+	}()
+}
+
+func (d *Daemon) stopAll() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range d.probes {
+		r.stop()
+	}
+}
+
+// Status is a snapshot for /api/v1/status.
+type Status struct {
+	ReloadSuccessful bool      `json:"reload_successful"`
+	LastError        string    `json:"last_error,omitempty"`
+	LoadedAt         time.Time `json:"loaded_at"`
+	Probes           []string  `json:"probes"`
+}
+
+func (d *Daemon) status() Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := Status{ReloadSuccessful: d.lastErr == nil, LoadedAt: d.loaded, Probes: sortedKeys(d.probes)}
+	if d.lastErr != nil {
+		s.LastError = d.lastErr.Error()
+	}
+	return s
+}
+
+func (d *Daemon) ready() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.config != nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

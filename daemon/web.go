@@ -1,0 +1,72 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+)
+
+// Handler serves the daemon's HTTP surface (DESIGN §6). The reload endpoint
+// only acts when enableLifecycle is set, as in Prometheus.
+func (d *Daemon) Handler(enableLifecycle bool) (http.Handler, error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.InstrumentMetricHandler(d.registry,
+		promhttp.HandlerFor(d.registry, promhttp.HandlerOpts{
+			ErrorLog: promhttpLogger{d}, Registry: d.registry,
+		})))
+	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "Healthy.")
+	})
+	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
+		if !d.ready() {
+			http.Error(w, "Not ready: no configuration loaded yet.", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "Ready.")
+	})
+	mux.HandleFunc("/-/reload", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost && r.Method != http.MethodPut {
+			w.Header().Set("Allow", "POST, PUT")
+			http.Error(w, "Use POST or PUT to reload.", http.StatusMethodNotAllowed)
+			return
+		}
+		if !enableLifecycle {
+			http.Error(w, "Lifecycle API is not enabled; start with --web.enable-lifecycle.", http.StatusForbidden)
+			return
+		}
+		if err := d.RequestReload(r.Context()); err != nil {
+			http.Error(w, "Reload failed; the previous configuration stays in effect:\n"+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintln(w, "Configuration reloaded.")
+	})
+	mux.HandleFunc("/api/v1/status", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(d.status())
+	})
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        "inferprobe",
+		Description: "Continuous benchmark of LLM inference endpoints",
+		Version:     version.Info(),
+		Links: []web.LandingLinks{
+			{Address: "/metrics", Text: "Metrics", Description: "TTFT, inter-token latency and the rest, as native histograms"},
+			{Address: "/api/v1/status", Text: "Status", Description: "Configuration state and running probes (JSON)"},
+			{Address: "/-/healthy", Text: "Health"},
+			{Address: "/-/ready", Text: "Readiness"},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle("/", landing)
+	return mux, nil
+}
+
+// promhttpLogger sends metric-gathering errors to the daemon's logger.
+type promhttpLogger struct{ d *Daemon }
+
+func (l promhttpLogger) Println(v ...any) { l.d.logger.Error(fmt.Sprint(v...)) }

@@ -1,0 +1,183 @@
+package prober
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"time"
+)
+
+// Client sends requests and times their responses. It is safe for concurrent use.
+type Client struct {
+	http *http.Client
+	now  func() time.Time
+}
+
+// NewClient returns a client with connection reuse sized for many concurrent streams.
+func NewClient() *Client {
+	tr := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout: 10 * time.Second,
+		MaxIdleConns:        4096,
+		MaxIdleConnsPerHost: 4096,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
+		// Compressed event streams are buffered by compressors, which would
+		// distort chunk timing; ask for identity.
+		DisableCompression: true,
+	}
+	return &Client{http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, now: time.Now}
+}
+
+// A benchmark must time the endpoint it was pointed at; following a redirect
+// would silently time another one.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// errStall is the cancellation cause when a stream goes silent too long.
+var errStall = errors.New("stream stalled")
+
+// Do sends req to t and returns its record. It never returns an error: failures
+// are classified into the record.
+func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
+	rec := &Record{
+		Seq:                req.Seq,
+		Scheduled:          req.Scheduled,
+		FirstOutput:        -1,
+		InputTokens:        req.InputTokens,
+		PinnedOutputTokens: req.PinnedOutputTokens,
+	}
+	if req.PinnedOutputTokens > 0 {
+		rec.Chunks = make([]time.Duration, 0, req.PinnedOutputTokens+1)
+	}
+
+	ctx, cancelTimeout := context.WithTimeout(ctx, t.timeout)
+	defer cancelTimeout()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(req.Body))
+	if err != nil {
+		rec.fail(ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
+		return rec
+	}
+	hreq.Header = t.header.Clone()
+	// The time origin: just before the request is written to the connection,
+	// so connection setup is not billed to the server's TTFT.
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { rec.Sent = c.now() }}
+	hreq = hreq.WithContext(httptrace.WithClientTrace(ctx, trace))
+
+	resp, err := c.http.Do(hreq)
+	if rec.Sent.IsZero() {
+		rec.Sent = c.now()
+	}
+	if err != nil {
+		rec.Duration = c.now().Sub(rec.Sent)
+		rec.fail(classify(ctx, err, ReasonConnect), 0, err)
+		return rec
+	}
+	defer resp.Body.Close()
+	rec.Status = resp.StatusCode
+
+	if resp.StatusCode != http.StatusOK {
+		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		rec.Duration = c.now().Sub(rec.Sent)
+		rec.fail(statusReason(resp.StatusCode), resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(snippet)))
+		return rec
+	}
+
+	body := io.Reader(resp.Body)
+	if t.stream && t.stallTimeout > 0 {
+		stall := time.AfterFunc(t.stallTimeout, func() { cancel(errStall) })
+		defer stall.Stop()
+		body = &stallReader{r: body, timer: stall, d: t.stallTimeout}
+	}
+	if t.stream {
+		readStream(c.now, body, rec)
+	} else {
+		readResponse(c.now, body, rec)
+	}
+	if rec.Outcome == OutcomeError && ctx.Err() != nil {
+		// A read failed because we cut it: say why we cut it.
+		rec.setReason(classify(ctx, ctx.Err(), rec.Reason))
+	}
+	return rec
+}
+
+// stallReader rearms the stall timer whenever bytes arrive, including SSE
+// comments, which servers send as keep-alives.
+type stallReader struct {
+	r     io.Reader
+	timer *time.Timer
+	d     time.Duration
+}
+
+func (s *stallReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if n > 0 {
+		s.timer.Reset(s.d)
+	}
+	return n, err
+}
+
+// classify names why a request's context or transport failed. fallback is
+// used when neither a deadline nor a stall nor cancellation explains err.
+func classify(ctx context.Context, err error, fallback Reason) Reason {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errStall):
+		return ReasonStall
+	case errors.Is(cause, context.DeadlineExceeded):
+		return ReasonTimeout
+	case errors.Is(cause, context.Canceled):
+		return reasonCancelled
+	}
+	var tlsErr *tls.CertificateVerificationError
+	var recErr tls.RecordHeaderError
+	if errors.As(err, &tlsErr) || errors.As(err, &recErr) {
+		return ReasonConnect
+	}
+	return fallback
+}
+
+// reasonCancelled marks a request we cancelled ourselves (shutdown); fail turns
+// it into the cancelled outcome rather than an error.
+const reasonCancelled Reason = "cancelled"
+
+func statusReason(code int) Reason {
+	switch {
+	case code == http.StatusTooManyRequests:
+		return ReasonHTTP429
+	case code >= 500:
+		return ReasonHTTP5xx
+	case code >= 400:
+		return ReasonHTTP4xx
+	}
+	return ReasonProtocol // 1xx/2xx other than 200, or a 3xx we did not follow
+}
+
+// fail marks the record failed with reason; the first failure wins.
+func (r *Record) fail(reason Reason, status int, err error) {
+	if r.Outcome != OutcomeOK {
+		return
+	}
+	r.setReason(reason)
+	if status != 0 {
+		r.Status = status
+	}
+	if err != nil {
+		r.Err = err.Error()
+	}
+}
+
+func (r *Record) setReason(reason Reason) {
+	r.Outcome, r.Reason = OutcomeError, reason
+	if reason == reasonCancelled {
+		r.Outcome, r.Reason = OutcomeCancelled, ReasonNone
+	}
+}

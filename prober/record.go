@@ -1,0 +1,137 @@
+package prober
+
+import "time"
+
+// Outcome is how a request ended.
+type Outcome uint8
+
+const (
+	OutcomeOK Outcome = iota
+	OutcomeError
+	OutcomeCancelled
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeOK:
+		return "ok"
+	case OutcomeCancelled:
+		return "cancelled"
+	default:
+		return "error"
+	}
+}
+
+// Reason classifies a failed request. The set is bounded: it becomes a label.
+type Reason string
+
+const (
+	ReasonNone             Reason = ""
+	ReasonConnect          Reason = "connect"            // dial, DNS or TLS failure
+	ReasonTimeout          Reason = "timeout"            // the whole-request timeout expired
+	ReasonStall            Reason = "stall"              // silence between chunks exceeded stall_timeout
+	ReasonHTTP4xx          Reason = "http_4xx"           // a 4xx status other than 429
+	ReasonHTTP429          Reason = "http_429"           // rate limited
+	ReasonHTTP5xx          Reason = "http_5xx"           // a 5xx status
+	ReasonProtocol         Reason = "protocol"           // a body or event we could not understand
+	ReasonTruncated        Reason = "truncated"          // the stream ended before its terminator
+	ReasonServerErrorEvent Reason = "server_error_event" // the server sent an error inside the stream
+	ReasonWorkerLost       Reason = "worker_lost"        // the process running the request died
+)
+
+// TokenSource says where a record's token counts came from.
+type TokenSource uint8
+
+const (
+	TokensFromUsage  TokenSource = iota // the server's usage object
+	TokensFromChunks                    // one token per content chunk: an estimate
+)
+
+func (s TokenSource) String() string {
+	if s == TokensFromUsage {
+		return "usage"
+	}
+	return "chunks"
+}
+
+// Record is everything measured about one request. Times are offsets from Sent,
+// the instant just before the request was written to the connection.
+type Record struct {
+	Seq       uint64
+	Scheduled time.Time // when the scheduler wanted it sent
+	Sent      time.Time // the time origin of the request
+
+	// Chunks holds the arrival offset of every content chunk, in order.
+	Chunks []time.Duration
+	// FirstOutput is the index in Chunks of the first chunk with
+	// non-reasoning content, or -1.
+	FirstOutput int
+	// FirstChunkTokens is the number of tokens in the first content chunk when
+	// the server said so (per-chunk usage); 0 when unknown.
+	FirstChunkTokens int
+	// Duration is the offset of the end of the response.
+	Duration time.Duration
+
+	InputTokens  int
+	OutputTokens int
+	TokenSource  TokenSource
+	// PinnedOutputTokens is the output length the request pinned with
+	// ignore_eos or min_tokens == max_tokens; 0 when not pinned.
+	PinnedOutputTokens int
+
+	Outcome Outcome
+	Reason  Reason
+	// Status is the HTTP status code, 0 when no response arrived.
+	Status int
+	// Err describes the failure for logs; never a label.
+	Err string
+}
+
+// Lag is how late the request was sent relative to its schedule.
+func (r *Record) Lag() time.Duration { return r.Sent.Sub(r.Scheduled) }
+
+// TTFT is the time to the first content chunk; ok is false without one.
+func (r *Record) TTFT() (d time.Duration, ok bool) {
+	if len(r.Chunks) == 0 {
+		return 0, false
+	}
+	return r.Chunks[0], true
+}
+
+// TTFOT is the time to the first non-reasoning content chunk.
+func (r *Record) TTFOT() (d time.Duration, ok bool) {
+	if r.FirstOutput < 0 || r.FirstOutput >= len(r.Chunks) {
+		return 0, false
+	}
+	return r.Chunks[r.FirstOutput], true
+}
+
+// TTST is the time from the first to the second content chunk.
+func (r *Record) TTST() (d time.Duration, ok bool) {
+	if len(r.Chunks) < 2 {
+		return 0, false
+	}
+	return r.Chunks[1] - r.Chunks[0], true
+}
+
+// ITL is the inter-token latency: the time between the first and last content
+// chunks divided by the tokens generated after the first chunk. Tokens in the
+// first chunk come from per-chunk usage when known, else output tokens are
+// taken as spread evenly over the chunks.
+func (r *Record) ITL() (d time.Duration, ok bool) {
+	n := len(r.Chunks)
+	if n < 2 || r.OutputTokens <= 0 {
+		return 0, false
+	}
+	span := float64(r.Chunks[n-1] - r.Chunks[0])
+	var after float64
+	if r.FirstChunkTokens > 0 {
+		after = float64(r.OutputTokens - r.FirstChunkTokens)
+	} else {
+		after = float64(r.OutputTokens) * float64(n-1) / float64(n)
+	}
+	if after <= 0 {
+		return 0, false
+	}
+	return time.Duration(span / after), true
+}

@@ -1,0 +1,120 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+// valid is a minimal valid scenario; each case below edits one spot of it.
+const valid = `targets:
+  qwen:
+    url: http://127.0.0.1:8000/v1
+    model: Qwen/Qwen3-0.6B
+probes:
+  steady:
+    target: qwen
+    arrival: {rate: 0.2}
+`
+
+// edit replaces the first old in valid with new, failing when old is absent.
+func edit(t *testing.T, old, new string) string {
+	t.Helper()
+	if !strings.Contains(valid, old) {
+		t.Fatalf("%q is not in the valid scenario", old)
+	}
+	return strings.Replace(valid, old, new, 1)
+}
+
+// parseError parses data and returns the error text, failing when there is none.
+func parseError(t *testing.T, data string) string {
+	t.Helper()
+	c, err := Parse([]byte(data), "s.yml")
+	if err == nil {
+		t.Fatalf("no error; config %+v", c)
+	}
+	if c != nil {
+		t.Errorf("config returned together with an error")
+	}
+	return err.Error()
+}
+
+func TestValid(t *testing.T) {
+	if _, err := Parse([]byte(valid), "s.yml"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestValidationErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, old, new, want string
+	}{
+		// Names.
+		{"target name", "  qwen:\n", "  qwen 1:\n", `s.yml:2:3: targets.qwen 1: name "qwen 1" may use only letters, digits, '_', '.' and '-' (it becomes a label value)
+s.yml:7:13: probes.steady.target: target "qwen" is not defined; defined targets: qwen 1`},
+		{"probe name", "  steady:", "  steady/1:", `s.yml:6:3: probes.steady/1: name "steady/1" may use only letters, digits, '_', '.' and '-' (it becomes a label value)`},
+
+		// Target URL.
+		{"url missing", "    url: http://127.0.0.1:8000/v1\n", "", `s.yml:2:3: targets.qwen.url: is required, e.g. url: http://127.0.0.1:8000/v1`},
+		{"url without scheme", "http://127.0.0.1:8000/v1", "localhost:8000/v1", `s.yml:3:10: targets.qwen.url: must start with http:// or https://, e.g. url: http://127.0.0.1:8000/v1`},
+		{"url ip without scheme", "http://127.0.0.1:8000/v1", "127.0.0.1:8000/v1", `s.yml:3:10: targets.qwen.url: must start with http:// or https://, e.g. url: http://127.0.0.1:8000/v1`},
+		{"url scheme", "http://127.0.0.1:8000/v1", "grpc://127.0.0.1:8000", `s.yml:3:10: targets.qwen.url: must start with http:// or https://, e.g. url: http://127.0.0.1:8000/v1`},
+		{"url unparsable", "http://127.0.0.1:8000/v1", "http://127.0.0.1:x/v1", `s.yml:3:10: targets.qwen.url: is not a valid URL: invalid port ":x" after host`},
+		{"url host", "http://127.0.0.1:8000/v1", "http:///v1", `s.yml:3:10: targets.qwen.url: has no host, e.g. url: http://127.0.0.1:8000/v1`},
+		{"url credentials", "http://127.0.0.1:8000/v1", "http://admin:hunter2@127.0.0.1:8000/v1", `s.yml:3:10: targets.qwen.url: must not hold a user or password; put the key in api_key_file or api_key_env`},
+		{"url query", "http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1?key=1", `s.yml:3:10: targets.qwen.url: must not have a query (?...) or fragment (#...); write only the API base, e.g. url: http://127.0.0.1:8000/v1`},
+		{"url fragment", "http://127.0.0.1:8000/v1", `"http://127.0.0.1:8000/v1#x"`, `s.yml:3:10: targets.qwen.url: must not have a query (?...) or fragment (#...); write only the API base, e.g. url: http://127.0.0.1:8000/v1`},
+		{"url endpoint path", "http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1/chat/completions/", `s.yml:3:10: targets.qwen.url: is the API base, so leave out "/chat/completions": endpoint "chat" adds its own path`},
+
+		// Target fields.
+		{"endpoint", "    model:", "    endpoint: responses\n    model:", `s.yml:4:15: targets.qwen.endpoint: must be chat or completions, not "responses"`},
+		{"model missing", "    model: Qwen/Qwen3-0.6B\n", "", `s.yml:2:3: targets.qwen.model: is required, e.g. model: Qwen/Qwen3-0.6B (a name the server lists at GET /v1/models)`},
+		{"model empty", "    model: Qwen/Qwen3-0.6B\n", "    model:\n", `s.yml:4:5: targets.qwen.model: is required, e.g. model: Qwen/Qwen3-0.6B (a name the server lists at GET /v1/models)`},
+		{"timeout zero", "    model: Qwen/Qwen3-0.6B\n", "    model: Qwen/Qwen3-0.6B\n    timeout: 0s\n", `s.yml:5:14: targets.qwen.timeout: must be > 0, e.g. timeout: 120s`},
+		{"timeout negative", "    model: Qwen/Qwen3-0.6B\n", "    model: Qwen/Qwen3-0.6B\n    timeout: -1s\n", `s.yml:5:14: targets.qwen.timeout: must be > 0, e.g. timeout: 120s`},
+		{"stall_timeout zero", "    model: Qwen/Qwen3-0.6B\n", "    model: Qwen/Qwen3-0.6B\n    stall_timeout: 0s\n", `s.yml:5:20: targets.qwen.stall_timeout: must be > 0, e.g. stall_timeout: 30s`},
+		{"stall_timeout above timeout", "    model: Qwen/Qwen3-0.6B\n", "    model: Qwen/Qwen3-0.6B\n    timeout: 10s\n    stall_timeout: 30s\n", `s.yml:6:20: targets.qwen.stall_timeout: must be at most timeout (10s)`},
+		{"stall_timeout above default timeout", "    model: Qwen/Qwen3-0.6B\n", "    model: Qwen/Qwen3-0.6B\n    stall_timeout: 5m\n", `s.yml:5:20: targets.qwen.stall_timeout: must be at most timeout (2m0s)`},
+		{"header name", "    model: Qwen/Qwen3-0.6B\n", "    model: Qwen/Qwen3-0.6B\n    headers: {\"X Team\": infra}\n", `s.yml:5:15: targets.qwen.headers.X Team: "X Team" is not a valid header name; use letters, digits and !#$%&'*+-.^_` + "`" + `|~`},
+		{"header value", "    model: Qwen/Qwen3-0.6B\n", "    model: Qwen/Qwen3-0.6B\n    headers: {X-Team: \"a\\nb\"}\n", `s.yml:5:23: targets.qwen.headers.X-Team: value has a line break or control character; a header value is one line of text`},
+
+		// Probe fields.
+		{"probe target missing", "    target: qwen\n", "", `s.yml:6:3: probes.steady.target: is required; defined targets: qwen`},
+		{"probe target undefined", "target: qwen", "target: qwn", `s.yml:7:13: probes.steady.target: target "qwn" is not defined; defined targets: qwen`},
+		{"pattern", "{rate: 0.2}", "{pattern: gamma, rate: 0.2}", `s.yml:8:24: probes.steady.arrival.pattern: must be poisson or constant, not "gamma"`},
+		{"rate missing", "    arrival: {rate: 0.2}\n", "", `s.yml:6:3: probes.steady.arrival.rate: must be > 0, e.g. rate: 0.2 (requests per second)`},
+		{"rate zero", "rate: 0.2", "rate: 0", `s.yml:8:21: probes.steady.arrival.rate: must be > 0, e.g. rate: 0.2 (requests per second)`},
+		{"rate negative", "rate: 0.2", "rate: -1", `s.yml:8:21: probes.steady.arrival.rate: must be > 0, e.g. rate: 0.2 (requests per second)`},
+		{"rate infinite", "rate: 0.2", "rate: .inf", `s.yml:8:21: probes.steady.arrival.rate: must be > 0, e.g. rate: 0.2 (requests per second)`},
+		{"rate nan", "rate: 0.2", "rate: .nan", `s.yml:8:21: probes.steady.arrival.rate: must be > 0, e.g. rate: 0.2 (requests per second)`},
+		{"dataset without source", "{rate: 0.2}\n", "{rate: 0.2}\n    dataset: {}\n", `s.yml:9:5: probes.steady.dataset: must set exactly one source, e.g. synthetic: {input_tokens: {mean: 128}, output_tokens: {mean: 64}}`},
+		{"input mean", "{rate: 0.2}\n", "{rate: 0.2}\n    dataset: {synthetic: {input_tokens: {mean: 0}}}\n", `s.yml:9:48: probes.steady.dataset.synthetic.input_tokens.mean: must be >= 1, e.g. mean: 128`},
+		{"output mean", "{rate: 0.2}\n", "{rate: 0.2}\n    dataset: {synthetic: {output_tokens: {mean: 0.5}}}\n", `s.yml:9:49: probes.steady.dataset.synthetic.output_tokens.mean: must be >= 1, e.g. mean: 64`},
+		{"stddev", "{rate: 0.2}\n", "{rate: 0.2}\n    dataset: {synthetic: {input_tokens: {stddev: -1}}}\n", `s.yml:9:50: probes.steady.dataset.synthetic.input_tokens.stddev: must be >= 0 (0 sends exactly mean tokens)`},
+		{"slo negative", "{rate: 0.2}\n", "{rate: 0.2}\n    slo: {time_to_first_token: -1ms}\n", `s.yml:9:32: probes.steady.slo.time_to_first_token: must be >= 0 (0 or absent means no SLO), not -1ms`},
+
+		// Params.
+		{"param model", "{rate: 0.2}\n", "{rate: 0.2}\n    params: {model: x}\n", `s.yml:9:14: probes.steady.params.model: is set by inferprobe: the model comes from the target; set targets.qwen.model`},
+		{"param messages", "{rate: 0.2}\n", "{rate: 0.2}\n    params: {messages: []}\n", `s.yml:9:14: probes.steady.params.messages: is set by inferprobe: prompts come from the dataset; set dataset`},
+		{"param prompt", "{rate: 0.2}\n", "{rate: 0.2}\n    params: {prompt: hi}\n", `s.yml:9:14: probes.steady.params.prompt: is set by inferprobe: prompts come from the dataset; set dataset`},
+		{"param stream", "{rate: 0.2}\n", "{rate: 0.2}\n    params: {stream: false}\n", `s.yml:9:14: probes.steady.params.stream: is set by inferprobe: streaming comes from the target; set targets.qwen.stream`},
+		{"param stream_options", "{rate: 0.2}\n", "{rate: 0.2}\n    params: {stream_options: {include_usage: true}}\n", `s.yml:9:14: probes.steady.params.stream_options: is set by inferprobe: inferprobe always asks for usage in the stream; remove it`},
+		{"param max_tokens", "{rate: 0.2}\n", "{rate: 0.2}\n    params: {max_tokens: 5}\n", `s.yml:9:14: probes.steady.params.max_tokens: is set by inferprobe: output length comes from dataset.synthetic.output_tokens; set it there`},
+		{"param max_completion_tokens", "{rate: 0.2}\n", "{rate: 0.2}\n    params: {max_completion_tokens: 5}\n", `s.yml:9:14: probes.steady.params.max_completion_tokens: is set by inferprobe: output length comes from dataset.synthetic.output_tokens; set it there`},
+		{"min_tokens negative", "{rate: 0.2}\n", "{rate: 0.2}\n    params: {min_tokens: -1}\n", `s.yml:9:26: probes.steady.params.min_tokens: must be a whole number >= 0, e.g. min_tokens: 64`},
+		{"min_tokens fraction", "{rate: 0.2}\n", "{rate: 0.2}\n    params: {min_tokens: 1.5}\n", `s.yml:9:26: probes.steady.params.min_tokens: must be a whole number >= 0, e.g. min_tokens: 64`},
+		{"min_tokens string", "{rate: 0.2}\n", "{rate: 0.2}\n    params: {min_tokens: \"5\"}\n", `s.yml:9:26: probes.steady.params.min_tokens: must be a whole number >= 0, e.g. min_tokens: 64`},
+		{"ignore_eos", "{rate: 0.2}\n", "{rate: 0.2}\n    params: {ignore_eos: \"true\"}\n", `s.yml:9:26: probes.steady.params.ignore_eos: must be true or false`},
+		{"param nan", "{rate: 0.2}\n", "{rate: 0.2}\n    params: {logit_bias: {\"42\": [1, .nan]}}\n", `s.yml:9:37: probes.steady.params.logit_bias.42[1]: .nan cannot be sent: JSON has no NaN or infinity`},
+
+		// Sections.
+		{"no targets", "targets:\n  qwen:\n    url: http://127.0.0.1:8000/v1\n    model: Qwen/Qwen3-0.6B\n", "targets: {}\n", `s.yml:1:1: targets: at least one target is required, e.g. targets: {vllm: {url: http://127.0.0.1:8000/v1, model: Qwen/Qwen3-0.6B}}
+s.yml:4:13: probes.steady.target: target "qwen" is not defined; defined targets: (none)`},
+		{"no probes", "probes:\n  steady:\n    target: qwen\n    arrival: {rate: 0.2}\n", "", `s.yml:1:1: probes: at least one probe is required, e.g. probes: {steady: {target: qwen, arrival: {rate: 0.2}}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := parseError(t, edit(t, tc.old, tc.new)); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
