@@ -27,9 +27,9 @@ type Recorder interface {
 
 // Probe is a never-ending seeded stream of requests to one target.
 type Probe struct {
-	Name   string
-	Target *Target
-	params map[string]any
+	Name     string
+	Target   *Target
+	params   map[string]any
 	arrivals arrival.Process
 	prompts  *dataset.Synthetic
 }

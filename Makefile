@@ -1,0 +1,42 @@
+# inferprobe: `make demo` runs the demo, `make ci` sets up and runs every check.
+GO      ?= go
+BINARY  ?= inferprobe
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+REV     ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/prometheus/common/version.Version=$(VERSION) \
+           -X github.com/prometheus/common/version.Revision=$(REV) \
+           -X github.com/prometheus/common/version.Branch=main
+FUZZTIME ?= 20s
+
+.PHONY: all build demo deps lint test fuzz ci clean
+
+all: build
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BINARY) ./cmd/inferprobe
+
+demo: build
+	./$(BINARY) demo
+
+# deps installs what the end-to-end tests run against: a real Prometheus.
+deps:
+	@command -v prometheus >/dev/null 2>&1 || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+	@prometheus --version 2>&1 | head -1
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# INFERPROBE_E2E=1 turns a missing Prometheus into a failure instead of a skip.
+test:
+	INFERPROBE_E2E=1 $(GO) test -race -count=1 -timeout 20m ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./prober/sse/
+
+ci: deps lint test fuzz
+
+clean:
+	rm -f $(BINARY)
