@@ -30,7 +30,8 @@ type Daemon struct {
 
 	// reqCtx bounds every request; it ends only at shutdown, so a probe stopped
 	// by a reload lets its in-flight requests finish.
-	reqCtx context.Context
+	reqCtx         context.Context
+	cancelRequests context.CancelFunc
 
 	mu      sync.Mutex
 	config  *scenarios.Config
@@ -60,15 +61,18 @@ type probeSpec struct {
 // requests with exec. Metrics are registered with a fresh registry.
 func New(logger *slog.Logger, load func() (*scenarios.Config, error), exec prober.Executor) *Daemon {
 	reg := prometheus.NewRegistry()
+	reqCtx, cancelRequests := context.WithCancel(context.Background())
 	return &Daemon{
-		logger:   logger,
-		load:     load,
-		exec:     exec,
-		registry: reg,
-		requests: collector.NewRequests(reg),
-		self:     collector.NewSelf(reg),
-		probes:   map[string]*running{},
-		reloads:  make(chan chan error),
+		reqCtx:         reqCtx,
+		cancelRequests: cancelRequests,
+		logger:         logger,
+		load:           load,
+		exec:           exec,
+		registry:       reg,
+		requests:       collector.NewRequests(reg),
+		self:           collector.NewSelf(reg),
+		probes:         map[string]*running{},
+		reloads:        make(chan chan error),
 	}
 }
 
@@ -80,9 +84,7 @@ func (d *Daemon) Registry() *prometheus.Registry { return d.registry }
 // A bad initial configuration is returned as an error; a bad reload is logged
 // and keeps the running configuration.
 func (d *Daemon) Run(ctx context.Context) error {
-	reqCtx, cancelRequests := context.WithCancel(context.Background())
-	defer cancelRequests()
-	d.reqCtx = reqCtx
+	defer d.cancelRequests()
 	if err := d.Reload(); err != nil {
 		return err
 	}
@@ -91,7 +93,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			d.stopAll()
 			// Requests still in flight are cut and counted as cancelled.
-			cancelRequests()
+			d.cancelRequests()
 			d.runs.Wait()
 			return nil
 		case reply := <-d.reloads:
@@ -124,7 +126,11 @@ func (d *Daemon) Reload() error {
 	if err != nil {
 		d.lastErr = err
 		d.self.ReloadSuccessful.Set(0)
-		d.logger.Error("configuration not loaded; keeping the previous one", "err", err)
+		if d.config == nil {
+			d.logger.Error("configuration not loaded", "err", err)
+		} else {
+			d.logger.Error("configuration not reloaded; keeping the previous one", "err", err)
+		}
 		return err
 	}
 	d.config, d.lastErr, d.loaded = cfg, nil, time.Now()
@@ -201,6 +207,14 @@ func (d *Daemon) start(r *running) {
 func (d *Daemon) forgetWhenDone(r *running) {
 	go func() {
 		<-r.done
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		// A later reload may have brought the probe back; its series are live again.
+		for _, p := range d.probes {
+			if p.labels == r.labels {
+				return
+			}
+		}
 		d.requests.Forget(r.labels)
 	}()
 }

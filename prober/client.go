@@ -62,20 +62,21 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(req.Body))
+	// The time origin: just before the request is written to the connection,
+	// so connection setup is not billed to the server's TTFT.
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { rec.Sent = c.now() }}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, t.url, bytes.NewReader(req.Body))
 	if err != nil {
 		rec.fail(ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
 		return rec
 	}
 	hreq.Header = t.header.Clone()
-	// The time origin: just before the request is written to the connection,
-	// so connection setup is not billed to the server's TTFT.
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { rec.Sent = c.now() }}
-	hreq = hreq.WithContext(httptrace.WithClientTrace(ctx, trace))
 
+	attempt := c.now()
 	resp, err := c.http.Do(hreq)
 	if rec.Sent.IsZero() {
-		rec.Sent = c.now()
+		// No connection was had: the attempt began when we asked for one.
+		rec.Sent = attempt
 	}
 	if err != nil {
 		rec.Duration = c.now().Sub(rec.Sent)

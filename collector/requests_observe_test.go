@@ -1,0 +1,476 @@
+package collector_test
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/inferprobe/inferprobe/collector"
+	"github.com/inferprobe/inferprobe/prober"
+)
+
+const ms = time.Millisecond
+
+var (
+	labelsA = collector.Labels{Target: "t", Model: "m", Scenario: "a", Phase: "probe"}
+	labelsB = collector.Labels{Target: "t", Model: "m", Scenario: "b", Phase: "probe"}
+)
+
+// Histogram families and their classic bucket counts (collector/histogram.go).
+var histograms = map[string]int{
+	"inferprobe_time_to_first_token_seconds":        18,
+	"inferprobe_time_to_first_output_token_seconds": 18,
+	"inferprobe_time_to_second_token_seconds":       15,
+	"inferprobe_inter_token_latency_seconds":        15,
+	"inferprobe_inter_chunk_latency_seconds":        15,
+	"inferprobe_request_duration_seconds":           16,
+	"inferprobe_input_tokens":                       18,
+	"inferprobe_output_tokens":                      18,
+	"inferprobe_schedule_lag_seconds":               13,
+}
+
+// okRecord is a complete 4-chunk stream: TTFT 100ms, chunks 10ms apart, 4
+// tokens (so ITL = 30ms / (4·3/4) = 10ms), 140ms in all, sent 2ms late.
+func okRecord() *prober.Record {
+	sched := time.Unix(1_700_000_000, 0)
+	return &prober.Record{
+		Seq: 1, Scheduled: sched, Sent: sched.Add(2 * ms),
+		Chunks:      []time.Duration{100 * ms, 110 * ms, 120 * ms, 130 * ms},
+		FirstOutput: 1, Duration: 140 * ms,
+		InputTokens: 10, OutputTokens: 4, TokenSource: prober.TokensFromUsage,
+	}
+}
+
+func withRecord(mod func(*prober.Record)) *prober.Record {
+	r := okRecord()
+	mod(r)
+	return r
+}
+
+// sample is what one label set shows for one family: counter/gauge value, or a
+// histogram's sample count and sum.
+type sample struct {
+	value, count, sum float64
+}
+
+func gather(t *testing.T, reg *prometheus.Registry) []*dto.MetricFamily {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mfs
+}
+
+// scenarioSamples returns, for every family with a series of scenario,
+// "family{extra labels}" -> sample; extra labels are outcome / reason.
+func scenarioSamples(mfs []*dto.MetricFamily, scenario string) map[string]sample {
+	out := map[string]sample{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			var extra []string
+			match := false
+			for _, lp := range m.GetLabel() {
+				switch lp.GetName() {
+				case "scenario":
+					match = lp.GetValue() == scenario
+				case "outcome", "reason":
+					extra = append(extra, lp.GetName()+"="+lp.GetValue())
+				}
+			}
+			if !match {
+				continue
+			}
+			key := mf.GetName()
+			if len(extra) > 0 {
+				key += "{" + strings.Join(extra, ",") + "}"
+			}
+			switch mf.GetType() {
+			case dto.MetricType_COUNTER:
+				out[key] = sample{value: m.GetCounter().GetValue()}
+			case dto.MetricType_GAUGE:
+				out[key] = sample{value: m.GetGauge().GetValue()}
+			case dto.MetricType_HISTOGRAM:
+				h := m.GetHistogram()
+				out[key] = sample{count: float64(h.GetSampleCount()), sum: h.GetSampleSum()}
+			}
+		}
+	}
+	return out
+}
+
+// nonZero drops the series that exist but hold nothing (a resolved Series
+// creates every counter and histogram at zero).
+func nonZero(s map[string]sample) map[string]sample {
+	out := map[string]sample{}
+	for k, v := range s {
+		if v != (sample{}) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func TestObserve(t *testing.T) {
+	lag := sample{count: 1, sum: 0.002}
+	okWant := map[string]sample{
+		"inferprobe_requests_total{outcome=ok}":         {value: 1},
+		"inferprobe_time_to_first_token_seconds":        {count: 1, sum: 0.100},
+		"inferprobe_time_to_first_output_token_seconds": {count: 1, sum: 0.110},
+		"inferprobe_time_to_second_token_seconds":       {count: 1, sum: 0.010},
+		"inferprobe_inter_chunk_latency_seconds":        {count: 3, sum: 0.030},
+		"inferprobe_inter_token_latency_seconds":        {count: 1, sum: 0.010},
+		"inferprobe_request_duration_seconds":           {count: 1, sum: 0.140},
+		"inferprobe_input_tokens":                       {count: 1, sum: 10},
+		"inferprobe_output_tokens":                      {count: 1, sum: 4},
+		"inferprobe_input_tokens_total":                 {value: 10},
+		"inferprobe_output_tokens_total":                {value: 4},
+		"inferprobe_good_requests_total":                {value: 1},
+		"inferprobe_schedule_lag_seconds":               lag,
+	}
+	for _, tc := range []struct {
+		name string
+		rec  *prober.Record
+		want map[string]sample
+	}{
+		{"ok", okRecord(), okWant},
+		{
+			// A stream that stalled after three chunks had a real TTFT and
+			// real gaps, but no length, duration or ITL worth recording.
+			"error after chunks",
+			withRecord(func(r *prober.Record) {
+				r.Chunks = r.Chunks[:3]
+				r.Outcome, r.Reason, r.Duration = prober.OutcomeError, prober.ReasonStall, 5*time.Second
+			}),
+			map[string]sample{
+				"inferprobe_requests_total{outcome=error}":      {value: 1},
+				"inferprobe_request_errors_total{reason=stall}": {value: 1},
+				"inferprobe_time_to_first_token_seconds":        {count: 1, sum: 0.100},
+				"inferprobe_time_to_first_output_token_seconds": {count: 1, sum: 0.110},
+				"inferprobe_time_to_second_token_seconds":       {count: 1, sum: 0.010},
+				"inferprobe_inter_chunk_latency_seconds":        {count: 2, sum: 0.020},
+				"inferprobe_schedule_lag_seconds":               lag,
+			},
+		},
+		{
+			"error without chunks",
+			withRecord(func(r *prober.Record) {
+				r.Chunks, r.FirstOutput, r.OutputTokens = nil, -1, 0
+				r.Outcome, r.Reason, r.Status = prober.OutcomeError, prober.ReasonHTTP5xx, 503
+			}),
+			map[string]sample{
+				"inferprobe_requests_total{outcome=error}":         {value: 1},
+				"inferprobe_request_errors_total{reason=http_5xx}": {value: 1},
+				"inferprobe_schedule_lag_seconds":                  lag,
+			},
+		},
+		{
+			// Cancelled by us (shutdown): counted as such and nothing else,
+			// not even the chunks it got. The schedule lag is still observed:
+			// the request was sent, and lag is client health (DESIGN §4).
+			"cancelled",
+			withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }),
+			map[string]sample{
+				"inferprobe_requests_total{outcome=cancelled}": {value: 1},
+				"inferprobe_schedule_lag_seconds":              lag,
+			},
+		},
+		{
+			"reasoning only: no first output token",
+			withRecord(func(r *prober.Record) { r.FirstOutput = -1 }),
+			without(okWant, "inferprobe_time_to_first_output_token_seconds"),
+		},
+		{
+			"one chunk: no second token, gaps or ITL",
+			withRecord(func(r *prober.Record) { r.Chunks, r.FirstOutput, r.OutputTokens = r.Chunks[:1], 0, 1 }),
+			merge(without(okWant, "inferprobe_time_to_second_token_seconds", "inferprobe_inter_chunk_latency_seconds",
+				"inferprobe_inter_token_latency_seconds"), map[string]sample{
+				"inferprobe_time_to_first_output_token_seconds": {count: 1, sum: 0.100},
+				"inferprobe_output_tokens":                      {count: 1, sum: 1},
+				"inferprobe_output_tokens_total":                {value: 1},
+			}),
+		},
+		{
+			"non-streamed: no chunks, so no TTFT",
+			withRecord(func(r *prober.Record) { r.Chunks, r.FirstOutput = nil, -1 }),
+			without(okWant, "inferprobe_time_to_first_token_seconds", "inferprobe_time_to_first_output_token_seconds",
+				"inferprobe_time_to_second_token_seconds", "inferprobe_inter_chunk_latency_seconds",
+				"inferprobe_inter_token_latency_seconds"),
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			s := collector.NewRequests(reg).Series(labelsA, collector.SLO{})
+			s.Started()
+			s.Observe(tc.rec)
+			got := nonZero(scenarioSamples(gather(t, reg), "a"))
+			if !equalSamples(got, tc.want) {
+				t.Errorf("after Observe:\n%s", diff(got, tc.want))
+			}
+		})
+	}
+}
+
+func without(m map[string]sample, keys ...string) map[string]sample {
+	out := maps.Clone(m)
+	for _, k := range keys {
+		delete(out, k)
+	}
+	return out
+}
+
+func merge(a, b map[string]sample) map[string]sample {
+	out := maps.Clone(a)
+	maps.Copy(out, b)
+	return out
+}
+
+func equalSamples(got, want map[string]sample) bool {
+	return maps.EqualFunc(got, want, func(g, w sample) bool {
+		return g.value == w.value && g.count == w.count && approx(g.sum, w.sum)
+	})
+}
+
+func approx(a, b float64) bool {
+	d := a - b
+	return d < 1e-9 && d > -1e-9
+}
+
+func diff(got, want map[string]sample) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(merge(got, want))) {
+		g, gok := got[k]
+		w, wok := want[k]
+		switch {
+		case !wok:
+			b.WriteString("  unexpected ")
+		case !gok:
+			b.WriteString("  missing    ")
+		case !equalSamples(map[string]sample{k: g}, map[string]sample{k: w}):
+			b.WriteString("  differs    ")
+		default:
+			continue
+		}
+		b.WriteString(k)
+		b.WriteString(": got ")
+		b.WriteString(fmtSample(g, gok))
+		b.WriteString(", want ")
+		b.WriteString(fmtSample(w, wok))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func fmtSample(s sample, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%+v", s)
+}
+
+// TestObserveNativeHistograms checks the exposed form: every histogram the ok
+// record touches is native (schema 5, with spans and deltas) and classic (the
+// configured buckets, cumulative up to the sample count).
+func TestObserveNativeHistograms(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s := collector.NewRequests(reg).Series(labelsA, collector.SLO{})
+	s.Started()
+	s.Observe(okRecord())
+	seen := map[string]bool{}
+	for _, mf := range gather(t, reg) {
+		classic, ok := histograms[mf.GetName()]
+		if !ok {
+			if mf.GetType() == dto.MetricType_HISTOGRAM {
+				t.Errorf("%s: histogram not in the test's list", mf.GetName())
+			}
+			continue
+		}
+		seen[mf.GetName()] = true
+		if mf.GetType() != dto.MetricType_HISTOGRAM || len(mf.GetMetric()) != 1 {
+			t.Errorf("%s: type %v with %d series, want one histogram", mf.GetName(), mf.GetType(), len(mf.GetMetric()))
+			continue
+		}
+		h := mf.GetMetric()[0].GetHistogram()
+		if h.GetSchema() != 5 {
+			t.Errorf("%s: schema %d, want 5 (native, bucket factor 1.03)", mf.GetName(), h.GetSchema())
+		}
+		if h.GetSampleCount() == 0 {
+			t.Errorf("%s: no samples", mf.GetName())
+		}
+		if len(h.GetPositiveSpan()) == 0 || len(h.GetPositiveDelta()) == 0 {
+			t.Errorf("%s: no native buckets (spans %v, deltas %v)", mf.GetName(), h.GetPositiveSpan(), h.GetPositiveDelta())
+		}
+		var native int64
+		var n int64
+		for _, d := range h.GetPositiveDelta() {
+			n += d
+			native += n
+		}
+		if uint64(native)+h.GetZeroCount() != h.GetSampleCount() {
+			t.Errorf("%s: native buckets hold %d + zero %d, want sample count %d", mf.GetName(), native, h.GetZeroCount(), h.GetSampleCount())
+		}
+		b := h.GetBucket()
+		if len(b) != classic {
+			t.Errorf("%s: %d classic buckets, want %d", mf.GetName(), len(b), classic)
+		} else if last := b[len(b)-1]; last.GetCumulativeCount() != h.GetSampleCount() {
+			t.Errorf("%s: last classic bucket (le %g) holds %d of %d samples", mf.GetName(), last.GetUpperBound(), last.GetCumulativeCount(), h.GetSampleCount())
+		}
+	}
+	if len(seen) != len(histograms) {
+		t.Errorf("histograms exposed %v, want all of %v", slices.Sorted(maps.Keys(seen)), slices.Sorted(maps.Keys(histograms)))
+	}
+}
+
+func TestGoodput(t *testing.T) {
+	// okRecord: TTFT 100ms, ITL 10ms, duration 140ms. A threshold equal to the
+	// measured value is met.
+	for _, tc := range []struct {
+		name string
+		slo  collector.SLO
+		rec  *prober.Record
+		good float64
+	}{
+		{"no SLO", collector.SLO{}, okRecord(), 1},
+		{"ttft met", collector.SLO{TTFT: 100 * ms}, okRecord(), 1},
+		{"ttft missed", collector.SLO{TTFT: 99 * ms}, okRecord(), 0},
+		{"itl met", collector.SLO{ITL: 10 * ms}, okRecord(), 1},
+		{"itl missed", collector.SLO{ITL: 9 * ms}, okRecord(), 0},
+		{"latency met", collector.SLO{RequestLatency: 140 * ms}, okRecord(), 1},
+		{"latency missed", collector.SLO{RequestLatency: 139 * ms}, okRecord(), 0},
+		{"all met", collector.SLO{TTFT: time.Second, ITL: 50 * ms, RequestLatency: time.Second}, okRecord(), 1},
+		{"ttft missed, others met", collector.SLO{TTFT: 50 * ms, ITL: 50 * ms, RequestLatency: time.Second}, okRecord(), 0},
+		{"itl missed, others met", collector.SLO{TTFT: time.Second, ITL: 5 * ms, RequestLatency: time.Second}, okRecord(), 0},
+		{"latency missed, others met", collector.SLO{TTFT: time.Second, ITL: 50 * ms, RequestLatency: 100 * ms}, okRecord(), 0},
+		{"ttft set, no chunks", collector.SLO{TTFT: time.Second},
+			withRecord(func(r *prober.Record) { r.Chunks, r.FirstOutput = nil, -1 }), 0},
+		{"itl set, one chunk (ITL undefined)", collector.SLO{ITL: time.Millisecond},
+			withRecord(func(r *prober.Record) { r.Chunks, r.OutputTokens = r.Chunks[:1], 1 }), 1},
+		{"error is never good", collector.SLO{},
+			withRecord(func(r *prober.Record) { r.Outcome, r.Reason = prober.OutcomeError, prober.ReasonTruncated }), 0},
+		{"cancelled is never good", collector.SLO{},
+			withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			s := collector.NewRequests(reg).Series(labelsA, tc.slo)
+			s.Started()
+			s.Observe(tc.rec)
+			if got := scenarioSamples(gather(t, reg), "a")["inferprobe_good_requests_total"].value; got != tc.good {
+				t.Errorf("good_requests_total = %v, want %v", got, tc.good)
+			}
+		})
+	}
+}
+
+func TestOutputLengthMismatch(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		pinned, out int
+		outcome     prober.Outcome
+		want        float64
+	}{
+		{"not pinned", 0, 5, prober.OutcomeOK, 0},
+		{"pinned and met", 4, 4, prober.OutcomeOK, 0},
+		{"pinned, fewer", 4, 3, prober.OutcomeOK, 1},
+		{"pinned, more", 4, 5, prober.OutcomeOK, 1},
+		{"pinned, failed request", 4, 3, prober.OutcomeError, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			s := collector.NewRequests(reg).Series(labelsA, collector.SLO{})
+			rec := withRecord(func(r *prober.Record) {
+				r.PinnedOutputTokens, r.OutputTokens, r.Outcome = tc.pinned, tc.out, tc.outcome
+				if tc.outcome == prober.OutcomeError {
+					r.Reason = prober.ReasonTruncated
+				}
+			})
+			s.Started()
+			s.Observe(rec)
+			if got := scenarioSamples(gather(t, reg), "a")["inferprobe_output_length_mismatches_total"].value; got != tc.want {
+				t.Errorf("output_length_mismatches_total = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestInFlight(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s := collector.NewRequests(reg).Series(labelsA, collector.SLO{})
+	inFlight := func() float64 {
+		return scenarioSamples(gather(t, reg), "a")["inferprobe_in_flight_requests"].value
+	}
+	steps := []struct {
+		name string
+		do   func()
+		want float64
+	}{
+		{"start", s.Started, 1},
+		{"start again", s.Started, 2},
+		{"ok ends", func() { s.Observe(okRecord()) }, 1},
+		{"start", s.Started, 2},
+		{"error ends", func() {
+			s.Observe(withRecord(func(r *prober.Record) { r.Outcome, r.Reason = prober.OutcomeError, prober.ReasonConnect }))
+		}, 1},
+		{"cancelled ends", func() { s.Observe(withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled })) }, 0},
+	}
+	for _, st := range steps {
+		st.do()
+		if got := inFlight(); got != st.want {
+			t.Fatalf("after %s: in_flight_requests = %v, want %v", st.name, got, st.want)
+		}
+	}
+}
+
+// TestForget: forgetting one stream removes its series from every family and
+// leaves a stream that shares target, model and phase alone.
+func TestForget(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	r := collector.NewRequests(reg)
+	for _, l := range []collector.Labels{labelsA, labelsB} {
+		s := r.Series(l, collector.SLO{})
+		for _, rec := range []*prober.Record{
+			okRecord(),
+			withRecord(func(r *prober.Record) { r.Outcome, r.Reason = prober.OutcomeError, prober.ReasonStall }),
+			withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }),
+		} {
+			s.Started()
+			s.Observe(rec)
+		}
+	}
+	families := func() (a, b map[string]bool) {
+		a, b = map[string]bool{}, map[string]bool{}
+		for k := range scenarioSamples(gather(t, reg), "a") {
+			a[k] = true
+		}
+		for k := range scenarioSamples(gather(t, reg), "b") {
+			b[k] = true
+		}
+		return a, b
+	}
+	beforeA, beforeB := families()
+	// Every request family: 9 histograms, 3 outcomes, 1 reason, 4 counters, 1 gauge.
+	if len(beforeA) != 18 || !maps.Equal(beforeA, beforeB) {
+		t.Fatalf("before Forget: a has %d series %v, b has %v", len(beforeA), slices.Sorted(maps.Keys(beforeA)), slices.Sorted(maps.Keys(beforeB)))
+	}
+
+	r.Forget(labelsA)
+	afterA, afterB := families()
+	if len(afterA) != 0 {
+		t.Errorf("after Forget(a), a still has %v", slices.Sorted(maps.Keys(afterA)))
+	}
+	if !maps.Equal(afterB, beforeB) {
+		t.Errorf("after Forget(a), b has %v, want %v", slices.Sorted(maps.Keys(afterB)), slices.Sorted(maps.Keys(beforeB)))
+	}
+
+	// Forgetting a stream that was never seen is harmless.
+	r.Forget(collector.Labels{Target: "x", Model: "m", Scenario: "a", Phase: "probe"})
+	if _, b := families(); !maps.Equal(b, beforeB) {
+		t.Errorf("Forget of an unknown stream changed b to %v", slices.Sorted(maps.Keys(b)))
+	}
+}
