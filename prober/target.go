@@ -11,8 +11,11 @@ import (
 
 // Target is a validated scenario target ready to receive requests.
 type Target struct {
-	Name         string
-	Model        string
+	Name  string
+	Model string
+	// Spec is the scenario definition the target was built from; a worker
+	// process rebuilds the target from it.
+	Spec         scenarios.Target
 	url          string // full endpoint URL
 	codec        codec
 	header       http.Header
@@ -41,6 +44,7 @@ func NewTarget(name string, t *scenarios.Target) (*Target, error) {
 	return &Target{
 		Name:         name,
 		Model:        t.Model,
+		Spec:         *t,
 		url:          strings.TrimRight(t.URL, "/") + c.path(),
 		codec:        c,
 		header:       h,
