@@ -7,6 +7,9 @@ LDFLAGS := -X github.com/prometheus/common/version.Version=$(VERSION) \
            -X github.com/prometheus/common/version.Revision=$(REV) \
            -X github.com/prometheus/common/version.Branch=main
 FUZZTIME ?= 20s
+# go-nvml binds every NVML call, deprecated ones included: without this a cold
+# cgo build prints hundreds of -Wdeprecated-declarations warnings.
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: all build demo deps lint test fuzz ci clean
 
@@ -33,8 +36,10 @@ lint:
 test:
 	INFERPROBE_E2E=1 $(GO) test -race -count=1 -timeout 20m ./...
 
+# Each fuzz target runs for FUZZTIME; go test takes one target per run.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./prober/sse/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./prober/wire/
 
 ci: deps lint test fuzz
 

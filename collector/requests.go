@@ -43,10 +43,11 @@ func (s SLO) met(rec *prober.Record) bool {
 
 // Requests holds the per-request metrics of DESIGN §4.
 type Requests struct {
-	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag *prometheus.HistogramVec
-	requests, errors                                                *prometheus.CounterVec
-	inTokensTotal, outTokensTotal, good, mismatches                 *prometheus.CounterVec
-	inFlight                                                        *prometheus.GaugeVec
+	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag, capWait *prometheus.HistogramVec
+	requests, errors                                                         *prometheus.CounterVec
+	inTokensTotal, outTokensTotal, good, mismatches                          *prometheus.CounterVec
+	inFlight                                                                 *prometheus.GaugeVec
+	saturation                                                               *Saturation // fed every request's lag when set
 }
 
 // NewRequests registers the request metrics with reg.
@@ -63,7 +64,9 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		duration:  histogramVec("request_duration_seconds", "From just before the request is written to the end of the response.", durationBuckets, requestLabels),
 		inTokens:  histogramVec("input_tokens", "Prompt length of a request, in tokens.", tokenBuckets, requestLabels),
 		outTokens: histogramVec("output_tokens", "Generated length of a request, in tokens.", tokenBuckets, requestLabels),
-		lag:       histogramVec("schedule_lag_seconds", "Actual send time minus scheduled send time: how far the client fell behind.", lagBuckets, requestLabels),
+		lag:       histogramVec("schedule_lag_seconds", "Actual send time minus scheduled send time, less any wait for max_concurrency: how far the client fell behind.", lagBuckets, requestLabels),
+		// A wait for a slot lasts until a request ahead finishes, so it is on the scale of request durations.
+		capWait: histogramVec("concurrency_wait_seconds", "Time a request was held past its scheduled send by max_concurrency (0 when a slot was free or there is no cap).", durationBuckets, requestLabels),
 
 		requests:       counter("requests_total", "Requests finished, by outcome (ok, error, cancelled).", "outcome"),
 		errors:         counter("request_errors_total", "Failed requests, by reason.", "reason"),
@@ -75,7 +78,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 			Namespace: namespace, Name: "in_flight_requests", Help: "Requests sent and not yet finished.",
 		}, requestLabels),
 	}
-	reg.MustRegister(r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag,
+	reg.MustRegister(r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait,
 		r.requests, r.errors, r.inTokensTotal, r.outTokensTotal, r.good, r.mismatches, r.inFlight)
 	return r
 }
@@ -83,13 +86,18 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 // Series is one label set's metrics, resolved once so that recording a request
 // does no label lookups.
 type Series struct {
-	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag prometheus.Observer
-	ok, failed, cancelled                                           prometheus.Counter
-	inTokensTotal, outTokensTotal, good, mismatches                 prometheus.Counter
-	inFlight                                                        prometheus.Gauge
-	errors                                                          *prometheus.CounterVec
-	slo                                                             SLO
+	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag, capWait prometheus.Observer
+	ok, failed, cancelled                                                    prometheus.Counter
+	inTokensTotal, outTokensTotal, good, mismatches                          prometheus.Counter
+	inFlight                                                                 prometheus.Gauge
+	errors                                                                   *prometheus.CounterVec
+	slo                                                                      SLO
+	saturation                                                               *Saturation
 }
+
+// FeedSaturation makes every series created afterwards report its requests'
+// schedule lag to sat.
+func (r *Requests) FeedSaturation(sat *Saturation) { r.saturation = sat }
 
 // Series returns the metrics of one request stream; requests that meet slo
 // count as good.
@@ -99,6 +107,7 @@ func (r *Requests) Series(l Labels, slo SLO) *Series {
 		ttft: r.ttft.WithLabelValues(v...), ttfot: r.ttfot.WithLabelValues(v...), ttst: r.ttst.WithLabelValues(v...),
 		itl: r.itl.WithLabelValues(v...), icl: r.icl.WithLabelValues(v...), duration: r.duration.WithLabelValues(v...),
 		inTokens: r.inTokens.WithLabelValues(v...), outTokens: r.outTokens.WithLabelValues(v...), lag: r.lag.WithLabelValues(v...),
+		capWait:        r.capWait.WithLabelValues(v...),
 		ok:             r.requests.WithLabelValues(append(v, "ok")...),
 		failed:         r.requests.WithLabelValues(append(v, "error")...),
 		cancelled:      r.requests.WithLabelValues(append(v, "cancelled")...),
@@ -109,6 +118,7 @@ func (r *Requests) Series(l Labels, slo SLO) *Series {
 		inFlight:       r.inFlight.WithLabelValues(v...),
 		errors:         r.errors.MustCurryWith(prometheus.Labels{"target": l.Target, "model": l.Model, "scenario": l.Scenario, "phase": l.Phase}),
 		slo:            slo,
+		saturation:     r.saturation,
 	}
 	return s
 }
@@ -119,7 +129,7 @@ func (r *Requests) Forget(l Labels) {
 	match := prometheus.Labels{"target": l.Target, "model": l.Model, "scenario": l.Scenario, "phase": l.Phase}
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
-	}{r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag,
+	}{r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait,
 		r.requests, r.errors, r.inTokensTotal, r.outTokensTotal, r.good, r.mismatches, r.inFlight} {
 		v.DeletePartialMatch(match)
 	}
@@ -132,6 +142,10 @@ func (s *Series) Started() { s.inFlight.Inc() }
 func (s *Series) Observe(rec *prober.Record) {
 	s.inFlight.Dec()
 	s.lag.Observe(rec.Lag().Seconds())
+	if s.saturation != nil {
+		s.saturation.observeLag(rec.Sent, rec.Lag())
+	}
+	s.capWait.Observe(rec.CapWait.Seconds())
 	switch rec.Outcome {
 	case prober.OutcomeOK:
 		s.ok.Inc()

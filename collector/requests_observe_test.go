@@ -33,14 +33,16 @@ var histograms = map[string]int{
 	"inferprobe_input_tokens":                       18,
 	"inferprobe_output_tokens":                      18,
 	"inferprobe_schedule_lag_seconds":               13,
+	"inferprobe_concurrency_wait_seconds":           16,
 }
 
 // okRecord is a complete 4-chunk stream: TTFT 100ms, chunks 10ms apart, 4
-// tokens (so ITL = 30ms / (4·3/4) = 10ms), 140ms in all, sent 2ms late.
+// tokens (so ITL = 30ms / (4·3/4) = 10ms), 140ms in all, held 3ms by the
+// concurrency cap and sent 2ms late after that.
 func okRecord() *prober.Record {
 	sched := time.Unix(1_700_000_000, 0)
 	return &prober.Record{
-		Seq: 1, Scheduled: sched, Sent: sched.Add(2 * ms),
+		Seq: 1, Scheduled: sched, CapWait: 3 * ms, Sent: sched.Add(5 * ms),
 		Chunks:      []time.Duration{100 * ms, 110 * ms, 120 * ms, 130 * ms},
 		FirstOutput: 1, Duration: 140 * ms,
 		InputTokens: 10, OutputTokens: 4, TokenSource: prober.TokensFromUsage,
@@ -119,6 +121,7 @@ func nonZero(s map[string]sample) map[string]sample {
 
 func TestObserve(t *testing.T) {
 	lag := sample{count: 1, sum: 0.002}
+	capWait := sample{count: 1, sum: 0.003}
 	okWant := map[string]sample{
 		"inferprobe_requests_total{outcome=ok}":         {value: 1},
 		"inferprobe_time_to_first_token_seconds":        {count: 1, sum: 0.100},
@@ -133,6 +136,7 @@ func TestObserve(t *testing.T) {
 		"inferprobe_output_tokens_total":                {value: 4},
 		"inferprobe_good_requests_total":                {value: 1},
 		"inferprobe_schedule_lag_seconds":               lag,
+		"inferprobe_concurrency_wait_seconds":           capWait,
 	}
 	for _, tc := range []struct {
 		name string
@@ -156,6 +160,7 @@ func TestObserve(t *testing.T) {
 				"inferprobe_time_to_second_token_seconds":       {count: 1, sum: 0.010},
 				"inferprobe_inter_chunk_latency_seconds":        {count: 2, sum: 0.020},
 				"inferprobe_schedule_lag_seconds":               lag,
+				"inferprobe_concurrency_wait_seconds":           capWait,
 			},
 		},
 		{
@@ -168,6 +173,7 @@ func TestObserve(t *testing.T) {
 				"inferprobe_requests_total{outcome=error}":         {value: 1},
 				"inferprobe_request_errors_total{reason=http_5xx}": {value: 1},
 				"inferprobe_schedule_lag_seconds":                  lag,
+				"inferprobe_concurrency_wait_seconds":              capWait,
 			},
 		},
 		{
@@ -179,6 +185,7 @@ func TestObserve(t *testing.T) {
 			map[string]sample{
 				"inferprobe_requests_total{outcome=cancelled}": {value: 1},
 				"inferprobe_schedule_lag_seconds":              lag,
+				"inferprobe_concurrency_wait_seconds":          capWait,
 			},
 		},
 		{
@@ -454,8 +461,8 @@ func TestForget(t *testing.T) {
 		return a, b
 	}
 	beforeA, beforeB := families()
-	// Every request family: 9 histograms, 3 outcomes, 1 reason, 4 counters, 1 gauge.
-	if len(beforeA) != 18 || !maps.Equal(beforeA, beforeB) {
+	// Every request family: 10 histograms, 3 outcomes, 1 reason, 4 counters, 1 gauge.
+	if len(beforeA) != 19 || !maps.Equal(beforeA, beforeB) {
 		t.Fatalf("before Forget: a has %d series %v, b has %v", len(beforeA), slices.Sorted(maps.Keys(beforeA)), slices.Sorted(maps.Keys(beforeB)))
 	}
 

@@ -22,6 +22,7 @@ type Daemon struct {
 	logger   *slog.Logger
 	load     func() (*scenarios.Config, error)
 	exec     prober.Executor
+	shard    prober.Shard
 	registry *prometheus.Registry
 	requests *collector.Requests
 	self     *collector.Self
@@ -32,6 +33,9 @@ type Daemon struct {
 	// by a reload lets its in-flight requests finish.
 	reqCtx         context.Context
 	cancelRequests context.CancelFunc
+	grace          time.Duration
+	clientLoad     collector.ClientLoad
+	saturation     *collector.Saturation
 
 	mu      sync.Mutex
 	config  *scenarios.Config
@@ -57,12 +61,30 @@ type probeSpec struct {
 	target scenarios.Target
 }
 
+// Option changes how New sets up a daemon.
+type Option func(*Daemon)
+
+// WithShard makes every probe send only shard's share of its request sequence
+// (--shard=i/n; in a StatefulSet, pod ordinal i of n replicas), so that n
+// replicas together send what one would. See prober.Shard.
+func WithShard(shard prober.Shard) Option { return func(d *Daemon) { d.shard = shard } }
+
+// WithClientLoad tells the daemon how loaded its worker processes are, one of
+// the signals of inferprobe_client_saturated.
+func WithClientLoad(load collector.ClientLoad) Option {
+	return func(d *Daemon) { d.clientLoad = load }
+}
+
+// WithGracePeriod sets how long shutdown waits for requests in flight before
+// cancelling them. Without it they are cancelled at once.
+func WithGracePeriod(grace time.Duration) Option { return func(d *Daemon) { d.grace = grace } }
+
 // New returns a daemon that reads its configuration with load and sends
 // requests with exec. Metrics are registered with a fresh registry.
-func New(logger *slog.Logger, load func() (*scenarios.Config, error), exec prober.Executor) *Daemon {
+func New(logger *slog.Logger, load func() (*scenarios.Config, error), exec prober.Executor, opts ...Option) *Daemon {
 	reg := prometheus.NewRegistry()
 	reqCtx, cancelRequests := context.WithCancel(context.Background())
-	return &Daemon{
+	d := &Daemon{
 		reqCtx:         reqCtx,
 		cancelRequests: cancelRequests,
 		logger:         logger,
@@ -74,6 +96,12 @@ func New(logger *slog.Logger, load func() (*scenarios.Config, error), exec probe
 		probes:         map[string]*running{},
 		reloads:        make(chan chan error),
 	}
+	for _, o := range opts {
+		o(d)
+	}
+	d.saturation = collector.NewSaturation(reg, logger, d.clientLoad)
+	d.requests.FeedSaturation(d.saturation)
+	return d
 }
 
 // Registry is where every metric the daemon exports is registered.
@@ -88,18 +116,40 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.Reload(); err != nil {
 		return err
 	}
+	check := time.NewTicker(time.Second)
+	defer check.Stop()
 	for {
 		select {
+		case now := <-check.C:
+			d.saturation.Check(now)
 		case <-ctx.Done():
-			d.stopAll()
-			// Requests still in flight are cut and counted as cancelled.
-			d.cancelRequests()
-			d.runs.Wait()
+			d.drain()
 			return nil
 		case reply := <-d.reloads:
 			reply <- d.Reload()
 		}
 	}
+}
+
+// drain stops issuing requests, lets those in flight finish for up to the
+// grace period, then cuts the rest, which are counted as cancelled.
+func (d *Daemon) drain() {
+	d.stopAll()
+	done := make(chan struct{})
+	go func() {
+		d.runs.Wait()
+		close(done)
+	}()
+	grace := time.NewTimer(d.grace)
+	defer grace.Stop()
+	select {
+	case <-done:
+		return
+	case <-grace.C:
+		d.logger.Warn("grace period over; cancelling requests still in flight", "grace", d.grace)
+	}
+	d.cancelRequests()
+	<-done
 }
 
 // RequestReload asks Run to reload the configuration (SIGHUP, /-/reload) and
@@ -158,7 +208,7 @@ func (d *Daemon) apply(cfg *scenarios.Config) error {
 		if err != nil {
 			return err
 		}
-		probe, err := prober.NewProbe(name, p, target, cfg.Global.Seed)
+		probe, err := prober.NewProbe(name, p, target, cfg.Global.Seed, d.shard)
 		if err != nil {
 			return err
 		}

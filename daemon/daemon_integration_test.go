@@ -419,6 +419,26 @@ func TestReloads(t *testing.T) {
 // TestRemovedThenReAddedProbe: a probe removed while a request is in flight
 // and added back before that request ends must keep exporting metrics. The
 // removed probe's delayed Forget must not delete the series the new one writes to.
+// TestShard checks that WithShard reaches the probes: replica 1 of 3 sends
+// exactly the sequence numbers 1, 4, 7, … of each probe.
+func TestShard(t *testing.T) {
+	ld := &loader{}
+	ld.set(probesYAML(fakeURL, map[string]string{"a": "200"}), nil)
+	exec := newFakeExec()
+	stop := start(t, daemon.New(quietLogger(), ld.load, exec, daemon.WithShard(prober.Shard{Index: 1, Count: 3})))
+	waitFor(t, "requests", func() bool { return len(exec.sent("ta")) >= 10 })
+	if err := stop(); err != nil { // Run returns after every request it sent has ended
+		t.Fatal(err)
+	}
+	seqs := exec.sent("ta")
+	slices.Sort(seqs)
+	for k, seq := range seqs {
+		if want := uint64(1 + 3*k); seq != want {
+			t.Fatalf("shard 1/3 sent seqs %v, want 1, 4, 7, …", seqs)
+		}
+	}
+}
+
 func TestRemovedThenReAddedProbe(t *testing.T) {
 	ld := &loader{}
 	both := probesYAML(fakeURL, map[string]string{"a": "200", "b": "200"})

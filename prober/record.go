@@ -60,6 +60,10 @@ type Record struct {
 	Seq       uint64
 	Scheduled time.Time // when the scheduler wanted it sent
 	Sent      time.Time // the time origin of the request
+	// CapWait is how long the request was held past Scheduled by
+	// max_concurrency, waiting for a request ahead of it to finish: the
+	// configured cap at work, not the client or the server.
+	CapWait time.Duration
 
 	// Chunks holds the arrival offset of every content chunk, in order.
 	Chunks []time.Duration
@@ -87,8 +91,10 @@ type Record struct {
 	Err string
 }
 
-// Lag is how late the request was sent relative to its schedule.
-func (r *Record) Lag() time.Duration { return r.Sent.Sub(r.Scheduled) }
+// Lag is how late the client sent the request: the actual send minus the
+// scheduled send, less the time the concurrency cap held it. What is left is
+// the client's own delay, so lag measures the client and CapWait the cap.
+func (r *Record) Lag() time.Duration { return r.Sent.Sub(r.Scheduled) - r.CapWait }
 
 // TTFT is the time to the first content chunk; ok is false without one.
 func (r *Record) TTFT() (d time.Duration, ok bool) {

@@ -309,7 +309,7 @@ probes:
 				if err != nil {
 					t.Fatal(err)
 				}
-				probe, err := prober.NewProbe("p", cfg.Probes["p"], tg, cfg.Global.Seed)
+				probe, err := prober.NewProbe("p", cfg.Probes["p"], tg, cfg.Global.Seed, prober.Shard{})
 				if err != nil {
 					t.Fatal(err)
 				}

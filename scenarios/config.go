@@ -23,6 +23,10 @@ type Config struct {
 type Global struct {
 	// Seed makes every random choice reproducible. Default 1.
 	Seed uint64 `yaml:"seed"`
+	// Workers is the number of worker processes that send the requests,
+	// read at start-up; the --workers flag, when given, wins. >= 0; 0 or
+	// absent means the --workers default, the number of CPUs.
+	Workers int `yaml:"workers"`
 }
 
 // Endpoint types the prober speaks.
@@ -85,17 +89,57 @@ type Probe struct {
 
 // Arrival patterns.
 const (
-	ArrivalPoisson  = "poisson"
-	ArrivalConstant = "constant"
+	ArrivalPoisson     = "poisson"
+	ArrivalConstant    = "constant"
+	ArrivalGamma       = "gamma"
+	ArrivalConcurrency = "concurrency"
 )
 
-// Arrival says when requests are sent.
+// Arrival says when requests are sent: open-loop at a rate (poisson, constant,
+// gamma), which may ramp or step through a series, or closed-loop with a number
+// of requests kept in flight (concurrency), which may ramp.
 type Arrival struct {
-	// Pattern is poisson (exponential gaps) or constant (equal gaps).
+	// Pattern is poisson (exponential gaps, like many independent users),
+	// constant (equal gaps), gamma (gaps shaped by smoothness) or concurrency
+	// (closed loop: the next request goes the moment one finishes).
 	// Default poisson.
 	Pattern string `yaml:"pattern"`
-	// Rate is the mean number of requests per second. Required; > 0.
+	// Rate is the mean number of requests per second of an open-loop pattern;
+	// > 0, or >= 0 when ramping (it is then the rate the ramp starts from).
+	// Required unless series is set; not used by concurrency.
 	Rate float64 `yaml:"rate"`
+	// Smoothness is the shape k of gamma gaps, whose coefficient of variation
+	// is 1/√k: below 1 is burstier than poisson, 1 is poisson, above 1 is
+	// smoother. Required for gamma and used only there; > 0.
+	Smoothness float64 `yaml:"smoothness"`
+	// Concurrency is the number of requests pattern concurrency keeps in
+	// flight. Required for it and used only there; >= 1, or >= 0 when ramping.
+	// Replicas run with --shard split it (and max_concurrency) between them.
+	Concurrency int `yaml:"concurrency"`
+	// MaxConcurrency caps the requests an open-loop pattern has in flight: a
+	// request due while the cap is full waits for a slot, and the wait is
+	// exported as inferprobe_concurrency_wait_seconds, not counted in TTFT or
+	// schedule lag. >= 1; default no cap.
+	MaxConcurrency int `yaml:"max_concurrency"`
+	// RampTo and RampOver ramp linearly from rate (for concurrency: from
+	// concurrency) to ramp_to over ramp_over, then hold ramp_to. Set both or
+	// neither; ramp_to > 0 (for concurrency a whole number >= 1), ramp_over > 0.
+	RampTo   float64  `yaml:"ramp_to"`
+	RampOver Duration `yaml:"ramp_over"`
+	// Series replaces rate with steps of rate, for open-loop patterns. Every
+	// step but the last runs for its duration; the last one's rate holds to
+	// the end, so a probe never runs out of schedule.
+	Series []Step `yaml:"series"`
+}
+
+// Step is one step of a rate series.
+type Step struct {
+	// Rate is requests per second; >= 0 (0 pauses), and > 0 in the last step.
+	// Required.
+	Rate float64 `yaml:"rate"`
+	// Duration is how long the step lasts; > 0. Required in every step but
+	// the last, and not allowed there: the last step holds.
+	Duration Duration `yaml:"duration"`
 }
 
 // Dataset says what the requests contain. Exactly one source must be set

@@ -48,6 +48,8 @@ func (l *loader) decode(n *yaml.Node, path string, out reflect.Value) {
 		l.decodeStruct(n, path, out)
 	case reflect.Map:
 		l.decodeMap(n, path, out)
+	case reflect.Slice:
+		l.decodeList(n, path, out)
 	case reflect.Interface:
 		l.decodeAny(n, path, out)
 	case reflect.String:
@@ -70,6 +72,11 @@ func (l *loader) decode(n *yaml.Node, path string, out reflect.Value) {
 		var u uint64
 		if l.scalar(n, path, &u, "a whole number >= 0", "!!int") {
 			out.SetUint(u)
+		}
+	case reflect.Int:
+		var i int
+		if l.scalar(n, path, &i, "a whole number", "!!int") {
+			out.SetInt(int64(i))
 		}
 	default:
 		panic(fmt.Sprintf("scenarios: no decoding for %s at %s", out.Type(), path))
@@ -133,6 +140,22 @@ func (l *loader) decodeMap(n *yaml.Node, path string, out reflect.Value) {
 		l.decode(p.value, fp, v)
 		out.SetMapIndex(reflect.ValueOf(p.key.Value), v)
 	}
+}
+
+// decodeList decodes a list, such as a rate series. Each element is recorded
+// as path[i], so later checks can point at it.
+func (l *loader) decodeList(n *yaml.Node, path string, out reflect.Value) {
+	if n.Kind != yaml.SequenceNode {
+		l.typeError(n, path, "a list")
+		return
+	}
+	s := reflect.MakeSlice(out.Type(), len(n.Content), len(n.Content))
+	for i, e := range n.Content {
+		ep := fmt.Sprintf("%s[%d]", path, i)
+		l.locs[ep] = loc{value: e}
+		l.decode(e, ep, s.Index(i))
+	}
+	out.Set(s)
 }
 
 // decodeAny decodes free-form values (params) into what encoding/json

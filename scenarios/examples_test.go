@@ -37,7 +37,7 @@ func TestExampleIsComplete(t *testing.T) {
 	var walk func(reflect.Type)
 	walk = func(typ reflect.Type) {
 		switch typ.Kind() {
-		case reflect.Pointer, reflect.Map:
+		case reflect.Pointer, reflect.Map, reflect.Slice:
 			walk(typ.Elem())
 		case reflect.Struct:
 			names, index := fields(typ)
@@ -71,7 +71,7 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	p := c.Probes["chat-steady"]
-	if p == nil || p.Target != "simulator" || p.Arrival != (Arrival{Pattern: ArrivalPoisson, Rate: 4}) ||
+	if p == nil || p.Target != "simulator" || !reflect.DeepEqual(p.Arrival, Arrival{Pattern: ArrivalPoisson, Rate: 4}) ||
 		*p.Dataset.Synthetic != (Synthetic{InputTokens: Lengths{Mean: 128, Stddev: 32}, OutputTokens: Lengths{Mean: 32}}) ||
 		p.Params["ignore_eos"] != true ||
 		p.SLO != (SLO{TimeToFirstToken: Duration(500e6), InterTokenLatency: Duration(50e6)}) {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -33,11 +34,125 @@ func (p *Probe) validate(l *loader, path string, targets map[string]*Target) {
 }
 
 func (a *Arrival) validate(l *loader, path string) {
-	if a.Pattern != ArrivalPoisson && a.Pattern != ArrivalConstant {
-		l.errorf(join(path, "pattern"), "must be %s or %s, not %q", ArrivalPoisson, ArrivalConstant, a.Pattern)
+	written := l.under(path)
+	switch a.Pattern {
+	case ArrivalPoisson, ArrivalConstant, ArrivalGamma:
+		a.validateOpenLoop(l, path, written)
+	case ArrivalConcurrency:
+		a.validateClosedLoop(l, path, written)
+	default:
+		// Which fields apply depends on the pattern: say only this.
+		l.errorf(join(path, "pattern"), "must be %s, %s, %s or %s, not %q",
+			ArrivalPoisson, ArrivalConstant, ArrivalGamma, ArrivalConcurrency, a.Pattern)
+		return
+	}
+	switch {
+	case a.Pattern == ArrivalGamma:
+		if !(a.Smoothness > 0) || math.IsInf(a.Smoothness, 1) {
+			l.errorf(join(path, "smoothness"), "must be > 0, e.g. smoothness: 0.5 (below 1 burstier than poisson, 1 poisson, above 1 smoother)")
+		}
+	case written("smoothness"):
+		l.errorf(join(path, "smoothness"), "applies only to pattern %s; remove it, or write pattern: %s", ArrivalGamma, ArrivalGamma)
+	}
+}
+
+// validateOpenLoop checks the patterns that send at a rate.
+func (a *Arrival) validateOpenLoop(l *loader, path string, written func(string) bool) {
+	if written("concurrency") {
+		l.errorf(join(path, "concurrency"), "applies only to pattern %s; write pattern: %[1]s for a closed loop, or max_concurrency: %d to cap the requests %s has in flight",
+			ArrivalConcurrency, max(a.Concurrency, 1), a.Pattern)
+	}
+	if written("max_concurrency") && a.MaxConcurrency < 1 {
+		l.errorf(join(path, "max_concurrency"), "must be >= 1; leave it out for no cap")
+	}
+	if written("series") {
+		for _, f := range []string{"rate", "ramp_to", "ramp_over"} {
+			if written(f) {
+				l.errorf(join(path, f), "cannot be used with series, whose steps set the rate; remove it, or write the rates as steps")
+			}
+		}
+		a.validateSeries(l, join(path, "series"))
+		return
+	}
+	if written("ramp_to") || written("ramp_over") {
+		if !written("rate") || !(a.Rate >= 0) || math.IsInf(a.Rate, 1) {
+			l.errorf(join(path, "rate"), "must be >= 0 when ramping (the rate the ramp starts from), e.g. rate: 0.2")
+		}
+		a.validateRamp(l, path, written, !(a.RampTo > 0) || math.IsInf(a.RampTo, 1),
+			"must be > 0 (the rate held after the ramp), e.g. ramp_to: 2", "the rate the ramp reaches, e.g. ramp_to: 2")
+		return
 	}
 	if !(a.Rate > 0) || math.IsInf(a.Rate, 1) {
 		l.errorf(join(path, "rate"), "must be > 0, e.g. rate: 0.2 (requests per second)")
+	}
+}
+
+// validateClosedLoop checks pattern concurrency.
+func (a *Arrival) validateClosedLoop(l *loader, path string, written func(string) bool) {
+	for _, f := range []struct{ name, msg string }{
+		{"rate", "does not apply to pattern %[1]s, which sends the next request as one finishes; remove it (for a rate with a cap on requests in flight, write pattern: %[2]s with max_concurrency)"},
+		{"series", "does not apply to pattern %[1]s; ramp the requests in flight with ramp_to and ramp_over instead"},
+		{"max_concurrency", "does not apply to pattern %[1]s, which keeps exactly concurrency requests in flight; remove it"},
+	} {
+		if written(f.name) {
+			l.errorf(join(path, f.name), f.msg, ArrivalConcurrency, ArrivalPoisson)
+		}
+	}
+	if written("ramp_to") || written("ramp_over") {
+		if !written("concurrency") || a.Concurrency < 0 {
+			l.errorf(join(path, "concurrency"), "must be >= 0 when ramping (the requests in flight the ramp starts from), e.g. concurrency: 1")
+		}
+		a.validateRamp(l, path, written, !(a.RampTo >= 1) || math.IsInf(a.RampTo, 1) || a.RampTo != math.Trunc(a.RampTo),
+			"must be a whole number >= 1 (the requests in flight held after the ramp), e.g. ramp_to: 32",
+			"the requests in flight the ramp reaches, e.g. ramp_to: 32")
+		return
+	}
+	if !written("concurrency") || a.Concurrency < 1 {
+		l.errorf(join(path, "concurrency"), "must be >= 1, e.g. concurrency: 8 (requests kept in flight)")
+	}
+}
+
+// validateRamp checks ramp_to and ramp_over once either is written. badTo
+// says ramp_to's value is out of range, with badToMsg; missingTo says what
+// ramp_to is, for when only ramp_over is written.
+func (a *Arrival) validateRamp(l *loader, path string, written func(string) bool, badTo bool, badToMsg, missingTo string) {
+	switch {
+	case !written("ramp_to"):
+		l.errorf(join(path, "ramp_to"), "is required with ramp_over: %s", missingTo)
+	case badTo:
+		l.errorf(join(path, "ramp_to"), "%s", badToMsg)
+	}
+	switch {
+	case !written("ramp_over"):
+		l.errorf(join(path, "ramp_over"), "is required with ramp_to: the time the ramp takes, e.g. ramp_over: 10m")
+	case a.RampOver <= 0:
+		l.errorf(join(path, "ramp_over"), "must be > 0 (the time the ramp takes), e.g. ramp_over: 10m")
+	}
+}
+
+func (a *Arrival) validateSeries(l *loader, path string) {
+	if len(a.Series) == 0 {
+		l.errorf(path, "must list at least one step, e.g. series: [{rate: 1, duration: 5m}, {rate: 4}]")
+		return
+	}
+	for i, s := range a.Series {
+		sp := fmt.Sprintf("%s[%d]", path, i)
+		written := l.under(sp)
+		if i == len(a.Series)-1 {
+			if !written("rate") || !(s.Rate > 0) || math.IsInf(s.Rate, 1) {
+				l.errorf(join(sp, "rate"), "must be > 0 in the last step, whose rate holds to the end, e.g. rate: 1")
+			}
+			if written("duration") {
+				l.errorf(join(sp, "duration"), "is not allowed in the last step, whose rate holds to the end; remove it")
+			}
+			continue
+		}
+		if !written("rate") || !(s.Rate >= 0) || math.IsInf(s.Rate, 1) {
+			l.errorf(join(sp, "rate"), "must be >= 0 (0 pauses), e.g. rate: 1")
+		}
+		if !written("duration") || s.Duration <= 0 {
+			l.errorf(join(sp, "duration"), "must be > 0 in every step but the last, e.g. duration: 5m")
+		}
 	}
 }
 

@@ -13,6 +13,9 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 // validate checks c after defaults are applied. Each section checks its own
 // fields; a new section adds its loop here.
 func (c *Config) validate(l *loader) {
+	if c.Global.Workers < 0 {
+		l.errorf("global.workers", "must be >= 0 (0 uses the --workers default), not %d", c.Global.Workers)
+	}
 	if len(c.Targets) == 0 {
 		l.errorf("targets", "at least one target is required, e.g. targets: {vllm: {url: http://127.0.0.1:8000/v1, model: Qwen/Qwen3-0.6B}}")
 	}

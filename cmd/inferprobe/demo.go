@@ -12,14 +12,13 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/inferprobe/inferprobe/daemon"
-	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/scenarios"
 	"github.com/inferprobe/inferprobe/simulator"
 )
 
 // runDemo serves the simulator and probes it with the bundled scenario, whose
 // target URLs are pointed at wherever the simulator listens.
-func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, simListen string, simCfg *simulator.Config) int {
+func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, simListen string, simCfg *simulator.Config, workers *workerFlags, daemonFlags *daemonFlags) int {
 	sim, err := simulator.New(*simCfg, logger)
 	if err != nil {
 		logger.Error("invalid simulator settings", "err", err)
@@ -45,10 +44,15 @@ func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, simL
 		}
 		return cfg, nil
 	}
+	p, err := workers.start(logger, 0)
+	if err != nil {
+		logger.Error("cannot start the worker processes", "err", err)
+		return 1
+	}
 	base := "http://" + displayAddress((*webFlags.WebListenAddresses)[0])
 	fmt.Fprintf(os.Stdout, "inferprobe demo\n  metrics:      %s/metrics\n  landing page: %s/\n  simulator:    %s (try %s/models)\nPress Ctrl-C to stop.\n",
 		base, base, simURL, simURL)
-	return serveDaemon(logger, daemon.New(logger, load, prober.NewClient()), webFlags, lifecycle)
+	return serveDaemon(logger, daemon.New(logger, load, p, append(daemonFlags.options(), daemon.WithClientLoad(p.Utilisation))...), p, webFlags, lifecycle)
 }
 
 // displayAddress turns a listen address such as ":9470" into one a browser can open.

@@ -47,6 +47,8 @@ func run(args []string) int {
 		Default("inferprobe.yml").String()
 	serveWeb := kingpinflag.AddFlags(serve, defaultListen)
 	serveLifecycle := serve.Flag("web.enable-lifecycle", "Allow POST /-/reload to reload the scenario file (SIGHUP always does).").Bool()
+	serveWorkers := addWorkerFlags(serve, logConfig)
+	serveDaemonFlags := addDaemonFlags(serve, true)
 
 	demo := app.Command("demo", "Run the built-in simulator and a bundled probe scenario against it: a working setup in one command.")
 	demoWeb := kingpinflag.AddFlags(demo, defaultListen)
@@ -54,6 +56,8 @@ func run(args []string) int {
 	demoSimListen := demo.Flag("simulator.listen-address", "Address for the simulator; port 0 picks a free one.").
 		Default("127.0.0.1:0").String()
 	demoSim := simulator.AddFlags(demo)
+	demoWorkers := addWorkerFlags(demo, logConfig)
+	demoDaemonFlags := addDaemonFlags(demo, false)
 
 	simulate := app.Command("simulate", "Run the built-in OpenAI-compatible LLM server simulator (no GPU, no model).")
 	simulateWeb := kingpinflag.AddFlags(simulate, defaultSimulatorListen)
@@ -61,6 +65,8 @@ func run(args []string) int {
 
 	check := app.Command("check-config", "Validate scenario files; print every problem with file:line and exit 1 if any.")
 	checkFiles := check.Arg("file", "Scenario files to check.").Required().Strings()
+
+	worker := app.Command("worker", "Run one worker process; serve and demo start these themselves.").Hidden()
 
 	cmd, err := app.Parse(args)
 	if err != nil {
@@ -71,13 +77,15 @@ func run(args []string) int {
 
 	switch cmd {
 	case serve.FullCommand():
-		return runServe(logger, *serveConfig, serveWeb, *serveLifecycle)
+		return runServe(logger, *serveConfig, serveWeb, *serveLifecycle, serveWorkers, serveDaemonFlags)
 	case demo.FullCommand():
-		return runDemo(logger, demoWeb, *demoLifecycle, *demoSimListen, demoSim)
+		return runDemo(logger, demoWeb, *demoLifecycle, *demoSimListen, demoSim, demoWorkers, demoDaemonFlags)
 	case simulate.FullCommand():
 		return runSimulate(logger, simulateWeb, simulateCfg)
 	case check.FullCommand():
 		return runCheckConfig(os.Stdout, os.Stderr, *checkFiles)
+	case worker.FullCommand():
+		return runWorker(logConfig)
 	}
 	return 2
 }

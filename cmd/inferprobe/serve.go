@@ -13,19 +13,45 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/inferprobe/inferprobe/daemon"
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/prober/pool"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-func runServe(logger *slog.Logger, configFile string, webFlags *web.FlagConfig, lifecycle bool) int {
+func runServe(logger *slog.Logger, configFile string, webFlags *web.FlagConfig, lifecycle bool, workers *workerFlags, daemonFlags *daemonFlags) int {
 	load := func() (*scenarios.Config, error) { return scenarios.Load(configFile) }
 	logger.Info("starting inferprobe", "config", configFile)
-	return serveDaemon(logger, daemon.New(logger, load, prober.NewClient()), webFlags, lifecycle)
+	// The pool is sized once, before the daemon loads the file for itself;
+	// a file that does not load is reported by the daemon.
+	var scenarioWorkers int
+	if cfg, err := load(); err == nil {
+		scenarioWorkers = cfg.Global.Workers
+	}
+	p, err := workers.start(logger, scenarioWorkers)
+	if err != nil {
+		logger.Error("cannot start the worker processes", "err", err)
+		return 1
+	}
+	return serveDaemon(logger, daemon.New(logger, load, p, append(daemonFlags.options(), daemon.WithClientLoad(p.Utilisation))...), p, webFlags, lifecycle)
+}
+
+// workersStopTimeout bounds how long shutdown waits for the workers once the
+// daemon has drained its requests (its grace period is over): records still
+// on their way back, then the workers' exit; a worker that does not exit is killed.
+const workersStopTimeout = 5 * time.Second
+
+func drain(logger *slog.Logger, workers *pool.Pool) {
+	ctx, cancel := context.WithTimeout(context.Background(), workersStopTimeout)
+	defer cancel()
+	if err := workers.Drain(ctx); err != nil {
+		logger.Warn("worker pool did not drain in time", "err", err)
+	}
 }
 
 // serveDaemon runs d and its web server until SIGINT/SIGTERM, reloading on
-// SIGHUP. It returns the process exit status.
-func serveDaemon(logger *slog.Logger, d *daemon.Daemon, webFlags *web.FlagConfig, lifecycle bool) int {
+// SIGHUP, then drains the worker pool. It returns the process exit status.
+func serveDaemon(logger *slog.Logger, d *daemon.Daemon, workers *pool.Pool, webFlags *web.FlagConfig, lifecycle bool) int {
+	d.Registry().MustRegister(workers)
+	defer drain(logger, workers)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

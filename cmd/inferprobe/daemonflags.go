@@ -1,0 +1,39 @@
+package main
+
+import (
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/inferprobe/inferprobe/daemon"
+	"github.com/inferprobe/inferprobe/prober"
+)
+
+// daemonFlags are the settings of the probing daemon shared by serve and demo.
+type daemonFlags struct {
+	grace time.Duration
+	shard prober.Shard
+}
+
+// addDaemonFlags registers the daemon's flags; --shard only where replicas
+// make sense (serve).
+func addDaemonFlags(cmd *kingpin.CmdClause, withShard bool) *daemonFlags {
+	f := &daemonFlags{shard: prober.Shard{Count: 1}}
+	cmd.Flag("shutdown.grace-period", "On SIGTERM, stop sending and let requests in flight finish for up to this long; the rest are cancelled (counted as outcome=\"cancelled\").").
+		Default("10s").DurationVar(&f.grace)
+	if withShard {
+		var shard string
+		cmd.Flag("shard", "Send only share i of n (0-based, i/n) of every probe's seeded request sequence, at the unsharded send times, so that n replicas together send exactly what one would. In a StatefulSet, i is the pod's ordinal and n the replica count.").
+			Default("0/1").StringVar(&shard)
+		cmd.Validate(func(*kingpin.CmdClause) error {
+			var err error
+			f.shard, err = prober.ParseShard(shard)
+			return err
+		})
+	}
+	return f
+}
+
+func (f *daemonFlags) options() []daemon.Option {
+	return []daemon.Option{daemon.WithGracePeriod(f.grace), daemon.WithShard(f.shard)}
+}

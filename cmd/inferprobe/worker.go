@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/common/promslog"
+
+	"github.com/inferprobe/inferprobe/prober/pool"
+)
+
+// workerFlags configure the worker processes that serve and demo start.
+type workerFlags struct {
+	n        int
+	set      bool // --workers was given, so it wins over global.workers
+	logLevel *promslog.Level
+}
+
+func addWorkerFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *workerFlags {
+	f := &workerFlags{logLevel: logConfig.Level}
+	cmd.Flag("workers", "Worker processes that send the requests, at least 1. Default: global.workers from the scenario file, else the number of CPUs.").
+		Default(strconv.Itoa(runtime.NumCPU())).IsSetByUser(&f.set).IntVar(&f.n)
+	cmd.Validate(func(*kingpin.CmdClause) error {
+		if f.n < 1 {
+			return fmt.Errorf("--workers must be at least 1, not %d", f.n)
+		}
+		return nil
+	})
+	return f
+}
+
+// start starts the pool: --workers if given, else scenarioWorkers if > 0, else
+// the default. Workers are this binary's hidden worker command and log at the
+// daemon's level.
+func (f *workerFlags) start(logger *slog.Logger, scenarioWorkers int) (*pool.Pool, error) {
+	n := f.n
+	if !f.set && scenarioWorkers > 0 {
+		n = scenarioWorkers
+	}
+	return pool.New(pool.Options{
+		Workers: n,
+		Args:    []string{"worker", "--log.level=" + f.logLevel.String()},
+		Logger:  logger,
+	})
+}
+
+// runWorker is the hidden worker command: one worker process of the pool,
+// speaking prober/wire on stdin and stdout and logging JSON to stderr, which
+// the parent forwards to its own log.
+func runWorker(logConfig *promslog.Config) int {
+	// The parent owns shutdown: it drains its requests, then closes our stdin.
+	// Ctrl-C and systemd's SIGTERM reach the whole process group, and must not
+	// cut the requests the parent means to let finish.
+	signal.Ignore(os.Interrupt, syscall.SIGTERM)
+	// Whatever is printed by mistake goes to the log, not into the protocol.
+	protocol := os.Stdout
+	os.Stdout = os.Stderr
+	format := promslog.NewFormat()
+	_ = format.Set("json") // the parent parses it
+	logger := promslog.New(&promslog.Config{Level: logConfig.Level, Format: format, Writer: os.Stderr})
+	if err := pool.ServeWorker(context.Background(), os.Stdin, protocol, logger); err != nil {
+		logger.Error("worker stopped", "err", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,132 @@
+package collector
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Thresholds past which the client, not the server, may be what the numbers
+// describe. They are documented in the README's client-honesty section.
+const (
+	// A p99 schedule lag of 10 ms is 1 % of a 1 s TTFT and well above what
+	// an unloaded scheduler shows (a few hundred µs).
+	saturatedLagP99 = 10 * time.Millisecond
+	// Below this many sends in the window a p99 is one unlucky request.
+	saturatedLagMinSamples = 50
+	// A worker using 90 % of a core has no slack to stamp chunks on time.
+	saturatedWorkerCPU = 0.9
+	// Goroutines waiting this long to run take their timestamps late.
+	saturatedSchedLatencyP99 = 10 * time.Millisecond
+
+	lagWindow = time.Minute
+	// lagCapacity bounds the window's memory at high request rates; at
+	// 1,000 requests/s it holds the last 8 s.
+	lagCapacity = 8192
+)
+
+// ClientLoad reports the busiest load worker's CPU use in cores and the
+// highest Go scheduling-latency p99 among the workers.
+type ClientLoad func() (cpuCores float64, schedLatencyP99 time.Duration)
+
+// Saturation decides whether the client is the bottleneck, from the recent
+// schedule lag of every request and the load of the worker processes.
+type Saturation struct {
+	gauge  prometheus.Gauge
+	load   ClientLoad
+	logger *slog.Logger
+
+	mu        sync.Mutex
+	lags      []lagSample // ring
+	next      int
+	saturated bool
+}
+
+type lagSample struct {
+	at  time.Time
+	lag time.Duration
+}
+
+// NewSaturation registers inferprobe_client_saturated with reg. load may be
+// nil when requests run in process.
+func NewSaturation(reg prometheus.Registerer, logger *slog.Logger, load ClientLoad) *Saturation {
+	s := &Saturation{
+		gauge: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "client_saturated",
+			Help: "1 when inferprobe itself may be limiting the measurements: schedule lag p99 over the last minute >= 10ms, a worker using >= 0.9 CPU cores, or Go scheduling latency p99 >= 10ms.",
+		}),
+		load:   load,
+		logger: logger,
+		lags:   make([]lagSample, 0, lagCapacity),
+	}
+	reg.MustRegister(s.gauge)
+	return s
+}
+
+func (s *Saturation) observeLag(at time.Time, lag time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.lags) < cap(s.lags) {
+		s.lags = append(s.lags, lagSample{at, lag})
+		return
+	}
+	s.lags[s.next] = lagSample{at, lag}
+	s.next = (s.next + 1) % len(s.lags)
+}
+
+// Check re-evaluates the gauge as of now, logging a warning when the client
+// becomes saturated and an info line when it recovers.
+func (s *Saturation) Check(now time.Time) {
+	why := s.reason(now)
+	s.mu.Lock()
+	was := s.saturated
+	s.saturated = why != ""
+	s.mu.Unlock()
+	switch {
+	case why != "" && !was:
+		s.gauge.Set(1)
+		s.logger.Warn("the client is saturated: latency figures may describe inferprobe rather than the server; add --workers, lower the rate or give inferprobe more CPU", "why", why)
+	case why == "" && was:
+		s.gauge.Set(0)
+		s.logger.Info("the client is no longer saturated")
+	}
+}
+
+// reason says why the client counts as saturated, or "" if it does not.
+func (s *Saturation) reason(now time.Time) string {
+	if p99, n := s.lagP99(now); n >= saturatedLagMinSamples && p99 >= saturatedLagP99 {
+		return fmt.Sprintf("schedule lag p99 %v over the last %v (%d requests) >= %v", p99, lagWindow, n, saturatedLagP99)
+	}
+	if s.load == nil {
+		return ""
+	}
+	cpu, sched := s.load()
+	if cpu >= saturatedWorkerCPU {
+		return fmt.Sprintf("a worker process uses %.2f CPU cores >= %.1f", cpu, saturatedWorkerCPU)
+	}
+	if sched >= saturatedSchedLatencyP99 {
+		return fmt.Sprintf("Go scheduling latency p99 %v in a worker >= %v", sched, saturatedSchedLatencyP99)
+	}
+	return ""
+}
+
+// lagP99 is the nearest-rank p99 of the lags sent within lagWindow of now.
+func (s *Saturation) lagP99(now time.Time) (time.Duration, int) {
+	s.mu.Lock()
+	recent := make([]time.Duration, 0, len(s.lags))
+	for _, l := range s.lags {
+		if now.Sub(l.at) <= lagWindow {
+			recent = append(recent, l.lag)
+		}
+	}
+	s.mu.Unlock()
+	if len(recent) == 0 {
+		return 0, 0
+	}
+	slices.Sort(recent)
+	return recent[(len(recent)*99+99)/100-1], len(recent)
+}

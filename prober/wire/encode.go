@@ -1,0 +1,137 @@
+package wire
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/inferprobe/inferprobe/prober"
+)
+
+// Encoder writes frames. Frames are buffered until Flush. It is not safe for
+// concurrent use: each direction of a pipe has one writing goroutine.
+type Encoder struct {
+	w   *bufio.Writer
+	buf []byte // the frame being built, reused
+}
+
+// NewEncoder returns an encoder that writes to w.
+func NewEncoder(w io.Writer) *Encoder {
+	return &Encoder{w: bufio.NewWriterSize(w, 64<<10), buf: make([]byte, 0, 1024)}
+}
+
+// Flush writes the buffered frames.
+func (e *Encoder) Flush() error { return e.w.Flush() }
+
+// Hello writes a hello. The layout of a hello never changes, so that a peer
+// of any version can read the version in it.
+func (e *Encoder) Hello(h Hello) error {
+	e.begin(TypeHello)
+	e.buf = append(e.buf, magic...)
+	e.buf = binary.AppendUvarint(e.buf, h.Version)
+	e.buf = binary.AppendUvarint(e.buf, uint64(h.PID))
+	return e.end()
+}
+
+// Target writes a target definition. Its spec travels as JSON: the frame is
+// rare, and JSON keeps up with the scenario schema for free.
+func (e *Encoder) Target(t *Target) error {
+	spec, err := json.Marshal(&t.Spec)
+	if err != nil {
+		return fmt.Errorf("encoding target %s: %w", t.Name, err)
+	}
+	e.begin(TypeTarget)
+	e.buf = binary.AppendUvarint(e.buf, t.ID)
+	e.buf = appendString(e.buf, t.Name)
+	e.buf = appendString(e.buf, string(spec))
+	return e.end()
+}
+
+// Credit writes a credit.
+func (e *Encoder) Credit(c *Credit) error {
+	r := &c.Request
+	e.begin(TypeCredit)
+	e.buf = binary.AppendUvarint(e.buf, c.ID)
+	e.buf = binary.AppendUvarint(e.buf, c.Target)
+	e.buf = binary.AppendUvarint(e.buf, r.Seq)
+	e.buf = binary.AppendVarint(e.buf, unixNano(r.Scheduled))
+	e.buf = binary.AppendVarint(e.buf, int64(r.InputTokens))
+	e.buf = binary.AppendVarint(e.buf, int64(r.PinnedOutputTokens))
+	e.buf = binary.AppendUvarint(e.buf, uint64(len(r.Body)))
+	e.buf = append(e.buf, r.Body...)
+	return e.end()
+}
+
+// Cancel asks the worker to cancel credit id.
+func (e *Encoder) Cancel(id uint64) error {
+	e.begin(TypeCancel)
+	e.buf = binary.AppendUvarint(e.buf, id)
+	return e.end()
+}
+
+// Shutdown asks the worker to cancel its requests, send their records and exit.
+func (e *Encoder) Shutdown() error {
+	e.begin(TypeShutdown)
+	return e.end()
+}
+
+// Record writes the record of credit id. Chunk offsets go as deltas, which
+// are small (tens of milliseconds) and so take 3–4 bytes each.
+func (e *Encoder) Record(id uint64, r *prober.Record) error {
+	e.begin(TypeRecord)
+	b := binary.AppendUvarint(e.buf, id)
+	b = binary.AppendUvarint(b, r.Seq)
+	b = binary.AppendVarint(b, unixNano(r.Scheduled))
+	b = binary.AppendVarint(b, unixNano(r.Sent))
+	b = binary.AppendVarint(b, int64(r.CapWait))
+	b = binary.AppendUvarint(b, uint64(len(r.Chunks)))
+	var prev int64
+	for _, c := range r.Chunks {
+		b = binary.AppendVarint(b, int64(c)-prev)
+		prev = int64(c)
+	}
+	b = binary.AppendVarint(b, int64(r.FirstOutput))
+	b = binary.AppendVarint(b, int64(r.FirstChunkTokens))
+	b = binary.AppendVarint(b, int64(r.Duration))
+	b = binary.AppendVarint(b, int64(r.InputTokens))
+	b = binary.AppendVarint(b, int64(r.OutputTokens))
+	b = append(b, byte(r.TokenSource))
+	b = binary.AppendVarint(b, int64(r.PinnedOutputTokens))
+	b = append(b, byte(r.Outcome))
+	b = appendString(b, string(r.Reason))
+	b = binary.AppendVarint(b, int64(r.Status))
+	b = appendString(b, r.Err)
+	e.buf = b
+	return e.end()
+}
+
+// Heartbeat writes a heartbeat.
+func (e *Encoder) Heartbeat(h Heartbeat) error {
+	e.begin(TypeHeartbeat)
+	e.buf = binary.AppendUvarint(e.buf, uint64(h.InFlight))
+	e.buf = binary.AppendUvarint(e.buf, uint64(h.CPU))
+	e.buf = binary.AppendUvarint(e.buf, uint64(h.SchedLatencyP99))
+	return e.end()
+}
+
+// begin starts a frame with room for its length.
+func (e *Encoder) begin(t Type) { e.buf = append(e.buf[:0], 0, 0, 0, 0, byte(t)) }
+
+// end fills in the length and buffers the frame; a frame over the limit is
+// refused before anything is written, so the stream stays whole.
+func (e *Encoder) end() error {
+	n := len(e.buf) - 4
+	if n > MaxFrameSize {
+		return fmt.Errorf("%w: %s frame of %d bytes, limit %d", ErrFrameTooLarge, Type(e.buf[4]), n, MaxFrameSize)
+	}
+	binary.BigEndian.PutUint32(e.buf, uint32(n))
+	_, err := e.w.Write(e.buf)
+	return err
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}

@@ -1,0 +1,265 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/scenarios"
+)
+
+var t0 = time.Unix(1_750_000_000, 123_456_789)
+
+// sampleRecord is a streamed record with n content chunks about 20ms apart.
+func sampleRecord(n int) *prober.Record {
+	r := &prober.Record{
+		Seq: 42, Scheduled: t0, Sent: t0.Add(150 * time.Microsecond), CapWait: 100 * time.Microsecond,
+		FirstOutput: 3, FirstChunkTokens: 1, InputTokens: 512, OutputTokens: n,
+		TokenSource: prober.TokensFromUsage, PinnedOutputTokens: n, Status: 200,
+	}
+	for i := range n {
+		r.Chunks = append(r.Chunks, 80*time.Millisecond+time.Duration(i)*20*time.Millisecond+time.Duration(i*7919)%time.Millisecond)
+	}
+	r.Duration = r.Chunks[n-1] + time.Millisecond
+	return r
+}
+
+func TestRoundTrip(t *testing.T) {
+	stream := false
+	target := &Target{ID: 7, Name: "qwen", Spec: scenarios.Target{
+		URL: "http://127.0.0.1:8000/v1", Endpoint: "chat", Model: "Qwen/Qwen3-0.6B",
+		Headers: map[string]string{"X-Team": "sre"}, Stream: &stream,
+		Timeout: scenarios.Duration(2 * time.Minute), StallTimeout: scenarios.Duration(30 * time.Second),
+		APIKeyEnv: "KEY", APIKey: "sk-secret",
+	}}
+	credit := &Credit{ID: 1 << 40, Target: 7, Request: prober.Request{
+		Seq: 9, Scheduled: t0, Body: []byte(`{"model":"m"}`), InputTokens: 128, PinnedOutputTokens: 64,
+	}}
+	failed := &prober.Record{Seq: 3, Scheduled: t0, FirstOutput: -1, Outcome: prober.OutcomeError,
+		Reason: prober.ReasonHTTP5xx, Status: 503, Err: "HTTP 503: overloaded"}
+	unknownReason := &prober.Record{FirstOutput: -1, Outcome: prober.OutcomeError, Reason: "some_new_reason"}
+	heartbeat := Heartbeat{InFlight: 17, CPU: 1234 * time.Millisecond, SchedLatencyP99: 85 * time.Microsecond}
+
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf)
+	for _, err := range []error{
+		enc.Hello(Hello{Version: Version, PID: 4242}),
+		enc.Target(target),
+		enc.Credit(credit),
+		enc.Cancel(1 << 40),
+		enc.Record(5, sampleRecord(64)),
+		enc.Record(6, failed),
+		enc.Record(8, unknownReason),
+		enc.Heartbeat(heartbeat),
+		enc.Shutdown(),
+		enc.Flush(),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	dec := NewDecoder(&buf)
+	next := func(want Type) {
+		t.Helper()
+		if got, err := dec.Next(); err != nil || got != want {
+			t.Fatalf("Next = %v, %v; want %v", got, err, want)
+		}
+	}
+	next(TypeHello)
+	if h, err := dec.Hello(); err != nil || h != (Hello{Version: Version, PID: 4242}) {
+		t.Errorf("Hello = %+v, %v", h, err)
+	}
+	next(TypeTarget)
+	if got, err := dec.Target(); err != nil || !reflect.DeepEqual(got, target) {
+		t.Errorf("Target = %+v, %v\nwant %+v (the API key must travel too)", got, err, target)
+	}
+	next(TypeCredit)
+	got, err := dec.Credit()
+	if err != nil || got.ID != credit.ID || got.Target != 7 || !got.Request.Scheduled.Equal(t0) ||
+		got.Request.Seq != 9 || string(got.Request.Body) != `{"model":"m"}` || got.Request.InputTokens != 128 || got.Request.PinnedOutputTokens != 64 {
+		t.Errorf("Credit = %+v, %v", got, err)
+	}
+	next(TypeCancel)
+	if id, err := dec.Cancel(); err != nil || id != 1<<40 {
+		t.Errorf("Cancel = %d, %v", id, err)
+	}
+	for _, want := range []struct {
+		id  uint64
+		rec *prober.Record
+	}{{5, sampleRecord(64)}, {6, failed}, {8, unknownReason}} {
+		next(TypeRecord)
+		id, rec, err := dec.Record()
+		if err != nil || id != want.id {
+			t.Fatalf("Record = %d, %v", id, err)
+		}
+		if !recordsEqual(rec, want.rec) {
+			t.Errorf("record %d:\n got %+v\nwant %+v", id, rec, want.rec)
+		}
+	}
+	next(TypeHeartbeat)
+	if h, err := dec.Heartbeat(); err != nil || h != heartbeat {
+		t.Errorf("Heartbeat = %+v, %v", h, err)
+	}
+	next(TypeShutdown)
+	if err := dec.Shutdown(); err != nil {
+		t.Error(err)
+	}
+	if _, err := dec.Next(); err != io.EOF {
+		t.Errorf("Next at the end = %v, want io.EOF", err)
+	}
+}
+
+// recordsEqual compares records, times by instant (a decoded time has no
+// monotonic reading).
+func recordsEqual(a, b *prober.Record) bool {
+	if !a.Scheduled.Equal(b.Scheduled) || !a.Sent.Equal(b.Sent) {
+		return false
+	}
+	x, y := *a, *b
+	x.Scheduled, x.Sent, y.Scheduled, y.Sent = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	if len(x.Chunks) == 0 && len(y.Chunks) == 0 {
+		x.Chunks, y.Chunks = nil, nil
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// frame builds a raw frame: length, type, payload.
+func frame(t Type, payload []byte) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(len(payload)+1))
+	return append(append(b, byte(t)), payload...)
+}
+
+func TestDecodeErrors(t *testing.T) {
+	hello := func(version uint64) []byte {
+		p := append([]byte(magic), binary.AppendUvarint(nil, version)...)
+		return frame(TypeHello, binary.AppendUvarint(p, 1))
+	}
+	var huge [4]byte
+	binary.BigEndian.PutUint32(huge[:], MaxFrameSize+1)
+	record := func() []byte {
+		var buf bytes.Buffer
+		enc := NewEncoder(&buf)
+		_ = enc.Record(1, sampleRecord(4))
+		_ = enc.Flush()
+		return buf.Bytes()
+	}()
+
+	for _, tc := range []struct {
+		name   string
+		input  []byte
+		decode func(*Decoder) error
+		want   string
+		is     error
+	}{
+		{"version mismatch", hello(Version + 1), helloErr,
+			"the peer speaks version 2, this process version 1; they are different inferprobe builds", ErrVersion},
+		{"not a worker", frame(TypeHello, []byte("HTTP/1.1 200 OK")), helloErr, "the peer is not an inferprobe worker", nil},
+		{"oversized frame", append(huge[:], 1), nil, "frame too large: 8388609 bytes, limit 8388608", ErrFrameTooLarge},
+		{"empty frame", []byte{0, 0, 0, 0}, nil, "empty frame", nil},
+		{"truncated header", []byte{0, 0}, nil, "truncated frame header", io.ErrUnexpectedEOF},
+		{"truncated before type", []byte{0, 0, 0, 9}, nil, "truncated frame", io.ErrUnexpectedEOF},
+		{"truncated payload", record[:len(record)-3], nil, "truncated frame", io.ErrUnexpectedEOF},
+		{"unknown type", frame(99, nil), nil, "unknown frame type 99", nil},
+		{"wrong type", frame(TypeCancel, []byte{1}), helloErr, "decoding a cancel frame as hello", nil},
+		{"left over bytes", frame(TypeCancel, []byte{1, 2}), cancelErr, "malformed cancel frame: 1 bytes left over", nil},
+		{"missing varint", frame(TypeCancel, nil), cancelErr, "malformed cancel frame: bad or missing unsigned varint", nil},
+		{"chunk count beyond the frame", frame(TypeRecord, []byte{1, 1, 0, 0, 0, 0xff, 0xff, 0x03}), recordErr,
+			"malformed record frame: chunk count 65535 exceeds the frame", nil},
+		{"string beyond the frame", frame(TypeTarget, []byte{1, 50, 'a'}), targetErr, "malformed target frame: length 50 exceeds the frame", nil},
+		{"bad target spec", frame(TypeTarget, []byte{1, 1, 'a', 1, '{'}), targetErr, "target a: decoding its spec", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dec := NewDecoder(bytes.NewReader(tc.input))
+			_, err := dec.Next()
+			if err == nil && tc.decode != nil {
+				err = tc.decode(dec)
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want it to say %q", err, tc.want)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %v is not %v", err, tc.is)
+			}
+		})
+	}
+}
+
+func helloErr(d *Decoder) error  { _, err := d.Hello(); return err }
+func cancelErr(d *Decoder) error { _, err := d.Cancel(); return err }
+func targetErr(d *Decoder) error { _, err := d.Target(); return err }
+func recordErr(d *Decoder) error { _, _, err := d.Record(); return err }
+
+// TestEncodeTooLarge checks that an oversized frame is refused whole, leaving
+// the stream usable.
+func TestEncodeTooLarge(t *testing.T) {
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf)
+	err := enc.Credit(&Credit{ID: 1, Request: prober.Request{Body: make([]byte, MaxFrameSize)}})
+	if !errors.Is(err, ErrFrameTooLarge) {
+		t.Fatalf("Credit with a huge body: %v, want ErrFrameTooLarge", err)
+	}
+	if err := enc.Cancel(3); err != nil {
+		t.Fatal(err)
+	}
+	_ = enc.Flush()
+	dec := NewDecoder(&buf)
+	if typ, err := dec.Next(); err != nil || typ != TypeCancel {
+		t.Fatalf("after a refused frame: %v, %v; want the next frame intact", typ, err)
+	}
+}
+
+// TestLargeFrameReadsIncrementally checks that a frame bigger than one read
+// step arrives whole.
+func TestLargeFrameReadsIncrementally(t *testing.T) {
+	body := bytes.Repeat([]byte("0123456789"), readStep/3)
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf)
+	if err := enc.Credit(&Credit{ID: 1, Request: prober.Request{Body: body}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = enc.Flush()
+	dec := NewDecoder(&buf)
+	if _, err := dec.Next(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := dec.Credit()
+	if err != nil || !bytes.Equal(c.Request.Body, body) {
+		t.Fatalf("Credit: %v, body intact: %v", err, err == nil && bytes.Equal(c.Request.Body, body))
+	}
+}
+
+// BenchmarkRecordRoundTrip is the wire cost of one streamed record with 64
+// content chunks: encode, frame, buffer, read and decode.
+func BenchmarkRecordRoundTrip(b *testing.B) {
+	rec := sampleRecord(64)
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf)
+	dec := NewDecoder(&buf)
+	_ = enc.Record(1, rec)
+	_ = enc.Flush()
+	size := buf.Len()
+	buf.Reset()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := enc.Record(1, rec); err != nil {
+			b.Fatal(err)
+		}
+		if err := enc.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := dec.Next(); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := dec.Record(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(size), "bytes/record")
+}
