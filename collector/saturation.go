@@ -98,18 +98,26 @@ func (s *Saturation) Check(now time.Time) {
 
 // reason says why the client counts as saturated, or "" if it does not.
 func (s *Saturation) reason(now time.Time) string {
-	if p99, n := s.lagP99(now); n >= saturatedLagMinSamples && p99 >= saturatedLagP99 {
-		return fmt.Sprintf("schedule lag p99 %v over the last %v (%d requests) >= %v", p99, lagWindow, n, saturatedLagP99)
+	p99, n := s.lagP99(now)
+	var cpu float64
+	var sched time.Duration
+	if s.load != nil {
+		cpu, sched = s.load()
 	}
-	if s.load == nil {
-		return ""
-	}
-	cpu, sched := s.load()
-	if cpu >= saturatedWorkerCPU {
-		return fmt.Sprintf("a worker process uses %.2f CPU cores >= %.1f", cpu, saturatedWorkerCPU)
-	}
-	if sched >= saturatedSchedLatencyP99 {
-		return fmt.Sprintf("Go scheduling latency p99 %v in a worker >= %v", sched, saturatedSchedLatencyP99)
+	return SaturationReason(p99, n, cpu, sched)
+}
+
+// SaturationReason applies the documented thresholds to a schedule-lag p99
+// over n requests and to the busiest worker's CPU use and scheduling-latency
+// p99. It says why the client was the bottleneck, or "" if it was not.
+func SaturationReason(lagP99 time.Duration, n int, workerCPU float64, schedP99 time.Duration) string {
+	switch {
+	case n >= saturatedLagMinSamples && lagP99 >= saturatedLagP99:
+		return fmt.Sprintf("schedule lag p99 %v over %d requests >= %v", lagP99, n, saturatedLagP99)
+	case workerCPU >= saturatedWorkerCPU:
+		return fmt.Sprintf("a worker process used %.2f CPU cores >= %.1f", workerCPU, saturatedWorkerCPU)
+	case schedP99 >= saturatedSchedLatencyP99:
+		return fmt.Sprintf("Go scheduling latency p99 %v in a worker >= %v", schedP99, saturatedSchedLatencyP99)
 	}
 	return ""
 }

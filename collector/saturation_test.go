@@ -30,7 +30,7 @@ func TestSaturation(t *testing.T) {
 		{"one late request in a hundred is p99's business", append(repeat(99, time.Millisecond), 50*time.Millisecond), 0, nil, false, ""},
 		{"too few requests for a p99", repeat(49, 20*time.Millisecond), 0, nil, false, ""},
 		{"late requests outside the window do not count", repeat(60, time.Millisecond), 500, nil, false, ""},
-		{"busy worker", nil, 0, &load{0.95, 0}, true, "uses 0.95 CPU cores"},
+		{"busy worker", nil, 0, &load{0.95, 0}, true, "used 0.95 CPU cores"},
 		{"slow Go scheduler", nil, 0, &load{0.2, 15 * time.Millisecond}, true, "scheduling latency p99 15ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

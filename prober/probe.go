@@ -41,6 +41,25 @@ type Probe struct {
 	prompts        *dataset.Synthetic
 	next           uint64 // sequence number of the next request of the whole sequence
 	sent           *sequence
+	limit          Limit
+}
+
+// Limit ends a finite run (a bench): after Requests requests of the whole
+// sequence, or once the next send would come Duration after the start. Zero
+// fields do not limit. Open-loop runs stop by scheduled offset, not by the
+// clock, so two runs with the same seed send the same requests.
+type Limit struct {
+	Requests uint64
+	Duration time.Duration
+}
+
+// SetLimit makes Run return once l is reached and the requests sent have ended.
+func (p *Probe) SetLimit(l Limit) { p.limit = l }
+
+// reached reports whether the request planned with seq, due at offset from
+// the start, is past the limit.
+func (l Limit) reached(seq uint64, offset time.Duration) bool {
+	return (l.Requests > 0 && seq >= l.Requests) || (l.Duration > 0 && offset >= l.Duration)
 }
 
 // NewProbe prepares probe name of a loaded scenario to run against t, sending
@@ -159,6 +178,9 @@ func (r *run) openLoop(ctx context.Context) {
 	var capFreed time.Time
 	for {
 		pl := r.probe.plan()
+		if r.probe.limit.reached(pl.seq, pl.offset) {
+			return
+		}
 		at := r.start.Add(pl.offset)
 		if !sleepUntil(ctx, timer, at) {
 			return
@@ -202,7 +224,7 @@ func (r *run) closedLoop(ctx context.Context) {
 	pl := r.probe.plan()
 	for {
 		for ; inFlight < shard.share(ramp.level(steps)); inFlight++ {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || r.probe.limit.reached(pl.seq, time.Since(r.start)) {
 				return
 			}
 			r.send(pl, opened, 0, finished)

@@ -18,7 +18,7 @@ import (
 
 // runDemo serves the simulator and probes it with the bundled scenario, whose
 // target URLs are pointed at wherever the simulator listens.
-func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, simListen string, simCfg *simulator.Config, workers *workerFlags, daemonFlags *daemonFlags) int {
+func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, simListen string, simCfg *simulator.Config, workers *workerFlags, daemonFlags *daemonFlags, gpuFlags *gpuFlags) int {
 	sim, err := simulator.New(*simCfg, logger)
 	if err != nil {
 		logger.Error("invalid simulator settings", "err", err)
@@ -52,7 +52,7 @@ func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, simL
 	base := "http://" + displayAddress((*webFlags.WebListenAddresses)[0])
 	fmt.Fprintf(os.Stdout, "inferprobe demo\n  metrics:      %s/metrics\n  landing page: %s/\n  simulator:    %s (try %s/models)\nPress Ctrl-C to stop.\n",
 		base, base, simURL, simURL)
-	return serveDaemon(logger, daemon.New(logger, load, p, append(daemonFlags.options(), daemon.WithClientLoad(p.Utilisation))...), p, webFlags, lifecycle)
+	return serveDaemon(logger, daemon.New(logger, load, p, append(daemonFlags.options(), daemon.WithClientLoad(p.Utilisation))...), p, webFlags, lifecycle, gpuFlags)
 }
 
 // displayAddress turns a listen address such as ":9470" into one a browser can open.

@@ -49,6 +49,7 @@ func run(args []string) int {
 	serveLifecycle := serve.Flag("web.enable-lifecycle", "Allow POST /-/reload to reload the scenario file (SIGHUP always does).").Bool()
 	serveWorkers := addWorkerFlags(serve, logConfig)
 	serveDaemonFlags := addDaemonFlags(serve, true)
+	serveGPU := addGPUFlags(serve)
 
 	demo := app.Command("demo", "Run the built-in simulator and a bundled probe scenario against it: a working setup in one command.")
 	demoWeb := kingpinflag.AddFlags(demo, defaultListen)
@@ -58,6 +59,7 @@ func run(args []string) int {
 	demoSim := simulator.AddFlags(demo)
 	demoWorkers := addWorkerFlags(demo, logConfig)
 	demoDaemonFlags := addDaemonFlags(demo, false)
+	demoGPU := addGPUFlags(demo)
 
 	simulate := app.Command("simulate", "Run the built-in OpenAI-compatible LLM server simulator (no GPU, no model).")
 	simulateWeb := kingpinflag.AddFlags(simulate, defaultSimulatorListen)
@@ -77,9 +79,9 @@ func run(args []string) int {
 
 	switch cmd {
 	case serve.FullCommand():
-		return runServe(logger, *serveConfig, serveWeb, *serveLifecycle, serveWorkers, serveDaemonFlags)
+		return runServe(logger, *serveConfig, serveWeb, *serveLifecycle, serveWorkers, serveDaemonFlags, serveGPU)
 	case demo.FullCommand():
-		return runDemo(logger, demoWeb, *demoLifecycle, *demoSimListen, demoSim, demoWorkers, demoDaemonFlags)
+		return runDemo(logger, demoWeb, *demoLifecycle, *demoSimListen, demoSim, demoWorkers, demoDaemonFlags, demoGPU)
 	case simulate.FullCommand():
 		return runSimulate(logger, simulateWeb, simulateCfg)
 	case check.FullCommand():

@@ -17,7 +17,7 @@ import (
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-func runServe(logger *slog.Logger, configFile string, webFlags *web.FlagConfig, lifecycle bool, workers *workerFlags, daemonFlags *daemonFlags) int {
+func runServe(logger *slog.Logger, configFile string, webFlags *web.FlagConfig, lifecycle bool, workers *workerFlags, daemonFlags *daemonFlags, gpuFlags *gpuFlags) int {
 	load := func() (*scenarios.Config, error) { return scenarios.Load(configFile) }
 	logger.Info("starting inferprobe", "config", configFile)
 	// The pool is sized once, before the daemon loads the file for itself;
@@ -31,7 +31,7 @@ func runServe(logger *slog.Logger, configFile string, webFlags *web.FlagConfig, 
 		logger.Error("cannot start the worker processes", "err", err)
 		return 1
 	}
-	return serveDaemon(logger, daemon.New(logger, load, p, append(daemonFlags.options(), daemon.WithClientLoad(p.Utilisation))...), p, webFlags, lifecycle)
+	return serveDaemon(logger, daemon.New(logger, load, p, append(daemonFlags.options(), daemon.WithClientLoad(p.Utilisation))...), p, webFlags, lifecycle, gpuFlags)
 }
 
 // workersStopTimeout bounds how long shutdown waits for the workers once the
@@ -49,9 +49,17 @@ func drain(logger *slog.Logger, workers *pool.Pool) {
 
 // serveDaemon runs d and its web server until SIGINT/SIGTERM, reloading on
 // SIGHUP, then drains the worker pool. It returns the process exit status.
-func serveDaemon(logger *slog.Logger, d *daemon.Daemon, workers *pool.Pool, webFlags *web.FlagConfig, lifecycle bool) int {
+func serveDaemon(logger *slog.Logger, d *daemon.Daemon, workers *pool.Pool, webFlags *web.FlagConfig, lifecycle bool, gpuFlags *gpuFlags) int {
 	d.Registry().MustRegister(workers)
 	defer drain(logger, workers)
+	gpus, err := gpuFlags.start(logger, d.Registry())
+	if err != nil {
+		logger.Error("cannot start GPU telemetry; fix --collector.gpu.fields-file or turn it off with --no-collector.gpu", "err", err)
+		return 1
+	}
+	if gpus != nil {
+		defer gpus.Close()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

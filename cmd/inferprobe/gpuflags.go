@@ -1,0 +1,37 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/inferprobe/inferprobe/collector/gpu"
+)
+
+// gpuFlags configure the GPU telemetry collector of serve and demo.
+type gpuFlags struct {
+	enabled    bool
+	hostEngine string
+	fieldsFile string
+}
+
+func addGPUFlags(cmd *kingpin.CmdClause) *gpuFlags {
+	f := &gpuFlags{}
+	cmd.Flag("collector.gpu", "Export GPU telemetry from DCGM (NVML when DCGM is absent) with dcgm-exporter's metric names. Without either library it logs one line and exports inferprobe_gpu_telemetry_up 0.").
+		Default("true").BoolVar(&f.enabled)
+	cmd.Flag("collector.gpu.hostengine", "nv-hostengine to read from (host:port), for when inferprobe runs beside the GPU server; empty runs DCGM embedded.").
+		StringVar(&f.hostEngine)
+	cmd.Flag("collector.gpu.fields-file", "GPU field list in dcgm-exporter's counters CSV format; empty uses the built-in default (power, energy, utilisation, memory, clocks, temperatures, profiling, XID).").
+		StringVar(&f.fieldsFile)
+	return f
+}
+
+// start registers the collector with reg; nil when disabled. A missing GPU
+// library is not an error: only a bad fields file is.
+func (f *gpuFlags) start(logger *slog.Logger, reg prometheus.Registerer) (*gpu.Collector, error) {
+	if !f.enabled {
+		return nil, nil
+	}
+	return gpu.New(gpu.Options{HostEngine: f.hostEngine, FieldsFile: f.fieldsFile, Logger: logger}, reg)
+}
