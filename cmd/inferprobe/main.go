@@ -65,6 +65,10 @@ func run(args []string) int {
 	simulateWeb := kingpinflag.AddFlags(simulate, defaultSimulatorListen)
 	simulateCfg := simulator.AddFlags(simulate)
 
+	bench := app.Command("bench", "Run one finite benchmark with AIPerf's flag names and print a report with exact percentiles and the request sequence's digest.")
+	benchCfg := addBenchFlags(bench)
+	benchWorkers := addWorkerFlags(bench, logConfig)
+
 	check := app.Command("check-config", "Validate scenario files; print every problem with file:line and exit 1 if any.")
 	checkFiles := check.Arg("file", "Scenario files to check.").Required().Strings()
 
@@ -84,6 +88,8 @@ func run(args []string) int {
 		return runDemo(logger, demoWeb, *demoLifecycle, *demoSimListen, demoSim, demoWorkers, demoDaemonFlags, demoGPU)
 	case simulate.FullCommand():
 		return runSimulate(logger, simulateWeb, simulateCfg)
+	case bench.FullCommand():
+		return runBench(logger, os.Stdout, os.Stderr, benchCfg, benchWorkers)
 	case check.FullCommand():
 		return runCheckConfig(os.Stdout, os.Stderr, *checkFiles)
 	case worker.FullCommand():

@@ -1,0 +1,68 @@
+package e2e
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var digestLine = regexp.MustCompile(`Sequence digest: ([0-9a-f]{64}) \((\d+) requests, seed (\d+)\)`)
+
+// bench runs `inferprobe bench` to completion and returns its exit status and output.
+func bench(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	p := inferprobe(t, "inferprobe bench", t.TempDir(), append([]string{"bench", "--workers=2"}, args...)...)
+	code := p.exitCode(t, 90*time.Second)
+	return code, p.out.String()
+}
+
+// TestBenchDigestReproducible runs the AIPerf blog's Poisson command shape
+// twice with one seed and once with another: equal seeds must print equal
+// sequence digests, and another seed another digest.
+func TestBenchDigestReproducible(t *testing.T) {
+	sim := freeAddr(t)
+	startSimulator(t, sim)
+	run := func(seed string) string {
+		code, out := bench(t, "--model", "inferprobe-simulator", "--url", "http://"+sim,
+			"--endpoint-type", "chat", "--streaming", "--request-rate", "20",
+			"--synthetic-input-tokens-mean", "512", "--synthetic-input-tokens-stddev", "128",
+			"--output-tokens-mean", "16", "--extra-inputs", "ignore_eos:true",
+			"--random-seed", seed, "--request-count", "40")
+		if code != 0 {
+			t.Fatalf("bench exited %d:\n%s", code, out)
+		}
+		m := digestLine.FindStringSubmatch(out)
+		if m == nil || m[2] != "40" || m[3] != seed {
+			t.Fatalf("no digest line for 40 requests, seed %s:\n%s", seed, out)
+		}
+		if !strings.Contains(out, "40 ok, 0 errors") {
+			t.Errorf("not every request succeeded:\n%s", out)
+		}
+		return m[1]
+	}
+	a, b, c := run("42"), run("42"), run("7")
+	if a != b {
+		t.Errorf("seed 42 gave digests %s and %s", a, b)
+	}
+	if a == c {
+		t.Errorf("seeds 42 and 7 gave the same digest %s", a)
+	}
+}
+
+// TestBenchBadFlags: a bad value is reported against the flag the user typed.
+func TestBenchBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "m", "--request-rate=-3"}, "inferprobe bench: --request-rate: must be > 0"},
+		{[]string{"--model", "m", "--extra-inputs", "stream:false"}, "inferprobe bench: --extra-inputs.stream:"},
+		{[]string{"--model", "m", "--request-count", "5", "--benchmark-duration", "3"}, "give --request-count or --benchmark-duration, not both"},
+	} {
+		code, out := bench(t, tc.args...)
+		if code != 2 || !strings.Contains(out, tc.want) {
+			t.Errorf("bench %v: exit %d, output %q; want exit 2 and %q", tc.args, code, out, tc.want)
+		}
+	}
+}
