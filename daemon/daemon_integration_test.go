@@ -214,6 +214,16 @@ func seriesOf(t *testing.T, d *daemon.Daemon, probe string) []string {
 // when that series is not exported.
 func requestsOK(t *testing.T, d *daemon.Daemon, probe string) float64 {
 	t.Helper()
+	if v, ok := requestsTotal(t, d, probe, "ok"); ok {
+		return v
+	}
+	return -1
+}
+
+// requestsTotal is inferprobe_requests_total{scenario=probe,outcome=outcome},
+// and whether that series is exported.
+func requestsTotal(t *testing.T, d *daemon.Daemon, probe, outcome string) (float64, bool) {
+	t.Helper()
 	mfs, err := d.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -227,12 +237,12 @@ func requestsOK(t *testing.T, d *daemon.Daemon, probe string) float64 {
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["scenario"] == probe && labels["outcome"] == "ok" {
-				return m.GetCounter().GetValue()
+			if labels["scenario"] == probe && labels["outcome"] == outcome {
+				return m.GetCounter().GetValue(), true
 			}
 		}
 	}
-	return -1
+	return 0, false
 }
 
 func status(t *testing.T, url string) daemon.Status {
