@@ -202,3 +202,11 @@ func waitHealthy(t *testing.T, p *process, url string, timeout time.Duration) {
 		return nil
 	})
 }
+
+// signal sends sig to the process itself (not its group).
+func (p *process) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signalling %s: %v", p.name, err)
+	}
+}
