@@ -119,10 +119,14 @@ type Summary struct {
 	InputTokens, OutputTokens                         Stats
 	OK, Failed, Cancelled                             int
 	Errors                                            map[prober.Reason]int
-	// Duration runs from the first send to the end of the last response.
-	Duration time.Duration
+	// Start and End are the first send and the end of the last response;
+	// Duration runs between them.
+	Start, End time.Time
+	Duration   time.Duration
 	// RequestThroughput and OutputTokenThroughput are per second of Duration.
 	RequestThroughput, OutputTokenThroughput float64
+	// OutputTokensTotal is the sum of the successful requests' output tokens.
+	OutputTokensTotal float64
 	// TokensFromChunks says some output lengths were counted as one token per
 	// chunk because the server sent no usage.
 	TokensFromChunks bool
@@ -144,6 +148,7 @@ func (r *Report) Summary() Summary {
 		s.Errors[k] = v
 	}
 	if r.lastEnd.After(r.firstSent) {
+		s.Start, s.End = r.firstSent, r.lastEnd
 		s.Duration = r.lastEnd.Sub(r.firstSent)
 		secs := s.Duration.Seconds()
 		s.RequestThroughput = float64(r.ok) / secs
@@ -151,6 +156,7 @@ func (r *Report) Summary() Summary {
 		for _, v := range r.outTokens {
 			out += v
 		}
+		s.OutputTokensTotal = out
 		s.OutputTokenThroughput = out / secs
 	}
 	return s

@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/inferprobe/inferprobe/collector"
+	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
@@ -187,7 +189,7 @@ func flagFor(field string) string {
 }
 
 // runBench runs one finite benchmark and prints its report.
-func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags) int {
+func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, gpus *gpuFlags) int {
 	if *f.set["request-count"] && *f.set["benchmark-duration"] {
 		fmt.Fprintln(stderr, "inferprobe bench: give --request-count or --benchmark-duration, not both")
 		return 2
@@ -197,7 +199,7 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		var cfg *scenarios.Config
 		cfg, err = scenarios.Parse(yml, "bench")
 		if err == nil {
-			return benchRun(logger, stdout, stderr, f, workers, cfg)
+			return benchRun(logger, stdout, stderr, f, workers, gpus, cfg)
 		}
 	}
 	var errs scenarios.Errors
@@ -211,21 +213,21 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	return 2
 }
 
-func benchRun(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, cfg *scenarios.Config) int {
+func benchRun(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, gpus *gpuFlags, cfg *scenarios.Config) int {
 	spec := cfg.Probes["bench"]
 	target, err := prober.NewTarget("bench", cfg.Targets["bench"])
 	if err == nil {
 		var probe *prober.Probe
 		probe, err = prober.NewProbe("bench", spec, target, cfg.Global.Seed, prober.Shard{Count: 1})
 		if err == nil {
-			return benchProbe(logger, stdout, stderr, f, workers, probe)
+			return benchProbe(logger, stdout, stderr, f, workers, gpus, probe)
 		}
 	}
 	fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)
 	return 2
 }
 
-func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, probe *prober.Probe) int {
+func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, gpus *gpuFlags, probe *prober.Probe) int {
 	limit := prober.Limit{Requests: 10}
 	switch {
 	case *f.set["benchmark-duration"]:
@@ -241,6 +243,16 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 		return 1
 	}
 	defer drain(logger, p)
+
+	// GPU telemetry only feeds the report; nothing is served.
+	telemetry, err := gpus.start(logger, prometheus.NewRegistry())
+	if err != nil {
+		fmt.Fprintf(stderr, "inferprobe bench: %v; fix --collector.gpu.fields-file or turn GPU telemetry off with --no-collector.gpu\n", err)
+		return 2
+	}
+	if telemetry != nil {
+		defer telemetry.Close()
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -270,7 +282,11 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 		}
 	}
 	interrupted := ctx.Err() != nil
-	printReport(stdout, report.Summary(), probe, f, peakCPU, peakSched, interrupted)
+	summary := report.Summary()
+	printReport(stdout, summary, probe, f, peakCPU, peakSched, interrupted)
+	if telemetry != nil {
+		printGPU(stdout, telemetry.Window().Stats(summary.Start, summary.End, int64(summary.OutputTokensTotal)))
+	}
 	if interrupted {
 		return 130
 	}
@@ -335,4 +351,33 @@ func printReport(w io.Writer, s collector.Summary, probe *prober.Probe, f *bench
 	}
 	d := probe.Digest()
 	fmt.Fprintf(w, "\nSequence digest: %s (%d requests, seed %d)\n", d, d.Requests, f.seed)
+}
+
+// printGPU prints what the GPUs did over the run, or says there was no telemetry.
+func printGPU(w io.Writer, st gpu.WindowStats) {
+	if len(st.GPUs) == 0 {
+		fmt.Fprintln(w, "\nGPU: no telemetry over the run (no DCGM or NVML here, or no samples); see --collector.gpu")
+		return
+	}
+	val := func(v *float64, format string) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprintf(format, *v)
+	}
+	fmt.Fprintf(w, "\n%-22s %10s %10s %12s %14s %10s %14s\n", "GPU (over the run)", "avg W", "peak W", "energy J", "J/output tok", "avg util%", "peak FB MiB")
+	row := func(name string, g gpu.GPUStats) {
+		fmt.Fprintf(w, "%-22s %10s %10s %12s %14s %10s %14s\n", name,
+			val(g.AvgPowerWatts, "%.1f"), val(g.PeakPowerWatts, "%.1f"), val(g.EnergyJoules, "%.1f"),
+			val(g.EnergyPerOutputTokenJoules, "%.4f"), val(g.AvgGPUUtilPercent, "%.1f"), val(g.PeakFBUsedMiB, "%.0f"))
+	}
+	for _, g := range st.GPUs {
+		row(g.GPU+" "+g.ModelName, g)
+	}
+	if len(st.GPUs) > 1 {
+		row("total", st.Total)
+	}
+	if st.Total.EnergySource == "power" {
+		fmt.Fprintln(w, "Energy is power integrated over time: the GPUs have no energy counter.")
+	}
 }

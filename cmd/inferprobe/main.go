@@ -68,6 +68,7 @@ func run(args []string) int {
 	bench := app.Command("bench", "Run one finite benchmark with AIPerf's flag names and print a report with exact percentiles and the request sequence's digest.")
 	benchCfg := addBenchFlags(bench)
 	benchWorkers := addWorkerFlags(bench, logConfig)
+	benchGPU := addGPUFlags(bench)
 
 	check := app.Command("check-config", "Validate scenario files; print every problem with file:line and exit 1 if any.")
 	checkFiles := check.Arg("file", "Scenario files to check.").Required().Strings()
@@ -89,7 +90,7 @@ func run(args []string) int {
 	case simulate.FullCommand():
 		return runSimulate(logger, simulateWeb, simulateCfg)
 	case bench.FullCommand():
-		return runBench(logger, os.Stdout, os.Stderr, benchCfg, benchWorkers)
+		return runBench(logger, os.Stdout, os.Stderr, benchCfg, benchWorkers, benchGPU)
 	case check.FullCommand():
 		return runCheckConfig(os.Stdout, os.Stderr, *checkFiles)
 	case worker.FullCommand():
