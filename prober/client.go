@@ -57,6 +57,12 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 		rec.Chunks = make([]time.Duration, 0, req.PinnedOutputTokens+1)
 	}
 
+	if !waitForSchedule(ctx, req.Scheduled) {
+		rec.Sent = c.now()
+		rec.fail(classify(ctx, context.Cause(ctx), ReasonTimeout), 0, fmt.Errorf("not sent: %w", context.Cause(ctx)))
+		return rec
+	}
+
 	ctx, cancelTimeout := context.WithTimeout(ctx, t.timeout)
 	defer cancelTimeout()
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -109,6 +115,28 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 		rec.setReason(classify(ctx, ctx.Err(), rec.Reason))
 	}
 	return rec
+}
+
+// maxLead is how far ahead of its scheduled time a request may reach Do and
+// still be held until that time. An executor may be handed requests early —
+// a scheduler that sends credits to a worker process ahead of time, so that
+// the hops on the way (goroutines, the pipe, the worker's reader) are not
+// billed as schedule lag — and then Do itself sends at the scheduled instant.
+// A request further ahead than maxLead is sent at once: a wall clock stepped
+// back between the scheduler's process and this one must not hold requests.
+const maxLead = time.Second
+
+// waitForSchedule waits until at when it is ahead, by at most maxLead, and
+// reports false if ctx ended first. A request that reaches Do late (the
+// usual case: the scheduler calls Do at the scheduled time) does not wait.
+func waitForSchedule(ctx context.Context, at time.Time) bool {
+	if d := time.Until(at); d <= 0 || d > maxLead {
+		return true
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	return sleepUntil(ctx, timer, at)
 }
 
 // stallReader rearms the stall timer whenever bytes arrive, including SSE

@@ -26,7 +26,8 @@ func readStream(now func() time.Time, body io.Reader, rec *Record) {
 	r := sse.NewReader(body, now, maxEventBytes)
 	var (
 		ev        sse.Event
-		c         chunk
+		fb        chunk // for decodeChunk's fallback; kept for its choices' backing array
+		c         chunkInfo
 		last      usage
 		haveUsage bool
 		finished  bool
@@ -63,31 +64,29 @@ func readStream(now func() time.Time, body io.Reader, rec *Record) {
 			_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
 			return
 		}
-		c.reset()
-		if err := json.Unmarshal(ev.Data, &c); err != nil {
+		if err := decodeChunk(ev.Data, &fb, &c); err != nil {
 			rec.Duration = ev.At.Sub(rec.Sent)
 			rec.fail(ReasonProtocol, 0, fmt.Errorf("decoding chunk %s: %w", clip(ev.Data), err))
 			return
 		}
-		if hasError(c.Error) {
+		if hasError(c.errValue) {
 			rec.Duration = ev.At.Sub(rec.Sent)
-			rec.fail(ReasonServerErrorEvent, 0, fmt.Errorf("error in stream: %s", clip(c.Error)))
+			rec.fail(ReasonServerErrorEvent, 0, fmt.Errorf("error in stream: %s", clip(c.errValue)))
 			return
 		}
-		output, reasoning := c.content()
-		if output || reasoning {
-			if len(rec.Chunks) == 0 && c.Usage != nil {
-				rec.FirstChunkTokens = c.Usage.CompletionTokens
+		if c.output || c.reasoning {
+			if len(rec.Chunks) == 0 && c.hasUsage {
+				rec.FirstChunkTokens = c.usage.CompletionTokens
 			}
-			if output && rec.FirstOutput < 0 {
+			if c.output && rec.FirstOutput < 0 {
 				rec.FirstOutput = len(rec.Chunks)
 			}
 			rec.Chunks = append(rec.Chunks, ev.At.Sub(rec.Sent))
 		}
-		if c.Usage != nil {
-			last, haveUsage = *c.Usage, true
+		if c.hasUsage {
+			last, haveUsage = c.usage, true
 		}
-		finished = finished || c.finished()
+		finished = finished || c.finished
 	}
 }
 

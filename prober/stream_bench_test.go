@@ -1,0 +1,61 @@
+package prober
+
+import (
+	"io"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// vllmStream is a vLLM-style chat stream of n one-token content chunks: a
+// role prelude, the chunks, a finish chunk, a usage chunk and [DONE], one
+// event per element, as a server that flushes every token delivers them.
+func vllmStream(n int) []string {
+	const head = `data: {"id":"chatcmpl-4f6e3c2a9b8d4e1f","object":"chat.completion.chunk","created":1764437000,"model":"Qwen/Qwen3-0.6B","choices":`
+	events := []string{head + `[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}` + "\n\n"}
+	for i := range n {
+		events = append(events, head+`[{"index":0,"delta":{"content":" word`+strconv.Itoa(i%10)+`"},"logprobs":null,"finish_reason":null}]}`+"\n\n")
+	}
+	return append(events,
+		head+`[{"index":0,"delta":{},"logprobs":null,"finish_reason":"length"}]}`+"\n\n",
+		head+`[],"usage":{"prompt_tokens":128,"total_tokens":`+strconv.Itoa(128+n)+`,"completion_tokens":`+strconv.Itoa(n)+`}}`+"\n\n",
+		"data: [DONE]\n\n")
+}
+
+// eventReader delivers one event per Read, as a server flushing each token
+// does.
+type eventReader struct {
+	events []string
+	i      int
+}
+
+func (r *eventReader) Read(p []byte) (int, error) {
+	if r.i == len(r.events) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.events[r.i])
+	r.i++
+	return n, nil
+}
+
+// BenchmarkReadStream is the client's per-chunk parsing cost: one 64-token
+// stream per op through readStream (SSE framing, chunk JSON, timing, token
+// counting), with the real clock, from an in-memory reader that hands over
+// one event per Read. No network, no HTTP: what is left is the work the
+// client does for every chunk on top of the read itself. ns/chunk and
+// allocs/chunk spread the per-stream costs over the 64 content chunks.
+func BenchmarkReadStream(b *testing.B) {
+	const tokens = 64
+	events := vllmStream(tokens)
+	r := &eventReader{events: events}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.i = 0
+		rec := &Record{FirstOutput: -1, Sent: time.Now(), Chunks: make([]time.Duration, 0, tokens+1)}
+		readStream(time.Now, r, rec)
+		if rec.Outcome != OutcomeOK || len(rec.Chunks) != tokens || rec.OutputTokens != tokens {
+			b.Fatalf("stream not read whole: %+v", rec)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens), "ns/chunk")
+}
