@@ -119,3 +119,22 @@ func TestLoadMissingFile(t *testing.T) {
 		t.Errorf("got %v, want a not-exist error", err)
 	}
 }
+
+func TestAPIKeyFileMustBeASmallRegularFile(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, make([]byte, maxKeyFile+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ file, want string }{
+		{dir, "not a regular file"},
+		{"/dev/zero", "not a regular file"},
+		{big, "larger than 64 KiB"},
+	} {
+		yml := "targets:\n  a: {url: http://127.0.0.1:8000/v1, model: m, api_key_file: " + tc.file + "}\nprobes:\n  p: {target: a, arrival: {rate: 1}}\n"
+		_, err := Parse([]byte(yml), filepath.Join(dir, "s.yml"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("api_key_file %s: error %v, want it to say %q", tc.file, err, tc.want)
+		}
+	}
+}

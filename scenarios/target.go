@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"maps"
 	"net/url"
 	"os"
@@ -96,7 +98,7 @@ func (t *Target) resolveAPIKey(l *loader, path string) {
 		if !filepath.IsAbs(t.APIKeyFile) {
 			t.APIKeyFile = filepath.Join(filepath.Dir(l.file), t.APIKeyFile)
 		}
-		data, err := os.ReadFile(t.APIKeyFile)
+		data, err := readKeyFile(t.APIKeyFile)
 		if err != nil {
 			var pe *os.PathError
 			if errors.As(err, &pe) {
@@ -139,3 +141,30 @@ func isToken(s string) bool {
 
 // isCtl reports control characters, which may not appear in header values.
 func isCtl(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }
+
+// maxKeyFile bounds what is read as a key file: keys are short, and a path
+// such as /dev/zero must not be read until memory runs out.
+const maxKeyFile = 64 << 10
+
+// readKeyFile reads a key file, refusing what is not a regular file (a FIFO
+// or /dev/stdin would block the load) and what is too large to be a key.
+// Symbolic links are followed: Kubernetes mounts secrets through them.
+func readKeyFile(path string) ([]byte, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, errors.New("not a regular file; it must be a file holding only the key")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err == nil && len(data) > maxKeyFile {
+		err = fmt.Errorf("larger than %d KiB; it must hold only the key", maxKeyFile>>10)
+	}
+	return data, err
+}
