@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"time"
 )
 
@@ -99,16 +101,27 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 		return rec
 	}
 
-	body := io.Reader(resp.Body)
-	if t.stream && t.stallTimeout > 0 {
-		stall := time.AfterFunc(t.stallTimeout, func() { cancel(errStall) })
-		defer stall.Stop()
-		body = &stallReader{r: body, timer: stall, d: t.stallTimeout}
-	}
+	what := streamSSE
 	if t.stream {
-		readStream(c.now, body, rec)
-	} else {
+		what = eventStreamType(resp.Header)
+	}
+	body := io.Reader(resp.Body)
+	switch {
+	case !t.stream:
 		readResponse(c.now, body, rec)
+	case what == streamJSON:
+		readUnstreamed(c.now, body, rec)
+	case what != streamSSE:
+		rec.Duration = c.now().Sub(rec.Sent)
+		rec.fail(ReasonProtocol, 0, fmt.Errorf("streaming reply is not an event stream: %s", what))
+		return rec
+	default:
+		if t.stallTimeout > 0 {
+			stall := time.AfterFunc(t.stallTimeout, func() { cancel(errStall) })
+			defer stall.Stop()
+			body = &stallReader{r: body, timer: stall, d: t.stallTimeout}
+		}
+		readStream(c.now, body, rec)
 	}
 	if rec.Outcome == OutcomeError && ctx.Err() != nil {
 		// A read failed because we cut it: say why we cut it.
@@ -209,4 +222,35 @@ func (r *Record) setReason(reason Reason) {
 	if reason == reasonCancelled {
 		r.Outcome, r.Reason = OutcomeCancelled, ReasonNone
 	}
+}
+
+// What a 200 reply to a streaming request carries, by its headers.
+const (
+	streamSSE  = "event stream"
+	streamJSON = "one JSON body"
+)
+
+// eventStreamType says whether a 200 reply to a streaming request may be read
+// as an event stream (streamSSE), is a single JSON body (streamJSON), or is
+// something else, which it describes. Content types that servers send by
+// mistake for an event stream (none, text/plain, octet-stream) are read as
+// one; a compressed body is not, since we never ask for compression.
+func eventStreamType(h http.Header) string {
+	if enc := h.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		return "Content-Encoding " + enc + " (compression was not asked for)"
+	}
+	ct := h.Get("Content-Type")
+	if ct == "" {
+		return streamSSE
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	switch {
+	case err != nil:
+		return "Content-Type " + ct
+	case mt == "text/event-stream", mt == "text/plain", mt == "application/octet-stream":
+		return streamSSE
+	case mt == "application/json", strings.HasSuffix(mt, "+json"):
+		return streamJSON
+	}
+	return "Content-Type " + mt
 }

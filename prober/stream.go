@@ -118,6 +118,18 @@ func readResponse(now func() time.Time, body io.Reader, rec *Record) {
 	rec.countTokens(u, resp.Usage != nil)
 }
 
+// readUnstreamed consumes a single JSON reply to a streaming request: the
+// server, or a proxy in front of it, ignored "stream": true. An error object
+// in it is the server's error; any other reply is a protocol error rather
+// than a success without a TTFT: a streaming client cannot read it, and
+// counting it as a success would hide that TTFT and ITL are no longer
+// measured.
+func readUnstreamed(now func() time.Time, body io.Reader, rec *Record) {
+	readResponse(now, body, rec)
+	rec.OutputTokens, rec.TokenSource = 0, TokensFromUsage
+	rec.fail(ReasonProtocol, 0, errors.New(`streaming was asked for but the reply is one JSON body (did the server or a proxy ignore "stream": true?)`))
+}
+
 // countTokens fills token counts: the server's usage wins; without it each
 // content chunk is counted as one token, and TokenSource says so.
 func (r *Record) countTokens(u usage, haveUsage bool) {
