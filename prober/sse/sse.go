@@ -217,8 +217,14 @@ func (r *Reader) fill() error {
 	}
 	if r.w == len(r.buf) {
 		// The partial line is at most maxEvent bytes (checked above), so
-		// there is room to grow within bufMax.
-		b := make([]byte, min(2*len(r.buf), r.bufMax))
+		// there is room to grow within bufMax. When the doubling after this
+		// one would pass bufMax, go to bufMax now: a line near the limit
+		// then costs one large buffer, not two (4 MiB and 4 MiB + 1).
+		n := 2 * len(r.buf)
+		if 2*n > r.bufMax {
+			n = r.bufMax
+		}
+		b := make([]byte, n)
 		copy(b, r.buf[:r.w])
 		r.buf = b
 	}
