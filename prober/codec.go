@@ -188,25 +188,28 @@ func (s *chunkScanner) choices(info *chunkInfo) bool {
 	case 'n':
 		return s.literal("null")
 	case '[':
-	default:
-		return false
+		return s.array(func() bool {
+			switch s.peek() {
+			case 'n': // a null element decodes to a zero choice
+				return s.literal("null")
+			case '{':
+				return s.choice(info)
+			}
+			return false
+		})
 	}
-	s.i++
+	return false
+}
+
+// array scans a JSON array at s.i, calling elem at the start of each element.
+func (s *chunkScanner) array(elem func() bool) bool {
+	s.i++ // '['
 	if s.peek() == ']' {
 		s.i++
 		return true
 	}
 	for {
-		switch s.peek() {
-		case 'n': // a null element decodes to a zero choice
-			if !s.literal("null") {
-				return false
-			}
-		case '{':
-			if !s.choice(info) {
-				return false
-			}
-		default:
+		if !elem() {
 			return false
 		}
 		switch s.peek() {
@@ -384,25 +387,7 @@ func (s *chunkScanner) skip(depth int) bool {
 	case c == '{':
 		return s.object(func([]byte) bool { return s.skip(depth + 1) })
 	case c == '[':
-		s.i++
-		if s.peek() == ']' {
-			s.i++
-			return true
-		}
-		for {
-			if !s.skip(depth + 1) {
-				return false
-			}
-			switch s.peek() {
-			case ',':
-				s.i++
-			case ']':
-				s.i++
-				return true
-			default:
-				return false
-			}
-		}
+		return s.array(func() bool { return s.skip(depth + 1) })
 	case c == '"':
 		raw, _ := s.str()
 		return raw != nil
