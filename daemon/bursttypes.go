@@ -1,0 +1,89 @@
+package daemon
+
+import (
+	"errors"
+	"time"
+
+	"github.com/inferprobe/inferprobe/collector"
+	"github.com/inferprobe/inferprobe/collector/gpu"
+)
+
+// Errors of the burst controls; the API maps each to its status code.
+var (
+	// ErrUnknownBurst: no burst of that name is configured (404).
+	ErrUnknownBurst = errors.New("no burst of that name is configured")
+	// ErrNotOnDemand: the burst exists but is not on_demand (403).
+	ErrNotOnDemand = errors.New("burst is not on_demand; set on_demand: true in the scenario file to trigger it through the API")
+	// ErrUnknownRun: no run of that id is running or kept in the history (404).
+	ErrUnknownRun = errors.New("no run of that id")
+	// ErrRunFinished: the run to cancel has already ended (409).
+	ErrRunFinished = errors.New("run has already finished")
+)
+
+// BusyError says a target already has a burst running (409).
+type BusyError struct {
+	Target string
+	RunID  string // the run in the way
+}
+
+func (e *BusyError) Error() string {
+	return "target " + e.Target + " already has burst run " + e.RunID + " running; wait for it or cancel it"
+}
+
+// Run states.
+const (
+	RunQueued    = "queued"
+	RunRunning   = "running"
+	RunSucceeded = "succeeded" // ran to its end; requests may still have failed
+	RunFailed    = "failed"    // could not run: bad override, target gone at reload
+	RunCancelled = "cancelled"
+)
+
+// Run triggers.
+const (
+	TriggerSchedule = "schedule"
+	TriggerAPI      = "api"
+)
+
+// BurstOverrides change one run of a burst; zero fields keep the configured
+// value. Each is clamped to the burst's configured maxima.
+type BurstOverrides struct {
+	Duration    time.Duration `json:"duration,omitempty"`
+	Requests    uint64        `json:"requests,omitempty"`
+	Rate        float64       `json:"rate,omitempty"`
+	Concurrency int           `json:"concurrency,omitempty"`
+}
+
+// BurstInfo describes one configured burst.
+type BurstInfo struct {
+	Name     string    `json:"name"`
+	Target   string    `json:"target"`
+	Schedule string    `json:"schedule,omitempty"` // cron expression or "every 6h"; empty when only on demand
+	OnDemand bool      `json:"on_demand"`
+	Next     time.Time `json:"next,omitzero"` // next scheduled start
+	Running  string    `json:"running,omitempty"`
+}
+
+// RunInfo is one burst run: its state while it runs and its report once done.
+// It is what the API returns and what the history keeps.
+type RunInfo struct {
+	ID        string         `json:"id"`
+	Burst     string         `json:"burst"`
+	Target    string         `json:"target"`
+	Trigger   string         `json:"trigger"`
+	State     string         `json:"state"`
+	Error     string         `json:"error,omitempty"`
+	Overrides BurstOverrides `json:"overrides,omitzero"`
+	Queued    time.Time      `json:"queued,omitzero"`
+	Started   time.Time      `json:"started,omitzero"`
+	Ended     time.Time      `json:"ended,omitzero"`
+	// Report is set once the run has ended (and, for progress, while it runs).
+	Report *BurstReport `json:"report,omitempty"`
+}
+
+// BurstReport is a run's result, computed from its raw samples.
+type BurstReport struct {
+	Summary collector.Summary `json:"summary"`
+	GPU     *gpu.WindowStats  `json:"gpu,omitempty"`
+	Digest  string            `json:"sequence_digest"`
+}
