@@ -10,14 +10,26 @@ import (
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-// Prompt is one request's content and intended lengths.
+// Prompt is one request's content and intended lengths. Endpoints turn it into
+// their own body: chat-like APIs send Messages when set (a multi-turn session's
+// history, ending with this turn's user message), else Text as one user message.
 type Prompt struct {
-	Text string
+	Text     string
+	Messages []Message
+	// Session names the multi-turn session the request belongs to; empty for
+	// single requests. Sent in the target's sticky-session header.
+	Session string
 	// InputTokens is the intended prompt length. Without a tokenizer it is
 	// approximate: one word is taken as one token.
 	InputTokens int
 	// OutputTokens is the output length to ask for (max_tokens).
 	OutputTokens int
+}
+
+// Message is one turn of a conversation.
+type Message struct {
+	Role    string // system, user or assistant
+	Content string
 }
 
 // Synthetic draws prompt lengths from normal distributions and fills prompts
