@@ -9,31 +9,91 @@ import (
 	"github.com/inferprobe/inferprobe/prober"
 )
 
-// Report keeps the raw samples of a finite run (a bench) so that its summary
-// has exact percentiles rather than histogram estimates. It implements
+// Report keeps the raw samples of a finite run (a bench or a burst) so that
+// its summary has exact percentiles rather than histogram estimates, and one
+// compact line per request for exports and charts over time. It implements
 // prober.Recorder.
 type Report struct {
+	slo SLO
+
 	mu                                 sync.Mutex
 	ttft, ttst, itl, icl, latency, lag []float64
+	perUser                            []float64
 	inTokens, outTokens                []float64
-	ok, failed, cancelled              int
+	ok, failed, cancelled, good        int
 	errors                             map[prober.Reason]int
 	firstSent, lastEnd                 time.Time
 	chunkCounted                       bool // some token counts are chunk counts, not usage
+	requests                           []RequestRecord
 }
 
+// ReportOption configures a Report.
+type ReportOption func(*Report)
+
+// WithSLO counts the successful requests that met every set threshold of slo
+// as good, for goodput.
+func WithSLO(slo SLO) ReportOption { return func(r *Report) { r.slo = slo } }
+
 // NewReport returns an empty report.
-func NewReport() *Report { return &Report{errors: map[prober.Reason]int{}} }
+func NewReport(opts ...ReportOption) *Report {
+	r := &Report{errors: map[prober.Reason]int{}}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// RequestRecord is what a report keeps of one request: its timings, lengths
+// and outcome, without its chunk offsets. Durations are zero when the request
+// did not get that far (no first token, no second chunk, failed).
+type RequestRecord struct {
+	Seq       uint64
+	Scheduled time.Time // when the scheduler wanted it sent
+	Sent      time.Time // the time origin; zero when it was never sent
+	// Lag is the client's own delay: Sent − Scheduled less any wait for the
+	// concurrency cap.
+	Lag time.Duration
+	// TTFT and TTST are set when the request got one and two content chunks;
+	// ITL and Latency only for successful requests (ITL with ≥ 2 chunks).
+	TTFT, TTST, ITL, Latency  time.Duration
+	Chunks                    int // content chunks received
+	InputTokens, OutputTokens int
+	Outcome                   prober.Outcome
+	Reason                    prober.Reason
+	Status                    int    // HTTP status; 0 without a response
+	Err                       string // the failure, for exports; empty on success
+	Good                      bool   // succeeded and met every SLO
+}
 
 // Started is part of prober.Recorder; a report only counts finished requests.
 func (r *Report) Started() {}
 
 // Observe adds a finished request, with the same rules as Series.Observe:
 // timings of failed requests count, lengths and latency only for successes.
+// It only appends, so that it stays cheap at high request rates.
 func (r *Report) Observe(rec *prober.Record) {
+	req := RequestRecord{
+		Seq: rec.Seq, Scheduled: rec.Scheduled, Sent: rec.Sent, Lag: rec.Lag(), Chunks: len(rec.Chunks),
+		Outcome: rec.Outcome, Reason: rec.Reason, Status: rec.Status,
+	}
+	if rec.Outcome != prober.OutcomeOK {
+		req.Err = rec.Err
+	}
+	req.TTFT, _ = rec.TTFT()
+	req.TTST, _ = rec.TTST()
+	if rec.Outcome == prober.OutcomeOK {
+		req.ITL, _ = rec.ITL()
+		req.Latency = rec.Duration
+		req.InputTokens, req.OutputTokens = rec.InputTokens, rec.OutputTokens
+		req.Good = r.slo.met(rec)
+	}
+
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.lag = append(r.lag, rec.Lag().Seconds())
+	r.requests = append(r.requests, req)
+	if !rec.Sent.IsZero() { // a request cancelled before its send has no lag
+		r.lag = append(r.lag, req.Lag.Seconds())
+	}
 	switch rec.Outcome {
 	case prober.OutcomeOK:
 		r.ok++
@@ -50,11 +110,11 @@ func (r *Report) Observe(rec *prober.Record) {
 	if end := rec.Sent.Add(rec.Duration); end.After(r.lastEnd) {
 		r.lastEnd = end
 	}
-	if d, ok := rec.TTFT(); ok {
-		r.ttft = append(r.ttft, d.Seconds())
+	if len(rec.Chunks) > 0 {
+		r.ttft = append(r.ttft, req.TTFT.Seconds())
 	}
-	if d, ok := rec.TTST(); ok {
-		r.ttst = append(r.ttst, d.Seconds())
+	if len(rec.Chunks) > 1 {
+		r.ttst = append(r.ttst, req.TTST.Seconds())
 	}
 	for i := 1; i < len(rec.Chunks); i++ {
 		r.icl = append(r.icl, (rec.Chunks[i] - rec.Chunks[i-1]).Seconds())
@@ -62,8 +122,12 @@ func (r *Report) Observe(rec *prober.Record) {
 	if rec.Outcome != prober.OutcomeOK {
 		return
 	}
-	if d, ok := rec.ITL(); ok {
-		r.itl = append(r.itl, d.Seconds())
+	if req.ITL > 0 {
+		r.itl = append(r.itl, req.ITL.Seconds())
+		r.perUser = append(r.perUser, 1/req.ITL.Seconds())
+	}
+	if req.Good {
+		r.good++
 	}
 	r.latency = append(r.latency, rec.Duration.Seconds())
 	r.inTokens = append(r.inTokens, float64(rec.InputTokens))
@@ -78,12 +142,41 @@ func (r *Report) Counts() (ok, failed, cancelled int) {
 	return r.ok, r.failed, r.cancelled
 }
 
-// Stats summarises one metric's samples. Percentiles interpolate linearly
-// between closest ranks, as numpy's default (and AIPerf) does.
+// Requests returns one record per finished request, in sequence order.
+func (r *Report) Requests() []RequestRecord {
+	r.mu.Lock()
+	out := slices.Clone(r.requests)
+	r.mu.Unlock()
+	slices.SortFunc(out, func(a, b RequestRecord) int {
+		switch {
+		case a.Seq < b.Seq:
+			return -1
+		case a.Seq > b.Seq:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Stats summarises one metric's samples. Std is the population standard
+// deviation and percentiles interpolate linearly between closest ranks, as
+// numpy's defaults (and so AIPerf) do.
 type Stats struct {
-	Count                                     int
-	Avg, Min, Max, Std                        float64
-	P1, P5, P10, P25, P50, P75, P90, P95, P99 float64
+	Count int     `json:"count"`
+	Avg   float64 `json:"avg"`
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	Std   float64 `json:"std"`
+	P1    float64 `json:"p1"`
+	P5    float64 `json:"p5"`
+	P10   float64 `json:"p10"`
+	P25   float64 `json:"p25"`
+	P50   float64 `json:"p50"`
+	P75   float64 `json:"p75"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
 }
 
 func statsOf(samples []float64) Stats {
@@ -113,23 +206,51 @@ func statsOf(samples []float64) Stats {
 	}
 }
 
-// Summary is a report's result.
+// Summary is a report's result, with AIPerf's definitions: timings in
+// seconds, throughputs per second of Duration, which runs from the first
+// send to the end of the last response.
 type Summary struct {
-	TTFT, TTST, ITL, InterChunk, Latency, ScheduleLag Stats
-	InputTokens, OutputTokens                         Stats
-	OK, Failed, Cancelled                             int
-	Errors                                            map[prober.Reason]int
-	// Start and End are the first send and the end of the last response;
-	// Duration runs between them.
-	Start, End time.Time
-	Duration   time.Duration
-	// RequestThroughput and OutputTokenThroughput are per second of Duration.
-	RequestThroughput, OutputTokenThroughput float64
-	// OutputTokensTotal is the sum of the successful requests' output tokens.
-	OutputTokensTotal float64
+	TTFT         Stats `json:"time_to_first_token_seconds"`
+	TTST         Stats `json:"time_to_second_token_seconds"`
+	ITL          Stats `json:"inter_token_latency_seconds"`
+	InterChunk   Stats `json:"inter_chunk_latency_seconds"`
+	Latency      Stats `json:"request_latency_seconds"`
+	ScheduleLag  Stats `json:"schedule_lag_seconds"`
+	InputTokens  Stats `json:"input_sequence_length"`
+	OutputTokens Stats `json:"output_sequence_length"`
+	// OutputTokenThroughputPerUser is, per successful request, 1 / ITL:
+	// the decode speed one user saw (tokens/s).
+	OutputTokenThroughputPerUser Stats `json:"output_token_throughput_per_user"`
+
+	OK        int                   `json:"ok"`
+	Failed    int                   `json:"failed"`
+	Cancelled int                   `json:"cancelled"`
+	Errors    map[prober.Reason]int `json:"errors_by_reason"`
+	// Good counts the successful requests that met every SLO; with no SLO
+	// set every successful request is good.
+	Good int `json:"good"`
+
+	Start    time.Time     `json:"start,omitzero"`
+	End      time.Time     `json:"end,omitzero"`
+	Duration time.Duration `json:"-"`
+	// DurationSeconds is Duration, for JSON readers.
+	DurationSeconds float64 `json:"duration_seconds"`
+
+	// RequestThroughput is successful requests per second.
+	RequestThroughput float64 `json:"request_throughput"`
+	// OutputTokenThroughput is output tokens of successful requests per
+	// second; TotalTokenThroughput counts their input tokens too.
+	OutputTokenThroughput float64 `json:"output_token_throughput"`
+	TotalTokenThroughput  float64 `json:"total_token_throughput"`
+	// Goodput is good requests per second.
+	Goodput float64 `json:"goodput"`
+	// InputTokensTotal and OutputTokensTotal sum the successful requests'
+	// lengths.
+	InputTokensTotal  float64 `json:"input_tokens_total"`
+	OutputTokensTotal float64 `json:"output_tokens_total"`
 	// TokensFromChunks says some output lengths were counted as one token per
 	// chunk because the server sent no usage.
-	TokensFromChunks bool
+	TokensFromChunks bool `json:"tokens_from_chunks"`
 }
 
 // Summary computes the summary of what was observed so far.
@@ -140,24 +261,29 @@ func (r *Report) Summary() Summary {
 		TTFT: statsOf(r.ttft), TTST: statsOf(r.ttst), ITL: statsOf(r.itl), InterChunk: statsOf(r.icl),
 		Latency: statsOf(r.latency), ScheduleLag: statsOf(r.lag),
 		InputTokens: statsOf(r.inTokens), OutputTokens: statsOf(r.outTokens),
-		OK: r.ok, Failed: r.failed, Cancelled: r.cancelled,
+		OutputTokenThroughputPerUser: statsOf(r.perUser),
+		OK:                           r.ok, Failed: r.failed, Cancelled: r.cancelled, Good: r.good,
 		Errors:           make(map[prober.Reason]int, len(r.errors)),
 		TokensFromChunks: r.chunkCounted,
 	}
 	for k, v := range r.errors {
 		s.Errors[k] = v
 	}
+	for _, v := range r.inTokens {
+		s.InputTokensTotal += v
+	}
+	for _, v := range r.outTokens {
+		s.OutputTokensTotal += v
+	}
 	if r.lastEnd.After(r.firstSent) {
 		s.Start, s.End = r.firstSent, r.lastEnd
 		s.Duration = r.lastEnd.Sub(r.firstSent)
 		secs := s.Duration.Seconds()
+		s.DurationSeconds = secs
 		s.RequestThroughput = float64(r.ok) / secs
-		var out float64
-		for _, v := range r.outTokens {
-			out += v
-		}
-		s.OutputTokensTotal = out
-		s.OutputTokenThroughput = out / secs
+		s.OutputTokenThroughput = s.OutputTokensTotal / secs
+		s.TotalTokenThroughput = (s.InputTokensTotal + s.OutputTokensTotal) / secs
+		s.Goodput = float64(r.good) / secs
 	}
 	return s
 }

@@ -84,6 +84,9 @@ type RunInfo struct {
 // BurstReport is a run's result, computed from its raw samples.
 type BurstReport struct {
 	Summary collector.Summary `json:"summary"`
-	GPU     *gpu.WindowStats  `json:"gpu,omitempty"`
-	Digest  string            `json:"sequence_digest"`
+	// Good is the number of requests that succeeded and met every SLO of
+	// the burst (goodput).
+	Good   int              `json:"good_requests"`
+	GPU    *gpu.WindowStats `json:"gpu,omitempty"`
+	Digest string           `json:"sequence_digest"`
 }

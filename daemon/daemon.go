@@ -36,6 +36,7 @@ type Daemon struct {
 	grace          time.Duration
 	clientLoad     collector.ClientLoad
 	saturation     *collector.Saturation
+	bursts         *burstManager
 
 	mu      sync.Mutex
 	config  *scenarios.Config
@@ -96,6 +97,7 @@ func New(logger *slog.Logger, load func() (*scenarios.Config, error), exec probe
 		probes:         map[string]*running{},
 		reloads:        make(chan chan error),
 	}
+	d.bursts = newBurstManager(d) // before the options, which set it up
 	for _, o := range opts {
 		o(d)
 	}
@@ -113,9 +115,11 @@ func (d *Daemon) Registry() *prometheus.Registry { return d.registry }
 // and keeps the running configuration.
 func (d *Daemon) Run(ctx context.Context) error {
 	defer d.cancelRequests()
+	d.bursts.history.load() // before the first load, which restores last-run gauges from it
 	if err := d.Reload(); err != nil {
 		return err
 	}
+	d.bursts.startSchedules(ctx)
 	check := time.NewTicker(time.Second)
 	defer check.Stop()
 	for {
@@ -135,9 +139,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 // grace period, then cuts the rest, which are counted as cancelled.
 func (d *Daemon) drain() {
 	d.stopAll()
+	d.bursts.shutdown()
 	done := make(chan struct{})
 	go func() {
 		d.runs.Wait()
+		d.bursts.wg.Wait()
 		close(done)
 	}()
 	grace := time.NewTimer(d.grace)
@@ -234,6 +240,7 @@ func (d *Daemon) apply(cfg *scenarios.Config) error {
 		}
 	}
 	d.probes = next
+	d.bursts.apply(cfg)
 	return nil
 }
 
@@ -279,10 +286,13 @@ func (d *Daemon) stopAll() {
 
 // Status is a snapshot for /api/v1/status.
 type Status struct {
-	ReloadSuccessful bool      `json:"reload_successful"`
-	LastError        string    `json:"last_error,omitempty"`
-	LoadedAt         time.Time `json:"loaded_at"`
-	Probes           []string  `json:"probes"`
+	ReloadSuccessful bool        `json:"reload_successful"`
+	LastError        string      `json:"last_error,omitempty"`
+	LoadedAt         time.Time   `json:"loaded_at"`
+	Probes           []string    `json:"probes"`
+	Bursts           []BurstInfo `json:"bursts"`
+	// Runs are the burst runs queued or running, oldest first.
+	Runs []RunInfo `json:"runs"`
 }
 
 func (d *Daemon) status() Status {
@@ -292,6 +302,7 @@ func (d *Daemon) status() Status {
 	if d.lastErr != nil {
 		s.LastError = d.lastErr.Error()
 	}
+	s.Bursts, s.Runs = d.Bursts(), d.bursts.activeRuns()
 	return s
 }
 

@@ -309,7 +309,7 @@ func TestReloads(t *testing.T) {
 	ld.set(probesYAML(fakeURL, map[string]string{"a": "200", "b": "200"}), nil)
 	exec := newFakeExec()
 	d := daemon.New(quietLogger(), ld.load, exec)
-	h, err := d.Handler(true)
+	h, err := d.Handler(true, daemon.BurstAPIOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +503,7 @@ probes:
 	d := daemon.New(quietLogger(), ld.load, prober.NewClient())
 	servers := map[bool]string{}
 	for _, lifecycle := range []bool{false, true} {
-		h, err := d.Handler(lifecycle)
+		h, err := d.Handler(lifecycle, daemon.BurstAPIOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

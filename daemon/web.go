@@ -11,8 +11,9 @@ import (
 )
 
 // Handler serves the daemon's HTTP surface (DESIGN §6). The reload endpoint
-// only acts when enableLifecycle is set, as in Prometheus.
-func (d *Daemon) Handler(enableLifecycle bool) (http.Handler, error) {
+// only acts when enableLifecycle is set, as in Prometheus; the burst API only
+// when burstAPI.Enabled.
+func (d *Daemon) Handler(enableLifecycle bool, burstAPI BurstAPIOptions) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.InstrumentMetricHandler(d.registry,
 		promhttp.HandlerFor(d.registry, promhttp.HandlerOpts{
@@ -48,6 +49,9 @@ func (d *Daemon) Handler(enableLifecycle bool) (http.Handler, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(d.status())
 	})
+	bursts := NewBurstAPI(d, burstAPI, d.logger)
+	mux.Handle(burstAPIPath, bursts)
+	mux.Handle(burstAPIPath+"/", bursts)
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "inferprobe",
 		Description: "Continuous benchmark of LLM inference endpoints",
@@ -55,6 +59,7 @@ func (d *Daemon) Handler(enableLifecycle bool) (http.Handler, error) {
 		Links: []web.LandingLinks{
 			{Address: "/metrics", Text: "Metrics", Description: "TTFT, inter-token latency and the rest, as native histograms"},
 			{Address: "/api/v1/status", Text: "Status", Description: "Configuration state and running probes (JSON)"},
+			{Address: burstAPIPath, Text: "Bursts", Description: "Configured bursts and recent runs (JSON); with --web.enable-burst-api, POST /api/v1/bursts/NAME starts one"},
 			{Address: "/-/healthy", Text: "Health"},
 			{Address: "/-/ready", Text: "Readiness"},
 		},

@@ -12,30 +12,54 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
+	"sync"
 	"time"
 )
 
 // Client sends requests and times their responses. It is safe for concurrent use.
 type Client struct {
-	http *http.Client
-	now  func() time.Time
+	now func() time.Time
+
+	mu      sync.Mutex
+	clients map[connKey]*http.Client // one transport per connection policy
 }
 
 // NewClient returns a client with connection reuse sized for many concurrent streams.
 func NewClient() *Client {
+	return &Client{now: time.Now, clients: map[connKey]*http.Client{}}
+}
+
+// httpClient returns the client for t's connection policy (TLS, HTTP/2,
+// reuse), made on first use; targets with the same policy share it, and so
+// their idle connections.
+func (c *Client) httpClient(t *Target) *http.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if hc, ok := c.clients[t.conn]; ok {
+		return hc
+	}
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSHandshakeTimeout: 10 * time.Second,
+		TLSClientConfig:     t.tls,
 		MaxIdleConns:        4096,
 		MaxIdleConnsPerHost: 4096,
 		IdleConnTimeout:     90 * time.Second,
-		ForceAttemptHTTP2:   true,
+		// Go negotiates HTTP/2 over TLS only when asked to once a TLS config
+		// is given; a non-nil empty TLSNextProto turns it off.
+		ForceAttemptHTTP2: t.conn.h2,
+		DisableKeepAlives: !t.conn.reuse,
 		// Compressed event streams are buffered by compressors, which would
 		// distort chunk timing; ask for identity.
 		DisableCompression: true,
 	}
-	return &Client{http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, now: time.Now}
+	if !t.conn.h2 {
+		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	}
+	hc := &http.Client{Transport: tr, CheckRedirect: noRedirect}
+	c.clients[t.conn] = hc
+	return hc
 }
 
 // A benchmark must time the endpoint it was pointed at; following a redirect
@@ -79,9 +103,12 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 		return rec
 	}
 	hreq.Header = t.header.Clone()
+	if req.Session != "" {
+		hreq.Header.Set(t.sessionHeader, req.Session)
+	}
 
 	attempt := c.now()
-	resp, err := c.http.Do(hreq)
+	resp, err := c.httpClient(t).Do(hreq)
 	if rec.Sent.IsZero() {
 		// No connection was had: the attempt began when we asked for one.
 		rec.Sent = attempt
@@ -108,9 +135,9 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 	body := io.Reader(resp.Body)
 	switch {
 	case !t.stream:
-		readResponse(c.now, body, rec)
+		readResponse(c.now, t, body, rec)
 	case what == streamJSON:
-		readUnstreamed(c.now, body, rec)
+		readUnstreamed(c.now, t, body, rec)
 	case what != streamSSE:
 		rec.Duration = c.now().Sub(rec.Sent)
 		rec.fail(ReasonProtocol, 0, fmt.Errorf("streaming reply is not an event stream: %s", what))
@@ -121,7 +148,7 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 			defer stall.Stop()
 			body = &stallReader{r: body, timer: stall, d: t.stallTimeout}
 		}
-		readStream(c.now, body, rec)
+		readStream(c.now, t, body, rec)
 	}
 	if rec.Outcome == OutcomeError && ctx.Err() != nil {
 		// A read failed because we cut it: say why we cut it.

@@ -2,38 +2,80 @@ package prober
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/prober/sse"
+	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-// codec is what differs between endpoint types: where to send, how the prompt
-// goes in the body, and how to read the answer.
+// codec is what differs between endpoint types: where to send, what to
+// send, and how to read the answer.
 type codec interface {
-	path() string
-	addPrompt(body map[string]any, text string)
+	// path is appended to the target's url.
+	path(stream bool) string
+	// streams reports whether the API streams at all.
+	streams() bool
+	// generates reports whether the API generates output tokens (embeddings
+	// and rankings do not).
+	generates() bool
+	// body is the request body for prompt p, to be encoded as JSON.
+	body(t *Target, p dataset.Prompt, params map[string]any) any
+	// event decodes one streamed event into info and, when st.wantText,
+	// appends the event's generated text (output and reasoning) to st.text.
+	event(ev sse.Event, st *eventState) (chunkInfo, error)
+	// reply decodes a whole non-streamed reply into info and appends its
+	// generated text to *text.
+	reply(data []byte, info *chunkInfo, text *[]byte) error
 }
 
-var codecs = map[string]codec{
-	"chat":        chatCodec{},
-	"completions": completionsCodec{},
+// eventState is a stream's decoding state, kept across its events.
+type eventState struct {
+	fb       chunk // for decodeChunk's fallback; kept for its choices' backing array
+	wantText bool
+	text     []byte
 }
 
-type chatCodec struct{}
-
-func (chatCodec) path() string { return "/chat/completions" }
-func (chatCodec) addPrompt(body map[string]any, text string) {
-	body["messages"] = []map[string]string{{"role": "user", "content": text}}
+// newCodec returns the codec of t's endpoint.
+func newCodec(t *scenarios.Target) (codec, error) {
+	switch t.Endpoint {
+	case scenarios.EndpointChat:
+		return chatCodec{}, nil
+	case scenarios.EndpointCompletions:
+		return completionsCodec{}, nil
+	case scenarios.EndpointResponses:
+		return responsesCodec{}, nil
+	case scenarios.EndpointEmbeddings:
+		return embeddingsCodec{}, nil
+	case scenarios.EndpointNIMRanking:
+		return rankingCodec{api: nimRanking}, nil
+	case scenarios.EndpointCohereRerank:
+		return rankingCodec{api: cohereRerank}, nil
+	case scenarios.EndpointTEIRerank:
+		return rankingCodec{api: teiRerank}, nil
+	case scenarios.EndpointMessages:
+		return messagesCodec{}, nil
+	case scenarios.EndpointTGI:
+		return tgiCodec{}, nil
+	case scenarios.EndpointTemplate:
+		if t.Template == nil {
+			return nil, errors.New("endpoint template needs a template")
+		}
+		return newTemplateCodec(t.Template), nil
+	}
+	return nil, fmt.Errorf("endpoint %q is not supported; use one of %s", t.Endpoint, strings.Join(scenarios.EndpointNames(), ", "))
 }
 
-type completionsCodec struct{}
-
-func (completionsCodec) path() string { return "/completions" }
-func (completionsCodec) addPrompt(body map[string]any, text string) {
-	body["prompt"] = text
-}
-
-// usage is the OpenAI usage object.
+// usage is the OpenAI usage object; the other APIs' token counts are
+// mapped onto it.
 type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens            int `json:"prompt_tokens"`
+	CompletionTokens        int `json:"completion_tokens"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 // chunk is one streamed event of either chat or completions; decoding both into
@@ -72,6 +114,18 @@ func (c *chunk) content() (output, reasoning bool) {
 	return output, reasoning
 }
 
+// appendText appends the chunk's reasoning and output text to b.
+func (c *chunk) appendText(b []byte) []byte {
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		b = append(b, ch.Delta.ReasoningContent...)
+		b = append(b, ch.Delta.Reasoning...)
+		b = append(b, ch.Delta.Content...)
+		b = append(b, ch.Text...)
+	}
+	return b
+}
+
 func (c *chunk) finished() bool {
 	for i := range c.Choices {
 		if c.Choices[i].FinishReason != nil && *c.Choices[i].FinishReason != "" {
@@ -81,25 +135,12 @@ func (c *chunk) finished() bool {
 	return false
 }
 
-// response is a non-streamed chat or completions reply.
-type response struct {
-	Choices []struct {
-		Message struct {
-			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
-			Reasoning        string `json:"reasoning"`
-		} `json:"message"`
-		Text string `json:"text"`
-	} `json:"choices"`
-	Usage *usage          `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
 // chunkInfo is what the prober takes from one streamed chunk.
 type chunkInfo struct {
 	output    bool // some choice carries generated text
 	reasoning bool // some choice carries reasoning text
-	finished  bool // some choice has a non-empty finish_reason
+	finished  bool // some choice has a non-empty finish_reason: the stream may end
+	done      bool // the API's last event (not chat's [DONE]): stop reading
 	hasUsage  bool
 	usage     usage
 	// errValue is the raw "error" value, nil when absent; see hasError.
@@ -289,8 +330,28 @@ func (s *chunkScanner) usage(info *chunkInfo) bool {
 			return once(&seen, 1) && s.optInt(&info.usage.PromptTokens)
 		case keyIs(key, "completion_tokens"):
 			return once(&seen, 2) && s.optInt(&info.usage.CompletionTokens)
+		case keyIs(key, "completion_tokens_details"):
+			return once(&seen, 4) && s.usageDetails(info)
 		}
 		return s.skip(1)
+	})
+}
+
+// usageDetails scans completion_tokens_details, which holds reasoning_tokens.
+func (s *chunkScanner) usageDetails(info *chunkInfo) bool {
+	switch s.peek() {
+	case 'n': // null leaves a struct as it is
+		return s.literal("null")
+	case '{':
+	default:
+		return false
+	}
+	var seen uint8
+	return s.object(func(key []byte) bool {
+		if keyIs(key, "reasoning_tokens") {
+			return once(&seen, 1) && s.optInt(&info.usage.CompletionTokensDetails.ReasoningTokens)
+		}
+		return s.skip(2)
 	})
 }
 

@@ -16,6 +16,8 @@ var chunkSeeds = []string{
 	`{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"reasoning":"hmm","content":null},"finish_reason":null}]}`,
 	`{"id":"chatcmpl-1","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"length","stop_reason":null}]}`,
 	`{"id":"chatcmpl-1","choices":[],"usage":{"prompt_tokens":128,"total_tokens":192,"completion_tokens":64}}`,
+	// reasoning models: OpenAI's and vLLM's usage details
+	`{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":300,"total_tokens":309,"prompt_tokens_details":null,"completion_tokens_details":{"reasoning_tokens":256,"accepted_prediction_tokens":0}}}`,
 	// per-chunk usage (vLLM continuous_usage_stats), completions, SGLang/TGI extras
 	`{"choices":[{"index":0,"delta":{"content":"ab"}}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`,
 	`{"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" word","logprobs":null,"finish_reason":null}],"usage":null}`,
@@ -47,6 +49,11 @@ var chunkSeeds = []string{
 	`{"usage":{"completion_tokens":-0,"prompt_tokens":null}}`,
 	`{"usage":{"completion_tokens":99999999999999999999}}`,
 	`{"usage":[]}`,
+	`{"usage":{"completion_tokens_details":null}}`,
+	`{"usage":{"completion_tokens_details":{"reasoning_tokens":"7"}}}`,
+	`{"usage":{"completion_tokens_details":[]}}`,
+	`{"usage":{"completion_tokens_details":{"reasoning_tokens":1,"reasoning_tokens":2}}}`,
+	`{"usage":{"completion_tokens_details":{"x":{"y":[1,{"z":null}]},"reasoning_tokens":3}}}`,
 	`{"choices":[{"delta":{"content":"x"}}]`,
 	`{"choices":[{"delta":{"content":"x"}},]}`,
 	`{"choices":[{"delta":{"content":"x\q"}}]}`,
@@ -119,7 +126,7 @@ func TestDecodeChunk(t *testing.T) {
 	}
 	// What servers send must take the fast path: a fallback here is a
 	// performance bug, not a wrong answer.
-	for _, seed := range chunkSeeds[:16] {
+	for _, seed := range chunkSeeds[:17] {
 		if s := (chunkScanner{b: []byte(seed)}); !s.chunk(&chunkInfo{}) {
 			t.Errorf("the scanner handed %s to encoding/json", seed)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -26,28 +27,38 @@ type Recorder interface {
 }
 
 // Probe is a never-ending seeded stream of requests to one target, and the
-// scheduler that sends it: open-loop at the send times of an arrival process,
-// or closed-loop with a number of requests kept in flight.
+// scheduler that sends it: open-loop at the send times of an arrival process
+// or of a replayed trace, or closed-loop with a number of requests kept in
+// flight. A multi-turn session is scheduled as one unit: its first turn like
+// any request, each later turn its think time after the turn before ended.
 type Probe struct {
 	Name   string
 	Target *Target
 	params map[string]any
 	shard  Shard
-	// Exactly one of arrivals (open loop) and concurrency (closed loop) is set.
+	// At most one of arrivals (open loop) and concurrency (closed loop) is
+	// set; neither when replay sends at the dataset's timestamps.
 	arrivals    arrival.Process
 	concurrency *concurrencyRamp
+	replay      bool
 	// maxConcurrency is this shard's cap on open-loop requests in flight; 0 for none.
 	maxConcurrency int
-	prompts        *dataset.Synthetic
-	next           uint64 // sequence number of the next request of the whole sequence
-	sent           *sequence
-	limit          Limit
+	source         dataset.Source
+	// cancelRate of the requests are cancelled cancelAfter after their send,
+	// chosen by cancels.
+	cancelRate  float64
+	cancelAfter time.Duration
+	cancels     *rand.Rand
+	next        uint64 // sequence number of the next request of the whole sequence
+	sent        *sequence
+	limit       Limit
 }
 
 // Limit ends a finite run (a bench): after Requests requests of the whole
 // sequence, or once the next send would come Duration after the start. Zero
 // fields do not limit. Open-loop runs stop by scheduled offset, not by the
-// clock, so two runs with the same seed send the same requests.
+// clock, so two runs with the same seed send the same requests. A multi-turn
+// session that started within the limit is sent to its last turn.
 type Limit struct {
 	Requests uint64
 	Duration time.Duration
@@ -72,15 +83,30 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard Sha
 		return nil, fmt.Errorf("probe %s: params cannot be sent as JSON: %w", name, err)
 	}
 	component := "probe/" + name
+	source, err := dataset.New(p.Dataset, dataset.Options{Seed: seed, Component: component, Tokenizer: t.Tokenizer()})
+	if err != nil {
+		return nil, fmt.Errorf("probe %s: dataset: %w", name, err)
+	}
 	probe := &Probe{
-		Name:    name,
-		Target:  t,
-		params:  p.Params,
-		shard:   shard,
-		prompts: dataset.NewSynthetic(*p.Dataset.Synthetic, seed, component),
-		sent:    newSequence(),
+		Name:   name,
+		Target: t,
+		params: p.Params,
+		shard:  shard,
+		source: source,
+		replay: p.Dataset.Replays(),
+		sent:   newSequence(),
+	}
+	if c := p.Dataset.Cancel; c != nil && c.Rate > 0 {
+		probe.cancelRate, probe.cancelAfter = c.Rate, time.Duration(c.After)
+		probe.cancels = seeded.New(seed, component+"/cancel")
 	}
 	a := p.Arrival
+	if err := probe.setCap(a.MaxConcurrency); err != nil {
+		return nil, fmt.Errorf("probe %s: %w", name, err)
+	}
+	if probe.replay {
+		return probe, nil
+	}
 	if a.Pattern == scenarios.ArrivalConcurrency {
 		probe.concurrency = &concurrencyRamp{from: a.Concurrency, to: a.Concurrency}
 		if a.RampOver > 0 {
@@ -93,14 +119,20 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard Sha
 		return nil, fmt.Errorf("probe %s: %w", name, err)
 	}
 	probe.arrivals = arr
-	if a.MaxConcurrency > 0 {
-		probe.maxConcurrency = shard.share(a.MaxConcurrency)
-		if probe.maxConcurrency == 0 {
-			return nil, fmt.Errorf("probe %s: max_concurrency %d cannot be split across %d shards; raise it to at least %d",
-				name, a.MaxConcurrency, shard.Count, shard.Count)
-		}
-	}
 	return probe, nil
+}
+
+// setCap sets this shard's share of an open-loop cap of c requests in flight.
+func (p *Probe) setCap(c int) error {
+	if c <= 0 {
+		return nil
+	}
+	p.maxConcurrency = p.shard.share(c)
+	if p.maxConcurrency == 0 {
+		return fmt.Errorf("max_concurrency %d cannot be split across %d shards; raise it to at least %d",
+			c, p.shard.Count, p.shard.Count)
+	}
+	return nil
 }
 
 // Digest identifies the requests sent so far; see Digest.
@@ -111,8 +143,16 @@ func (p *Probe) Digest() Digest { return p.sent.digest() }
 // stopping a probe lets its in-flight requests finish. Run is called once per
 // Probe: the sequence and its digest belong to that run.
 func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
-	r := &run{probe: p, reqCtx: reqCtx, exec: exec, rec: rec, start: time.Now()}
+	r := &run{probe: p, ctx: ctx, reqCtx: reqCtx, exec: exec, rec: rec}
+	if n := p.maxConcurrency; n > 0 && p.concurrency == nil {
+		r.slots = make(chan struct{}, n)
+	}
 	defer r.inFlight.Wait()
+	stop := r.planAhead()
+	defer stop()
+	// The timeline starts once the first requests are built, so that a trace
+	// that starts with a burst does not start late.
+	r.start = time.Now()
 	if p.concurrency != nil {
 		r.closedLoop(ctx)
 	} else {
@@ -120,40 +160,136 @@ func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
 	}
 }
 
-// planned is the next request of this shard, built ahead of its send time so
-// that building never delays sending.
+// planned is the next request of this shard, or the first turn of its next
+// session, built ahead of its send time so that building never delays sending.
 type planned struct {
 	seq    uint64
 	offset time.Duration // from the start; 0 in a closed loop
 	prompt dataset.Prompt
 	req    *Request
 	err    error
+	// cancelAfter, when > 0, cancels the request this long after its send.
+	cancelAfter time.Duration
+	// turns are the session's later turns; turn i has sequence number seq+1+i.
+	turns []plannedTurn
+	// stop says the dataset cannot go on: err is recorded once and the probe
+	// stops sending.
+	stop bool
+}
+
+// plannedTurn is a later turn of a session.
+type plannedTurn struct {
+	prompt      dataset.Prompt
+	req         *Request
+	err         error
+	delay       time.Duration // think time after the turn before ended
+	cancelAfter time.Duration
 }
 
 // plan draws requests of the whole sequence until one is this shard's. The
 // draws of other shards' requests are made all the same: that is what gives
-// every shard the same sequence.
+// every shard the same sequence. A session's turns take consecutive sequence
+// numbers and go to the shard that owns its first.
 func (p *Probe) plan() planned {
 	for {
 		seq := p.next
-		p.next++
 		var offset time.Duration
 		if p.arrivals != nil {
 			offset = p.arrivals.Next()
 		}
-		prompt := p.prompts.Next()
+		it, err := p.source.Next()
+		if err != nil {
+			return planned{seq: seq, offset: offset, err: fmt.Errorf("dataset: %w", err), stop: true}
+		}
+		if p.replay {
+			offset = it.At
+		}
+		p.next += 1 + uint64(len(it.Turns))
+		cancel := p.cancelDelay(it.CancelAfter)
+		turnCancel := make([]time.Duration, len(it.Turns))
+		for i := range it.Turns {
+			turnCancel[i] = p.cancelDelay(0)
+		}
 		if !p.shard.owns(seq) {
 			continue
 		}
-		req, err := NewRequest(p.Target, prompt, p.params)
-		return planned{seq: seq, offset: offset, prompt: prompt, req: req, err: err}
+		req, err := NewRequest(p.Target, it.Prompt, p.params)
+		pl := planned{seq: seq, offset: offset, prompt: it.Prompt, req: req, err: err, cancelAfter: cancel}
+		for i, t := range it.Turns {
+			req, err := NewRequest(p.Target, t.Prompt, p.params)
+			pl.turns = append(pl.turns, plannedTurn{prompt: t.Prompt, req: req, err: err, delay: t.Delay, cancelAfter: turnCancel[i]})
+		}
+		return pl
+	}
+}
+
+// cancelDelay is how long after its send the next request is cancelled, 0
+// for not at all: the trace's own delay, else cancel.after for the seeded
+// share cancel.rate of requests. Every request draws, so that the choices do
+// not depend on the trace or the shard.
+func (p *Probe) cancelDelay(trace time.Duration) time.Duration {
+	drawn := p.cancels != nil && p.cancels.Float64() < p.cancelRate
+	switch {
+	case trace > 0:
+		return trace
+	case drawn:
+		return p.cancelAfter
+	}
+	return 0
+}
+
+// lookahead is how many requests Run builds ahead of their send times:
+// enough for the bursts of real traces (the Mooncake conversation trace has
+// 28 requests at one instant), whose long prompts take milliseconds each to
+// build and would otherwise be sent late, one build after another.
+const lookahead = 64
+
+// planAhead plans the probe's requests in a goroutine of their own, lookahead
+// ahead of the scheduler, which takes them from r.planned in order. It
+// returns once the first lookahead are built (or planning stopped); stop ends
+// the planning and returns once it has ended.
+func (r *run) planAhead() (stop func()) {
+	ch := make(chan planned, lookahead)
+	done, ready := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var once sync.Once
+		signal := func() { once.Do(func() { close(ready) }) }
+		defer signal()
+		for {
+			pl := r.probe.plan()
+			select {
+			case ch <- pl:
+			case <-done:
+				return
+			}
+			if pl.stop {
+				return
+			}
+			if len(ch) == cap(ch) {
+				signal()
+			}
+		}
+	})
+	<-ready
+	r.planned = ch
+	return func() {
+		close(done)
+		wg.Wait()
 	}
 }
 
 // run is one call of Run.
 type run struct {
-	probe    *Probe
-	reqCtx   context.Context
+	probe *Probe
+	// ctx ends the schedule: no request or later turn is sent after it.
+	ctx    context.Context
+	reqCtx context.Context
+	// planned yields the probe's requests in order (see planAhead).
+	planned <-chan planned
+	// slots holds a token per open-loop request in flight under a cap; nil
+	// without a cap.
+	slots    chan struct{}
 	exec     Executor
 	rec      Recorder
 	start    time.Time
@@ -170,12 +306,7 @@ const dispatchLead = 2 * time.Millisecond
 // openLoop sends each request at start + its offset. With a cap, a request
 // whose time has come waits for a free slot.
 func (r *run) openLoop(ctx context.Context) {
-	var slots chan struct{}
-	var release func(time.Time)
-	if n := r.probe.maxConcurrency; n > 0 {
-		slots = make(chan struct{}, n)
-		release = func(time.Time) { <-slots }
-	}
+	slots := r.slots
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -184,7 +315,11 @@ func (r *run) openLoop(ctx context.Context) {
 	// ahead of it, so that time is its cap wait and not client lag.
 	var capFreed time.Time
 	for {
-		pl := r.probe.plan()
+		pl := <-r.planned
+		if pl.stop {
+			r.fail(pl)
+			return
+		}
 		if r.probe.limit.reached(pl.seq, pl.offset) {
 			return
 		}
@@ -204,7 +339,7 @@ func (r *run) openLoop(ctx context.Context) {
 				}
 			}
 		}
-		r.send(pl, at, max(0, capFreed.Sub(at)), release)
+		r.send(pl, at, max(0, capFreed.Sub(at)), nil)
 	}
 }
 
@@ -228,14 +363,18 @@ func (r *run) closedLoop(ctx context.Context) {
 	timer.Stop()
 	defer timer.Stop()
 	inFlight, steps, opened := 0, 0, r.start
-	pl := r.probe.plan()
+	pl := <-r.planned
 	for {
 		for ; inFlight < shard.share(ramp.level(steps)); inFlight++ {
+			if pl.stop {
+				r.fail(pl)
+				return
+			}
 			if ctx.Err() != nil || r.probe.limit.reached(pl.seq, time.Since(r.start)) {
 				return
 			}
 			r.send(pl, opened, 0, finished)
-			pl = r.probe.plan()
+			pl = <-r.planned
 		}
 		var step <-chan time.Time
 		if steps < ramp.steps() {
@@ -252,31 +391,6 @@ func (r *run) closedLoop(ctx context.Context) {
 			opened = r.start.Add(ramp.at(steps))
 		}
 	}
-}
-
-// send starts pl's request, scheduled at scheduled and held capWait by the
-// cap. finished, if set, is told when the request ends, before it is recorded.
-func (r *run) send(pl planned, scheduled time.Time, capWait time.Duration, finished func(end time.Time)) {
-	r.rec.Started()
-	r.probe.sent.add(pl.seq, pl.offset, pl.prompt)
-	if pl.req != nil {
-		pl.req.Seq, pl.req.Scheduled = pl.seq, scheduled
-	}
-	r.inFlight.Go(func() {
-		var out *Record
-		if pl.err != nil {
-			// Unreachable after NewProbe's check, but a request is never lost silently.
-			out = &Record{Seq: pl.seq, Scheduled: scheduled, Sent: time.Now(), FirstOutput: -1}
-			out.fail(ReasonProtocol, 0, pl.err)
-		} else {
-			out = r.exec.Do(r.reqCtx, r.probe.Target, pl.req)
-		}
-		if finished != nil {
-			finished(time.Now())
-		}
-		out.CapWait = capWait
-		r.rec.Observe(out)
-	})
 }
 
 // sleepUntil waits for the instant at, and reports false if ctx ended first:

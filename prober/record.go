@@ -43,13 +43,17 @@ const (
 type TokenSource uint8
 
 const (
-	TokensFromUsage  TokenSource = iota // the server's usage object
-	TokensFromChunks                    // one token per content chunk: an estimate
+	TokensFromUsage     TokenSource = iota // the server's usage object
+	TokensFromChunks                       // one token per content chunk, or for embeddings and rankings the dataset's input length: an estimate
+	TokensFromTokenizer                    // the target's tokenizer on the received text
 )
 
 func (s TokenSource) String() string {
-	if s == TokensFromUsage {
+	switch s {
+	case TokensFromUsage:
 		return "usage"
+	case TokensFromTokenizer:
+		return "tokenizer"
 	}
 	return "chunks"
 }
@@ -71,14 +75,19 @@ type Record struct {
 	// non-reasoning content, or -1.
 	FirstOutput int
 	// FirstChunkTokens is the number of tokens in the first content chunk when
-	// the server said so (per-chunk usage); 0 when unknown.
+	// known: from per-chunk usage, or from the target's tokenizer; 0 when
+	// unknown.
 	FirstChunkTokens int
 	// Duration is the offset of the end of the response.
 	Duration time.Duration
 
 	InputTokens  int
 	OutputTokens int
-	TokenSource  TokenSource
+	// ReasoningTokens is the part of OutputTokens spent on reasoning, when
+	// the server's usage says (completion_tokens_details.reasoning_tokens);
+	// 0 when it does not.
+	ReasoningTokens int
+	TokenSource     TokenSource
 	// PinnedOutputTokens is the output length the request pinned with
 	// ignore_eos or min_tokens == max_tokens; 0 when not pinned.
 	PinnedOutputTokens int
@@ -122,8 +131,8 @@ func (r *Record) TTST() (d time.Duration, ok bool) {
 
 // ITL is the inter-token latency: the time between the first and last content
 // chunks divided by the tokens generated after the first chunk. Tokens in the
-// first chunk come from per-chunk usage when known, else output tokens are
-// taken as spread evenly over the chunks.
+// first chunk come from per-chunk usage or the tokenizer when known, else
+// output tokens are taken as spread evenly over the chunks.
 func (r *Record) ITL() (d time.Duration, ok bool) {
 	n := len(r.Chunks)
 	if n < 2 || r.OutputTokens <= 0 {

@@ -3,7 +3,6 @@ package prober
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
@@ -15,8 +14,12 @@ type Request struct {
 	Seq       uint64
 	Scheduled time.Time
 	Body      []byte
-	// InputTokens is the prompt length the dataset intended; used when the
-	// server reports no usage.
+	// Session is the multi-turn session the request belongs to, sent in the
+	// target's session header; empty for single requests.
+	Session string
+	// InputTokens is the prompt length: the tokenizer's count of the prompt
+	// text when the target has one, else the length the dataset intended.
+	// Used when the server reports no usage.
 	InputTokens int
 	// PinnedOutputTokens is the output length the request pins (0 = not pinned).
 	PinnedOutputTokens int
@@ -25,21 +28,18 @@ type Request struct {
 // NewRequest builds the body for prompt p on target t, merging params (which
 // validation keeps away from the keys set here).
 func NewRequest(t *Target, p dataset.Prompt, params map[string]any) (*Request, error) {
-	body := make(map[string]any, len(params)+5)
-	maps.Copy(body, params)
-	body["model"] = t.Model
-	body["max_tokens"] = p.OutputTokens
-	if t.stream {
-		body["stream"] = true
-		// Ask for usage so token counts come from the server, not from chunk counts.
-		body["stream_options"] = map[string]any{"include_usage": true}
-	}
-	t.codec.addPrompt(body, p.Text)
-	b, err := json.Marshal(body)
+	b, err := json.Marshal(t.codec.body(t, p, params))
 	if err != nil {
 		return nil, fmt.Errorf("encoding request body: %w", err)
 	}
-	return &Request{Body: b, InputTokens: p.InputTokens, PinnedOutputTokens: pinned(p.OutputTokens, params)}, nil
+	req := &Request{Body: b, Session: p.Session, InputTokens: p.InputTokens}
+	if t.codec.generates() {
+		req.PinnedOutputTokens = pinned(p.OutputTokens, params)
+	}
+	if t.tok != nil {
+		req.InputTokens = t.tok.Count(promptText(p))
+	}
+	return req, nil
 }
 
 // pinned returns the output length a request forces: max_tokens when the server

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -263,7 +264,7 @@ func TestShardsUnion(t *testing.T) {
 			}
 			for _, w := range whole {
 				g := got[w.seq]
-				if g.offset != w.offset || g.prompt != w.prompt || !bytes.Equal(g.req.Body, w.req.Body) {
+				if g.offset != w.offset || !reflect.DeepEqual(g.prompt, w.prompt) || !bytes.Equal(g.req.Body, w.req.Body) {
 					t.Fatalf("%s: seq %d differs in %d shards: offset %v, prompt %+v; unsharded %v, %+v",
 						arrival, w.seq, n, g.offset, g.prompt, w.offset, w.prompt)
 				}

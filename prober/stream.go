@@ -22,17 +22,18 @@ var doneMarker = []byte("[DONE]")
 
 // readStream consumes an SSE body, timing each content chunk as its bytes arrive
 // (DESIGN §4) and taking token counts from usage in whichever chunk carries it.
-func readStream(now func() time.Time, body io.Reader, rec *Record) {
+func readStream(now func() time.Time, t *Target, body io.Reader, rec *Record) {
 	r := sse.NewReader(body, now, maxEventBytes)
 	var (
-		ev        sse.Event
-		fb        chunk // for decodeChunk's fallback; kept for its choices' backing array
-		c         chunkInfo
-		last      usage
-		haveUsage bool
-		finished  bool
+		ev       sse.Event
+		st       = eventState{wantText: t.tok != nil}
+		c        chunkInfo
+		tokens   tokenCount
+		finished bool
+		// firstText is where the first content chunk's text ends in st.text.
+		firstText = -1
 	)
-	defer func() { rec.countTokens(last, haveUsage) }()
+	defer func() { tokens.fill(rec, t, st.text, firstText) }()
 	for {
 		err := r.Next(&ev)
 		if err != nil {
@@ -60,11 +61,10 @@ func readStream(now func() time.Time, body io.Reader, rec *Record) {
 		}
 		if bytes.Equal(bytes.TrimSpace(ev.Data), doneMarker) {
 			rec.Duration = ev.At.Sub(rec.Sent)
-			// Read the chunked terminator so the connection can be reused.
-			_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+			drain(body)
 			return
 		}
-		if err := decodeChunk(ev.Data, &fb, &c); err != nil {
+		if c, err = t.codec.event(ev, &st); err != nil {
 			rec.Duration = ev.At.Sub(rec.Sent)
 			rec.fail(ReasonProtocol, 0, fmt.Errorf("decoding chunk %s: %w", clip(ev.Data), err))
 			return
@@ -75,23 +75,93 @@ func readStream(now func() time.Time, body io.Reader, rec *Record) {
 			return
 		}
 		if c.output || c.reasoning {
-			if len(rec.Chunks) == 0 && c.hasUsage {
-				rec.FirstChunkTokens = c.usage.CompletionTokens
+			if len(rec.Chunks) == 0 {
+				if c.hasUsage {
+					tokens.first = c.usage.CompletionTokens
+				}
+				firstText = len(st.text)
 			}
 			if c.output && rec.FirstOutput < 0 {
 				rec.FirstOutput = len(rec.Chunks)
 			}
 			rec.Chunks = append(rec.Chunks, ev.At.Sub(rec.Sent))
 		}
-		if c.hasUsage {
-			last, haveUsage = c.usage, true
-		}
+		tokens.add(&c)
 		finished = finished || c.finished
+		if c.done {
+			rec.Duration = ev.At.Sub(rec.Sent)
+			drain(body)
+			return
+		}
 	}
 }
 
+// drain reads what is left of a finished stream (the chunked terminator) so
+// that the connection can be reused.
+func drain(body io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10)) }
+
+// tokenCount gathers the server's token counts from a stream's events.
+type tokenCount struct {
+	usage     usage // the last usage seen, with the last input count given
+	haveUsage bool  // some event gave the output count
+	first     int   // tokens in the first content chunk by per-chunk usage; 0 unknown
+}
+
+func (tc *tokenCount) add(c *chunkInfo) {
+	prompt := tc.usage.PromptTokens
+	if c.hasUsage {
+		tc.usage, tc.haveUsage = c.usage, true
+	}
+	// APIs that give input and output counts in separate events (Anthropic's
+	// message_start and message_delta) must not lose the first to the second.
+	if c.usage.PromptTokens > 0 {
+		prompt = c.usage.PromptTokens
+	}
+	tc.usage.PromptTokens = prompt
+}
+
+// fill sets rec's token counts (DESIGN §4): the server's usage wins; without
+// it, the target's tokenizer counts the text received; without one, each
+// content chunk counts as one token. text is the streamed text and
+// firstText where the first content chunk's part of it ends (-1: none).
+func (tc *tokenCount) fill(rec *Record, t *Target, text []byte, firstText int) {
+	if tc.usage.PromptTokens > 0 {
+		rec.InputTokens = tc.usage.PromptTokens
+	}
+	rec.FirstChunkTokens = tc.first
+	switch {
+	case !t.codec.generates():
+		rec.OutputTokens, rec.TokenSource = 0, TokensFromUsage
+		if tc.usage.PromptTokens == 0 {
+			rec.TokenSource = inputSource(t)
+		}
+		return
+	case tc.haveUsage:
+		rec.OutputTokens, rec.TokenSource = tc.usage.CompletionTokens, TokensFromUsage
+		rec.ReasoningTokens = tc.usage.CompletionTokensDetails.ReasoningTokens
+	case t.tok != nil:
+		// The whole text at once: BPE merges across chunk boundaries.
+		rec.OutputTokens, rec.TokenSource = t.tok.Count(string(text)), TokensFromTokenizer
+	default:
+		rec.OutputTokens, rec.TokenSource = len(rec.Chunks), TokensFromChunks
+	}
+	if rec.FirstChunkTokens == 0 && t.tok != nil && firstText >= 0 {
+		rec.FirstChunkTokens = t.tok.Count(string(text[:firstText]))
+	}
+}
+
+// inputSource is the token source of a reply that generates nothing and
+// whose server did not count the input: the tokenizer's count of the
+// prompt, or else the dataset's estimate.
+func inputSource(t *Target) TokenSource {
+	if t.tok != nil {
+		return TokensFromTokenizer
+	}
+	return TokensFromChunks
+}
+
 // readResponse consumes a non-streamed reply.
-func readResponse(now func() time.Time, body io.Reader, rec *Record) {
+func readResponse(now func() time.Time, t *Target, body io.Reader, rec *Record) {
 	data, err := io.ReadAll(io.LimitReader(body, maxResponseBytes+1))
 	rec.Duration = now().Sub(rec.Sent)
 	if err != nil {
@@ -102,20 +172,19 @@ func readResponse(now func() time.Time, body io.Reader, rec *Record) {
 		rec.fail(ReasonProtocol, 0, fmt.Errorf("response larger than %d bytes", maxResponseBytes))
 		return
 	}
-	var resp response
-	if err := json.Unmarshal(data, &resp); err != nil {
+	var info chunkInfo
+	var text []byte
+	if err := t.codec.reply(data, &info, &text); err != nil {
 		rec.fail(ReasonProtocol, 0, fmt.Errorf("decoding response %s: %w", clip(data), err))
 		return
 	}
-	if hasError(resp.Error) {
-		rec.fail(ReasonServerErrorEvent, 0, fmt.Errorf("error in response: %s", clip(resp.Error)))
+	if hasError(info.errValue) {
+		rec.fail(ReasonServerErrorEvent, 0, fmt.Errorf("error in response: %s", clip(info.errValue)))
 		return
 	}
-	var u usage
-	if resp.Usage != nil {
-		u = *resp.Usage
-	}
-	rec.countTokens(u, resp.Usage != nil)
+	var tc tokenCount
+	tc.add(&info)
+	tc.fill(rec, t, text, -1)
 }
 
 // readUnstreamed consumes a single JSON reply to a streaming request: the
@@ -124,23 +193,10 @@ func readResponse(now func() time.Time, body io.Reader, rec *Record) {
 // than a success without a TTFT: a streaming client cannot read it, and
 // counting it as a success would hide that TTFT and ITL are no longer
 // measured.
-func readUnstreamed(now func() time.Time, body io.Reader, rec *Record) {
-	readResponse(now, body, rec)
+func readUnstreamed(now func() time.Time, t *Target, body io.Reader, rec *Record) {
+	readResponse(now, t, body, rec)
 	rec.OutputTokens, rec.TokenSource = 0, TokensFromUsage
 	rec.fail(ReasonProtocol, 0, errors.New(`streaming was asked for but the reply is one JSON body (did the server or a proxy ignore "stream": true?)`))
-}
-
-// countTokens fills token counts: the server's usage wins; without it each
-// content chunk is counted as one token, and TokenSource says so.
-func (r *Record) countTokens(u usage, haveUsage bool) {
-	if haveUsage {
-		r.OutputTokens, r.TokenSource = u.CompletionTokens, TokensFromUsage
-		if u.PromptTokens > 0 {
-			r.InputTokens = u.PromptTokens
-		}
-		return
-	}
-	r.OutputTokens, r.TokenSource = len(r.Chunks), TokensFromChunks
 }
 
 func hasError(raw json.RawMessage) bool {

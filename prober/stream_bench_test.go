@@ -52,7 +52,7 @@ func BenchmarkReadStream(b *testing.B) {
 	for b.Loop() {
 		r.i = 0
 		rec := &Record{FirstOutput: -1, Sent: time.Now(), Chunks: make([]time.Duration, 0, tokens+1)}
-		readStream(time.Now, r, rec)
+		readStream(time.Now, chatTarget, r, rec)
 		if rec.Outcome != OutcomeOK || len(rec.Chunks) != tokens || rec.OutputTokens != tokens {
 			b.Fatalf("stream not read whole: %+v", rec)
 		}

@@ -32,6 +32,9 @@ func (s *script) clock() time.Time { return s.now }
 
 const ms = time.Millisecond
 
+// chatTarget is a chat target without a tokenizer, enough for reading replies.
+var chatTarget = &Target{codec: chatCodec{}}
+
 func chat(content string) string {
 	return `data: {"choices":[{"index":0,"delta":{"content":"` + content + `"},"finish_reason":null}]}` + "\n\n"
 }
@@ -150,7 +153,7 @@ func TestReadStreamTiming(t *testing.T) {
 			t0 := time.Unix(1000, 0)
 			s := &script{reads: tc.reads, at: tc.at, t0: t0}
 			rec := &Record{Sent: t0, FirstOutput: -1, InputTokens: 99}
-			readStream(s.clock, s, rec)
+			readStream(s.clock, chatTarget, s, rec)
 			w := tc.want
 			if len(rec.Chunks) != len(w.chunks) {
 				t.Fatalf("chunks %v, want %v", rec.Chunks, w.chunks)
@@ -194,7 +197,7 @@ func TestReadResponse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &Record{Sent: t0, FirstOutput: -1, InputTokens: 9}
-			readResponse(func() time.Time { return t0.Add(70 * ms) }, strings.NewReader(tc.body), rec)
+			readResponse(func() time.Time { return t0.Add(70 * ms) }, chatTarget, strings.NewReader(tc.body), rec)
 			if rec.Reason != tc.reason || rec.Duration != 70*ms {
 				t.Fatalf("reason %q duration %v, want %q 70ms (err %q)", rec.Reason, rec.Duration, tc.reason, rec.Err)
 			}

@@ -1,13 +1,21 @@
 package prober
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/inferprobe/inferprobe/prober/tokenizer"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
+
+// anthropicVersion is the API version sent to endpoint messages unless the
+// target's headers name another.
+const anthropicVersion = "2023-06-01"
 
 // Target is a validated scenario target ready to receive requests.
 type Target struct {
@@ -22,34 +30,119 @@ type Target struct {
 	stream       bool
 	timeout      time.Duration
 	stallTimeout time.Duration
+	// tok counts tokens when the server reports no usage; nil without one.
+	tok            *tokenizer.Tokenizer
+	maxTokensField string
+	sessionHeader  string
+	conn           connKey
+	tls            *tls.Config // nil: Go's defaults
+}
+
+// connKey is what sets a target's connections apart: targets with the same
+// key share a transport and its idle connections.
+type connKey struct {
+	caFile              string
+	insecure, h2, reuse bool
 }
 
 // NewTarget prepares name's scenario target for requests.
 func NewTarget(name string, t *scenarios.Target) (*Target, error) {
-	c, ok := codecs[t.Endpoint]
-	if !ok {
-		return nil, fmt.Errorf("target %s: endpoint %q is not supported", name, t.Endpoint)
+	c, err := newCodec(t)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", name, err)
 	}
-	h := make(http.Header, len(t.Headers)+3)
+	stream := t.Streaming() && c.streams()
+	h := make(http.Header, len(t.Headers)+4)
 	for k, v := range t.Headers {
 		h.Set(k, v)
 	}
 	h.Set("Content-Type", "application/json")
-	if t.APIKey != "" {
+	switch {
+	case t.APIKey == "":
+	case t.Endpoint == scenarios.EndpointMessages:
+		h.Set("X-Api-Key", t.APIKey)
+	default:
 		h.Set("Authorization", "Bearer "+t.APIKey)
 	}
-	if t.Streaming() {
+	if t.Endpoint == scenarios.EndpointMessages && h.Get("Anthropic-Version") == "" {
+		h.Set("Anthropic-Version", anthropicVersion)
+	}
+	if stream {
 		h.Set("Accept", "text/event-stream")
 	}
-	return &Target{
-		Name:         name,
-		Model:        t.Model,
-		Spec:         *t,
-		url:          strings.TrimRight(t.URL, "/") + c.path(),
-		codec:        c,
-		header:       h,
-		stream:       t.Streaming(),
-		timeout:      time.Duration(t.Timeout),
-		stallTimeout: time.Duration(t.StallTimeout),
-	}, nil
+	tg := &Target{
+		Name:           name,
+		Model:          t.Model,
+		Spec:           *t,
+		url:            strings.TrimRight(t.URL, "/") + c.path(stream),
+		codec:          c,
+		header:         h,
+		stream:         stream,
+		timeout:        time.Duration(t.Timeout),
+		stallTimeout:   time.Duration(t.StallTimeout),
+		maxTokensField: scenarios.MaxTokens,
+		sessionHeader:  t.SessionHeaderName(),
+		conn:           connKey{caFile: t.TLS.CAFile, insecure: t.TLS.InsecureSkipVerify, h2: t.UseHTTP2(), reuse: t.KeepsAlive()},
+	}
+	if t.MaxTokensField != "" {
+		tg.maxTokensField = t.MaxTokensField
+	}
+	if t.Tokenizer != "" {
+		if tg.tok, err = loadTokenizer(t.Tokenizer); err != nil {
+			return nil, fmt.Errorf("target %s: %w", name, err)
+		}
+	}
+	if t.TLS != (scenarios.TLS{}) {
+		tg.tls = &tls.Config{InsecureSkipVerify: t.TLS.InsecureSkipVerify} //nolint:gosec // an explicit, documented switch
+		if t.TLS.CAFile != "" {
+			if tg.tls.RootCAs, err = scenarios.LoadCAFile(t.TLS.CAFile); err != nil {
+				return nil, fmt.Errorf("target %s: tls.ca_file: %w", name, err)
+			}
+		}
+	}
+	return tg, nil
+}
+
+// Tokenizer returns the target's tokenizer, nil when it has none.
+func (t *Target) Tokenizer() *tokenizer.Tokenizer { return t.tok }
+
+// tokenizers keeps loaded tokenizers by file, so that targets and reloads
+// sharing one do not each parse (and hold) it again; a changed file is
+// loaded anew.
+var tokenizers struct {
+	sync.Mutex
+	m map[tokenizerKey]*tokenizer.Tokenizer
+}
+
+type tokenizerKey struct {
+	path  string
+	size  int64
+	mtime time.Time
+}
+
+func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	key := tokenizerKey{path, info.Size(), info.ModTime()}
+	tokenizers.Lock()
+	defer tokenizers.Unlock()
+	if tok, ok := tokenizers.m[key]; ok {
+		return tok, nil
+	}
+	tok, err := tokenizer.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if tokenizers.m == nil {
+		tokenizers.m = map[tokenizerKey]*tokenizer.Tokenizer{}
+	}
+	for k := range tokenizers.m {
+		if k.path == path {
+			delete(tokenizers.m, k) // the file changed: drop the old one
+		}
+	}
+	tokenizers.m[key] = tok
+	return tok, nil
 }

@@ -17,6 +17,10 @@ type Config struct {
 	// Probes are the request streams, by name (same rules as target names); at
 	// least one. The name is the scenario label.
 	Probes map[string]*Probe `yaml:"probes"`
+	// Bursts are finite, heavier runs started on a schedule or through the
+	// API, by name (same rules as probe names, and the scenario label of
+	// their requests). Optional.
+	Bursts map[string]*Burst `yaml:"bursts"`
 }
 
 // Global holds settings shared by every probe.
@@ -29,10 +33,18 @@ type Global struct {
 	Workers int `yaml:"workers"`
 }
 
-// Endpoint types the prober speaks.
+// Endpoint types the prober speaks; EndpointTypes describes each.
 const (
-	EndpointChat        = "chat"
-	EndpointCompletions = "completions"
+	EndpointChat         = "chat"
+	EndpointCompletions  = "completions"
+	EndpointResponses    = "responses"
+	EndpointEmbeddings   = "embeddings"
+	EndpointNIMRanking   = "nim_ranking"
+	EndpointCohereRerank = "cohere_rerank"
+	EndpointTEIRerank    = "tei_rerank"
+	EndpointMessages     = "messages"
+	EndpointTGI          = "tgi"
+	EndpointTemplate     = "template"
 )
 
 // Target is one inference server endpoint.
@@ -41,20 +53,21 @@ type Target struct {
 	// appended to it. Required; http or https, with a host, and without
 	// credentials, query or fragment.
 	URL string `yaml:"url"`
-	// Endpoint is chat (/chat/completions) or completions (/completions).
-	// Default chat.
+	// Endpoint is the API the target speaks, one of EndpointTypes: chat,
+	// completions, responses, embeddings, nim_ranking, cohere_rerank,
+	// tei_rerank, messages (Anthropic), tgi or template. Default chat.
 	Endpoint string `yaml:"endpoint"`
 	// Model is sent in every request and used as the model label. Required.
 	Model string `yaml:"model"`
-	// APIKeyFile or APIKeyEnv supply a key sent as "Authorization: Bearer KEY";
-	// at most one may be set. The file holds only the key (surrounding
-	// whitespace is trimmed); a relative path is relative to the scenario
+	// APIKeyFile or APIKeyEnv supply a key sent as "Authorization: Bearer KEY"
+	// (endpoint messages: "x-api-key: KEY"); at most one may be set. The
+	// file holds only the key (surrounding whitespace is trimmed); a relative path is relative to the scenario
 	// file's directory, and Load rewrites it to the resolved path. The
 	// environment variable must be set and non-empty.
 	APIKeyFile string `yaml:"api_key_file"`
 	APIKeyEnv  string `yaml:"api_key_env"`
-	// Headers are added to every request. Authorization may not be set
-	// together with an API key.
+	// Headers are added to every request. The header that carries the API
+	// key may not be set together with one.
 	Headers map[string]string `yaml:"headers"`
 	// Stream asks for SSE streaming. Default true.
 	Stream *bool `yaml:"stream"`
@@ -63,6 +76,32 @@ type Target struct {
 	// StallTimeout bounds the silence between two chunks of a stream.
 	// Default 30s, or Timeout if that is shorter; > 0 and at most Timeout.
 	StallTimeout Duration `yaml:"stall_timeout"`
+	// SessionHeader names the header that carries a multi-turn session's id,
+	// so that a router keeps the session on one replica (sticky sessions).
+	// Sent only with requests that belong to a session. Default X-Session-ID.
+	SessionHeader string `yaml:"session_header"`
+	// MaxTokensField is the body field that carries the output length on
+	// endpoint chat: max_tokens (default; what vLLM, SGLang and most servers
+	// read) or max_completion_tokens (OpenAI's newer name).
+	MaxTokensField string `yaml:"max_tokens_field"`
+	// Tokenizer is a Hugging Face tokenizer.json (byte-level BPE, as GPT-2,
+	// and checked at load) used without network access to count tokens when
+	// the server reports no usage, and to count prompts exactly. A relative
+	// path is relative to the scenario file's directory, like api_key_file.
+	// Default none: counts then come from the server's usage, else from
+	// content chunks, and reports say which.
+	Tokenizer string `yaml:"tokenizer"`
+	// TLS configures https connections.
+	TLS TLS `yaml:"tls"`
+	// HTTP2 uses HTTP/2 when an https server offers it (ALPN); plain http
+	// always uses HTTP/1.1. Default true.
+	HTTP2 *bool `yaml:"http2"`
+	// KeepAlive reuses connections between requests. Default true; false
+	// opens a connection per request (setup is still not billed to TTFT).
+	KeepAlive *bool `yaml:"keep_alive"`
+	// Template describes the request and the reply of endpoint template,
+	// and is required there and refused elsewhere.
+	Template *Template `yaml:"template"`
 
 	// APIKey is resolved from APIKeyFile or APIKeyEnv at load time. Never logged.
 	APIKey string `yaml:"-"`
@@ -70,6 +109,41 @@ type Target struct {
 
 // Streaming reports whether requests to t ask for a stream.
 func (t *Target) Streaming() bool { return t.Stream == nil || *t.Stream }
+
+// TLS configures the client side of https connections.
+type TLS struct {
+	// CAFile is a PEM file of CA certificates that server certificates are
+	// checked against instead of the system's. A relative path is relative
+	// to the scenario file's directory.
+	CAFile string `yaml:"ca_file"`
+	// InsecureSkipVerify accepts any server certificate. For tests only: it
+	// lets anyone on the path read the prompts and the API key. Default false.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+}
+
+// Template is a user-described endpoint: a request body with placeholders
+// and where the reply keeps its text and token counts.
+type Template struct {
+	// Path is appended to the target's url, e.g. /generate. Required.
+	Path string `yaml:"path"`
+	// Body is the JSON request body. A string value that is exactly a
+	// placeholder becomes the value itself: "{{prompt}}" (string),
+	// "{{messages}}" (array of {role, content}), "{{max_tokens}}" (number),
+	// "{{model}}" (string), "{{stream}}" (bool). Inside a longer string,
+	// {{prompt}}, {{max_tokens}} and {{model}} are replaced as text.
+	// Required, and must use {{prompt}} or {{messages}}.
+	Body map[string]any `yaml:"body"`
+	// TextPath locates the generated text in each streamed event (or in the
+	// reply), as dot-separated keys and array indexes, e.g. choices.0.text.
+	// Required.
+	TextPath string `yaml:"text_path"`
+	// OutputTokensPath and InputTokensPath locate the server's token counts
+	// (usage) in whichever event carries them, or in the reply, e.g.
+	// usage.completion_tokens. Optional; without them the tokenizer or the
+	// content chunks count.
+	OutputTokensPath string `yaml:"output_tokens_path"`
+	InputTokensPath  string `yaml:"input_tokens_path"`
+}
 
 // Probe is a never-ending, low-rate stream of requests to one target.
 type Probe struct {
@@ -142,10 +216,16 @@ type Step struct {
 	Duration Duration `yaml:"duration"`
 }
 
-// Dataset says what the requests contain. Exactly one source must be set
-// when dataset is written.
+// Dataset says what the requests contain. Exactly one source (synthetic,
+// prompts or file) must be set when dataset is written. Prompt lengths are
+// exact when the target has a tokenizer, and approximate (one common word
+// taken as one token) otherwise.
 type Dataset struct {
 	Synthetic *Synthetic `yaml:"synthetic"`
+	Prompts   *Prompts   `yaml:"prompts"`
+	File      *File      `yaml:"file"`
+	// Cancel cancels a fraction of the requests client-side; default none.
+	Cancel *Cancel `yaml:"cancel"`
 }
 
 // Synthetic generates prompts of drawn lengths.

@@ -15,15 +15,15 @@ func TestDecodeErrors(t *testing.T) {
 		{"empty", "", `s.yml: file is empty; a minimal scenario is ` + minimalScenario},
 		{"only comments", "# nothing yet\n", `s.yml: file is empty; a minimal scenario is ` + minimalScenario},
 		{"null document", "---\n", `s.yml: file is empty; a minimal scenario is ` + minimalScenario},
-		{"not a mapping", "- qwen\n", `s.yml:1:1: the file must be a mapping with the fields global, targets, probes, not a list`},
+		{"not a mapping", "- qwen\n", `s.yml:1:1: the file must be a mapping with the fields global, targets, probes, bursts, not a list`},
 		{"syntax", "targets:\n  qwen:\n    url: x\n   model: y\n", `s.yml:1: invalid YAML: did not find expected key`},
 		{"tab indent", "targets:\n\tqwen: {}\n", `s.yml:2: invalid YAML: found character that cannot start any token`},
 		{"two documents", valid + "---\nglobal: {seed: 2}\n", `s.yml:9:1: a second YAML document starts here; keep the whole scenario in one document (remove the ---)`},
 		{"unknown field with suggestion", edit(t, "{rate: 0.2}", "{rat: 0.2}"), `s.yml:8:15: probes.steady.arrival: unknown field "rat"; did you mean "rate"?`},
 		{"unknown field case", edit(t, "    url:", "    URL:"), `s.yml:3:5: targets.qwen: unknown field "URL"; did you mean "url"?`},
 		{"unknown field swapped letters", edit(t, "    model:", "    mdoel:"), `s.yml:4:5: targets.qwen: unknown field "mdoel"; did you mean "model"?`},
-		{"unknown field without suggestion", edit(t, "    model:", "    api_key: x\n    model:"), `s.yml:4:5: targets.qwen: unknown field "api_key"; valid fields: url, endpoint, model, api_key_file, api_key_env, headers, stream, timeout, stall_timeout`},
-		{"unknown top-level field", "bursts: {}\n" + valid, `s.yml:1:1: unknown field "bursts"; valid fields: global, targets, probes`},
+		{"unknown field without suggestion", edit(t, "    model:", "    api_key: x\n    model:"), `s.yml:4:5: targets.qwen: unknown field "api_key"; valid fields: url, endpoint, model, api_key_file, api_key_env, headers, stream, timeout, stall_timeout, session_header, max_tokens_field, tokenizer, tls, http2, keep_alive, template`},
+		{"unknown top-level field", "loads: {}\n" + valid, `s.yml:1:1: unknown field "loads"; valid fields: global, targets, probes, bursts`},
 		{"misspelt section", strings.Replace(valid, "probes:", "probe:", 1), `s.yml:5:1: unknown field "probe"; did you mean "probes"?`},
 		{"string for number", edit(t, "rate: 0.2", "rate: fast"), `s.yml:8:21: probes.steady.arrival.rate: must be a number, not the string "fast"`},
 		{"quoted number", edit(t, "rate: 0.2", `rate: "0.2"`), `s.yml:8:21: probes.steady.arrival.rate: must be a number, not the string "0.2"; remove the quotes`},
@@ -118,7 +118,7 @@ probes:
 	want := `s.yml:2:9: global.seed: must be a whole number >= 0, not the string "7"; remove the quotes
 s.yml:4:3: targets.qwen.model: is required, e.g. model: Qwen/Qwen3-0.6B (a name the server lists at GET /v1/models)
 s.yml:5:10: targets.qwen.url: must start with http:// or https://, e.g. url: http://127.0.0.1:8000/v1
-s.yml:6:15: targets.qwen.endpoint: must be chat or completions, not "chatt"
+s.yml:6:15: targets.qwen.endpoint: must be one of chat, completions, responses, embeddings, nim_ranking, cohere_rerank, tei_rerank, messages, tgi, template, not "chatt"
 s.yml:7:14: targets.qwen.timeout: invalid duration "10"; write a number with a unit, e.g. 500ms, 30s or 2m
 s.yml:11:13: probes.steady.target: target "qwn" is not defined; defined targets: qwen
 s.yml:12:24: probes.steady.arrival.pattern: must be poisson, constant, gamma or concurrency, not "poison"

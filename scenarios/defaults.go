@@ -23,6 +23,9 @@ func (c *Config) setDefaults(l *loader) {
 	for name, p := range c.Probes {
 		p.setDefaults(l.under(join("probes", name)))
 	}
+	for name, b := range c.Bursts {
+		b.setDefaults(l.under(join("bursts", name)))
+	}
 }
 
 func (t *Target) setDefaults(written func(field string) bool) {
@@ -48,15 +51,5 @@ func (p *Probe) setDefaults(written func(field string) bool) {
 	if !written("arrival.pattern") {
 		p.Arrival.Pattern = ArrivalPoisson
 	}
-	if !written("dataset") {
-		p.Dataset.Synthetic = &Synthetic{}
-	}
-	if s := p.Dataset.Synthetic; s != nil {
-		if !written("dataset.synthetic.input_tokens.mean") {
-			s.InputTokens.Mean = defaultInputTokens
-		}
-		if !written("dataset.synthetic.output_tokens.mean") {
-			s.OutputTokens.Mean = defaultOutputTokens
-		}
-	}
+	p.Dataset.setDefaults(written)
 }

@@ -27,7 +27,11 @@ func (p *Probe) validate(l *loader, path string, targets map[string]*Target) {
 	case targets[p.Target] == nil && !l.bad["targets"]: // a rejected targets section defines none
 		l.errorf(join(path, "target"), "target %q is not defined; defined targets: %s", p.Target, names(targets))
 	}
-	p.Arrival.validate(l, join(path, "arrival"))
+	if p.Dataset.Replays() {
+		p.Arrival.validateReplay(l, join(path, "arrival"))
+	} else {
+		p.Arrival.validate(l, join(path, "arrival"))
+	}
 	p.Dataset.validate(l, join(path, "dataset"))
 	p.checkParams(l, join(path, "params"))
 	p.SLO.validate(l, join(path, "slo"))
@@ -153,30 +157,6 @@ func (a *Arrival) validateSeries(l *loader, path string) {
 		if !written("duration") || s.Duration <= 0 {
 			l.errorf(join(sp, "duration"), "must be > 0 in every step but the last, e.g. duration: 5m")
 		}
-	}
-}
-
-// sources lists the dataset sources that are set; a new source kind adds its line.
-func (d *Dataset) sources() []string {
-	var set []string
-	if d.Synthetic != nil {
-		set = append(set, "synthetic")
-	}
-	return set
-}
-
-func (d *Dataset) validate(l *loader, path string) {
-	switch set := d.sources(); len(set) {
-	case 0:
-		l.errorf(path, "must set exactly one source, e.g. synthetic: {input_tokens: {mean: %d}, output_tokens: {mean: %d}}",
-			defaultInputTokens, defaultOutputTokens)
-	case 1:
-	default:
-		l.errorf(path, "sets %v; keep exactly one source", set)
-	}
-	if s := d.Synthetic; s != nil {
-		s.InputTokens.validate(l, join(path, "synthetic.input_tokens"), defaultInputTokens)
-		s.OutputTokens.validate(l, join(path, "synthetic.output_tokens"), defaultOutputTokens)
 	}
 }
 

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -10,12 +11,98 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/inferprobe/inferprobe/prober/tokenizer"
 )
+
+// EndpointType describes one value of a target's endpoint.
+type EndpointType struct {
+	Name string
+	// Path is what the prober appends to the target's url.
+	Path string
+	// Streams is whether the API streams; the others ignore stream.
+	Streams     bool
+	Description string
+}
+
+// EndpointTypes lists every endpoint type, for validation, help texts and docs.
+var EndpointTypes = []EndpointType{
+	{EndpointChat, "/chat/completions", true, "OpenAI chat completions, as vLLM, SGLang, TensorRT-LLM, llama.cpp and NIM serve them"},
+	{EndpointCompletions, "/completions", true, "OpenAI text completions"},
+	{EndpointResponses, "/responses", true, "OpenAI Responses API"},
+	{EndpointEmbeddings, "/embeddings", false, "OpenAI embeddings; latency and input tokens only"},
+	{EndpointNIMRanking, "/ranking", false, "NVIDIA NIM reranking, url http://HOST/v1"},
+	{EndpointCohereRerank, "/rerank", false, "Cohere rerank v2, url https://api.cohere.com/v2"},
+	{EndpointTEIRerank, "/rerank", false, "text-embeddings-inference rerank, url of the server root"},
+	{EndpointMessages, "/messages", true, "Anthropic Messages, key sent as x-api-key, url https://api.anthropic.com/v1"},
+	{EndpointTGI, "/generate_stream", true, "Hugging Face TGI generate_stream, or generate when not streaming, url of the server root"},
+	{EndpointTemplate, "", true, "any JSON API, described by a body template and JSON paths in a scenario file"},
+}
+
+// LookupEndpoint returns the endpoint type called name.
+func LookupEndpoint(name string) (EndpointType, bool) {
+	i := slices.IndexFunc(EndpointTypes, func(e EndpointType) bool { return e.Name == name })
+	if i < 0 {
+		return EndpointType{}, false
+	}
+	return EndpointTypes[i], true
+}
+
+// EndpointNames lists the names of EndpointTypes.
+func EndpointNames() []string {
+	names := make([]string, len(EndpointTypes))
+	for i, e := range EndpointTypes {
+		names[i] = e.Name
+	}
+	return names
+}
+
+// APIKeyHeader is the header that carries the API key: x-api-key for
+// Anthropic's messages, Authorization (as a bearer token) elsewhere.
+func (t *Target) APIKeyHeader() string {
+	if t.Endpoint == EndpointMessages {
+		return "x-api-key"
+	}
+	return "Authorization"
+}
+
+// apiKeyForm shows how the API key is sent.
+func (t *Target) apiKeyForm() string {
+	if t.Endpoint == EndpointMessages {
+		return "x-api-key: KEY"
+	}
+	return "Authorization: Bearer KEY"
+}
+
+// Session header and output-length field defaults.
+const (
+	DefaultSessionHeader = "X-Session-ID"
+	MaxTokens            = "max_tokens"
+	MaxCompletionTokens  = "max_completion_tokens"
+)
+
+// SessionHeaderName is the header that carries a request's session id.
+func (t *Target) SessionHeaderName() string {
+	if t.SessionHeader == "" {
+		return DefaultSessionHeader
+	}
+	return t.SessionHeader
+}
+
+// UseHTTP2 reports whether HTTP/2 is used when an https server offers it.
+func (t *Target) UseHTTP2() bool { return t.HTTP2 == nil || *t.HTTP2 }
+
+// KeepsAlive reports whether connections are reused between requests.
+func (t *Target) KeepsAlive() bool { return t.KeepAlive == nil || *t.KeepAlive }
 
 func (t *Target) validate(l *loader, path string) {
 	t.checkURL(l, join(path, "url"))
-	if t.Endpoint != EndpointChat && t.Endpoint != EndpointCompletions {
-		l.errorf(join(path, "endpoint"), "must be %s or %s, not %q", EndpointChat, EndpointCompletions, t.Endpoint)
+	ep, ok := LookupEndpoint(t.Endpoint)
+	switch {
+	case !ok:
+		l.errorf(join(path, "endpoint"), "must be one of %s, not %q", strings.Join(EndpointNames(), ", "), t.Endpoint)
+	case !ep.Streams && l.written(join(path, "stream")) && t.Streaming():
+		l.errorf(join(path, "stream"), "endpoint %s does not stream; remove stream (or set it to false)", t.Endpoint)
 	}
 	if t.Model == "" {
 		l.errorf(join(path, "model"), "is required, e.g. model: Qwen/Qwen3-0.6B (a name the server lists at GET /v1/models)")
@@ -28,9 +115,31 @@ func (t *Target) validate(l *loader, path string) {
 			l.keyErrorf(hp, "%q is not a valid header name; use letters, digits and !#$%%&'*+-.^_`|~", name)
 		case strings.ContainsFunc(t.Headers[name], isCtl):
 			l.errorf(hp, "value has a line break or control character; a header value is one line of text")
-		case strings.EqualFold(name, "Authorization") && t.apiKeySource() != "":
-			l.keyErrorf(hp, "cannot be set together with %s, which is sent as \"Authorization: Bearer KEY\"; remove one", t.apiKeySource())
+		case strings.EqualFold(name, t.APIKeyHeader()) && t.apiKeySource() != "":
+			l.keyErrorf(hp, "cannot be set together with %s, which is sent as \"%s\"; remove one", t.apiKeySource(), t.apiKeyForm())
 		}
+	}
+	if t.SessionHeader != "" && !isToken(t.SessionHeader) {
+		l.errorf(join(path, "session_header"), "%q is not a valid header name; use letters, digits and !#$%%&'*+-.^_`|~", t.SessionHeader)
+	}
+	switch t.MaxTokensField {
+	case "", MaxTokens:
+	case MaxCompletionTokens:
+		if t.Endpoint != EndpointChat {
+			l.errorf(join(path, "max_tokens_field"), "applies only to endpoint chat; remove it")
+		}
+	default:
+		l.errorf(join(path, "max_tokens_field"), "must be %s or %s, not %q", MaxTokens, MaxCompletionTokens, t.MaxTokensField)
+	}
+	t.checkTokenizer(l, join(path, "tokenizer"))
+	t.checkTLS(l, join(path, "tls"))
+	switch {
+	case t.Endpoint == EndpointTemplate && t.Template == nil:
+		l.errorf(join(path, "template"), "is required by endpoint template, e.g. template: {path: /generate, body: {inputs: \"{{prompt}}\"}, text_path: generated_text}")
+	case t.Endpoint != EndpointTemplate && t.Template != nil:
+		l.keyErrorf(join(path, "template"), "is used only by endpoint template; remove it or set endpoint: template")
+	case t.Template != nil:
+		t.Template.validate(l, join(path, "template"))
 	}
 	if t.Timeout <= 0 {
 		l.errorf(join(path, "timeout"), "must be > 0, e.g. timeout: 120s")
@@ -79,8 +188,8 @@ func (t *Target) checkURL(l *loader, path string) {
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		l.errorf(path, "must not have a query (?...) or fragment (#...); write only the API base, %s", example)
 	}
-	for _, suffix := range []string{"/chat/completions", "/completions"} {
-		if strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), suffix) {
+	for _, e := range EndpointTypes {
+		if suffix := e.Path; suffix != "" && strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), suffix) {
 			l.errorf(path, "is the API base, so leave out %q: endpoint %q adds its own path", suffix, t.Endpoint)
 			return
 		}
@@ -167,4 +276,142 @@ func readKeyFile(path string) ([]byte, error) {
 		err = fmt.Errorf("larger than %d KiB; it must hold only the key", maxKeyFile>>10)
 	}
 	return data, err
+}
+
+// resolve makes a relative path relative to the scenario file's directory.
+func (l *loader) resolve(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(l.file), p)
+}
+
+// checkTokenizer resolves the tokenizer path and loads the file once, so
+// that an unsupported tokenizer is a load error rather than silently
+// wrong counts later.
+func (t *Target) checkTokenizer(l *loader, path string) {
+	if t.Tokenizer == "" {
+		return
+	}
+	t.Tokenizer = l.resolve(t.Tokenizer)
+	if _, err := tokenizer.Load(t.Tokenizer); err != nil {
+		l.errorf(path, "%v; give a Hugging Face tokenizer.json of a byte-level BPE model, or remove tokenizer", err)
+	}
+}
+
+func (t *Target) checkTLS(l *loader, path string) {
+	if t.TLS == (TLS{}) {
+		return
+	}
+	if !strings.HasPrefix(t.URL, "https://") {
+		l.keyErrorf(path, "applies only to https urls; remove it or use https://")
+		return
+	}
+	if t.TLS.CAFile == "" {
+		return
+	}
+	fp := join(path, "ca_file")
+	if t.TLS.InsecureSkipVerify {
+		l.keyErrorf(join(path, "insecure_skip_verify"), "cannot be used together with ca_file, which it would ignore; keep one")
+		return
+	}
+	t.TLS.CAFile = l.resolve(t.TLS.CAFile)
+	if _, err := LoadCAFile(t.TLS.CAFile); err != nil {
+		l.errorf(fp, "%v", err)
+	}
+}
+
+// LoadCAFile reads a PEM file of CA certificates into a pool.
+func LoadCAFile(path string) (*x509.CertPool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("cannot read %s: %v", path, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("%s holds no PEM certificate (-----BEGIN CERTIFICATE-----)", path)
+	}
+	return pool, nil
+}
+
+// Template placeholders.
+const (
+	PlaceholderPrompt    = "{{prompt}}"
+	PlaceholderMessages  = "{{messages}}"
+	PlaceholderMaxTokens = "{{max_tokens}}"
+	PlaceholderModel     = "{{model}}"
+	PlaceholderStream    = "{{stream}}"
+)
+
+var placeholders = []string{PlaceholderPrompt, PlaceholderMessages, PlaceholderMaxTokens, PlaceholderModel, PlaceholderStream}
+
+func (tp *Template) validate(l *loader, path string) {
+	if !strings.HasPrefix(tp.Path, "/") {
+		l.errorf(join(path, "path"), "must start with /, e.g. path: /generate")
+	}
+	if len(tp.Body) == 0 {
+		l.errorf(join(path, "body"), "is required, e.g. body: {inputs: \"{{prompt}}\", parameters: {max_new_tokens: \"{{max_tokens}}\"}}")
+	} else {
+		var usesPrompt bool
+		var walk func(p string, v any)
+		walk = func(p string, v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				for _, k := range slices.Sorted(maps.Keys(v)) {
+					walk(join(p, k), v[k])
+				}
+			case []any:
+				for i, e := range v {
+					walk(fmt.Sprintf("%s.%d", p, i), e)
+				}
+			case string:
+				usesPrompt = usesPrompt || strings.Contains(v, PlaceholderPrompt) || strings.Contains(v, PlaceholderMessages)
+				for rest := v; ; {
+					i := strings.Index(rest, "{{")
+					if i < 0 {
+						break
+					}
+					j := strings.Index(rest[i:], "}}")
+					if j < 0 {
+						break
+					}
+					if ph := rest[i : i+j+2]; !slices.Contains(placeholders, ph) {
+						l.errorf(p, "unknown placeholder %s; use one of %s", ph, strings.Join(placeholders, ", "))
+					} else if v != ph && (ph == PlaceholderMessages || ph == PlaceholderStream) {
+						l.errorf(p, "%s must be the whole value, as it is not text", ph)
+					}
+					rest = rest[i+j+2:]
+				}
+			}
+		}
+		walk(join(path, "body"), tp.Body)
+		if !usesPrompt {
+			l.errorf(join(path, "body"), "does not use %s or %s, so every request would send the same thing", PlaceholderPrompt, PlaceholderMessages)
+		}
+	}
+	for _, f := range []struct {
+		name, value string
+		required    bool
+	}{{"text_path", tp.TextPath, true}, {"output_tokens_path", tp.OutputTokensPath, false}, {"input_tokens_path", tp.InputTokensPath, false}} {
+		switch {
+		case f.value == "" && f.required:
+			l.errorf(join(path, f.name), "is required, e.g. %s: choices.0.text (dot-separated keys and array indexes)", f.name)
+		case f.value != "" && slices.Contains(strings.Split(f.value, "."), ""):
+			l.errorf(join(path, f.name), "%q has an empty part; write dot-separated keys and array indexes, e.g. usage.completion_tokens", f.value)
+		}
+	}
+}
+
+// EndpointHelp describes every endpoint type in one line of text, for
+// command-line help: "chat (OpenAI chat completions, …); completions (…); …".
+func EndpointHelp() string {
+	parts := make([]string, len(EndpointTypes))
+	for i, e := range EndpointTypes {
+		parts[i] = e.Name + " (" + e.Description + ")"
+	}
+	return strings.Join(parts, "; ")
 }

@@ -36,6 +36,11 @@ func (c *Config) validate(l *loader) {
 		checkName(l, path, name)
 		c.Probes[name].validate(l, path, c.Targets)
 	}
+	for _, name := range slices.Sorted(maps.Keys(c.Bursts)) {
+		path := join("bursts", name)
+		checkName(l, path, name)
+		c.Bursts[name].validate(l, path, c.Targets)
+	}
 }
 
 func checkName(l *loader, path, name string) {

@@ -66,7 +66,7 @@ s.yml:7:13: probes.steady.target: target "qwen" is not defined; defined targets:
 		{"url endpoint path", "http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1/chat/completions/", `s.yml:3:10: targets.qwen.url: is the API base, so leave out "/chat/completions": endpoint "chat" adds its own path`},
 
 		// Target fields.
-		{"endpoint", "    model:", "    endpoint: responses\n    model:", `s.yml:4:15: targets.qwen.endpoint: must be chat or completions, not "responses"`},
+		{"endpoint", "    model:", "    endpoint: chats\n    model:", `s.yml:4:15: targets.qwen.endpoint: must be one of chat, completions, responses, embeddings, nim_ranking, cohere_rerank, tei_rerank, messages, tgi, template, not "chats"`},
 		{"model missing", "    model: Qwen/Qwen3-0.6B\n", "", `s.yml:2:3: targets.qwen.model: is required, e.g. model: Qwen/Qwen3-0.6B (a name the server lists at GET /v1/models)`},
 		{"model empty", "    model: Qwen/Qwen3-0.6B\n", "    model:\n", `s.yml:4:5: targets.qwen.model: is required, e.g. model: Qwen/Qwen3-0.6B (a name the server lists at GET /v1/models)`},
 		{"timeout zero", "    model: Qwen/Qwen3-0.6B\n", "    model: Qwen/Qwen3-0.6B\n    timeout: 0s\n", `s.yml:5:14: targets.qwen.timeout: must be > 0, e.g. timeout: 120s`},
@@ -124,7 +124,7 @@ s.yml:8:5: probes.steady.arrival.ramp_over: is required with ramp_to: the time t
 		{"rate negative", "rate: 0.2", "rate: -1", `s.yml:8:21: probes.steady.arrival.rate: must be > 0, e.g. rate: 0.2 (requests per second)`},
 		{"rate infinite", "rate: 0.2", "rate: .inf", `s.yml:8:21: probes.steady.arrival.rate: must be > 0, e.g. rate: 0.2 (requests per second)`},
 		{"rate nan", "rate: 0.2", "rate: .nan", `s.yml:8:21: probes.steady.arrival.rate: must be > 0, e.g. rate: 0.2 (requests per second)`},
-		{"dataset without source", "{rate: 0.2}\n", "{rate: 0.2}\n    dataset: {}\n", `s.yml:9:5: probes.steady.dataset: must set exactly one source, e.g. synthetic: {input_tokens: {mean: 128}, output_tokens: {mean: 64}}`},
+		{"dataset without source", "{rate: 0.2}\n", "{rate: 0.2}\n    dataset: {}\n", `s.yml:9:5: probes.steady.dataset: must set exactly one source (synthetic, prompts or file), e.g. synthetic: {input_tokens: {mean: 128}, output_tokens: {mean: 64}}`},
 		{"input mean", "{rate: 0.2}\n", "{rate: 0.2}\n    dataset: {synthetic: {input_tokens: {mean: 0}}}\n", `s.yml:9:48: probes.steady.dataset.synthetic.input_tokens.mean: must be >= 1, e.g. mean: 128`},
 		{"output mean", "{rate: 0.2}\n", "{rate: 0.2}\n    dataset: {synthetic: {output_tokens: {mean: 0.5}}}\n", `s.yml:9:49: probes.steady.dataset.synthetic.output_tokens.mean: must be >= 1, e.g. mean: 64`},
 		{"stddev", "{rate: 0.2}\n", "{rate: 0.2}\n    dataset: {synthetic: {input_tokens: {stddev: -1}}}\n", `s.yml:9:50: probes.steady.dataset.synthetic.input_tokens.stddev: must be >= 0 (0 sends exactly mean tokens)`},

@@ -16,13 +16,22 @@ const maxRequestBody = 16 << 20
 
 // job is an admitted request.
 type job struct {
-	ep           *endpoint
+	ep           *endpoint // chat or completions; nil for the other APIs
+	api          *api      // the other generation APIs; nil for chat and completions
 	id           string
 	created      int64
 	promptTokens int
 	finish       string // "length" or "stop"
 	includeUsage bool
 	gen          generation
+}
+
+// genRequest is what a generation request asks for, whatever its API.
+type genRequest struct {
+	lim          limits
+	stream       bool
+	includeUsage bool
+	ignoreEOS    bool
 }
 
 // completions serves POST /v1/chat/completions and POST /v1/completions.
@@ -32,63 +41,89 @@ func (s *Server) completions(ep *endpoint) http.HandlerFunc {
 		if !ok {
 			return
 		}
-
-		// Every random choice, in a fixed order so that the same seed
-		// gives the same lengths whatever the profile or the options.
-		rng, id := s.requestRand()
-		p := s.profile.Load()
-		fail := rng.Float64() < p.ErrorRate
-		tokens, finish := outputLength(rng, s.cfg.NaturalTokens, lim.minTokens, lim.maxTokens, req.IgnoreEOS)
-		stalls := rng.Float64() < p.StallRate
-		stallAt := 1 + rng.IntN(tokens)
-		ttft := newSampler(p.Distribution, p.TTFT, p.Jitter).draw(rng) + time.Duration(lim.promptTokens)*p.PrefillPerToken
-
-		if fail { // at once, without queueing: a broken server answers fast
-			writeError(w, http.StatusInternalServerError, "server_error", "", "simulated server error (the simulator's error rate is "+strconv.FormatFloat(p.ErrorRate, 'g', -1, 64)+")")
-			return
-		}
-
-		queued := time.Now()
-		if s.slots != nil {
-			if err := s.slots.acquire(r.Context()); err != nil {
-				return // the client left while queued
-			}
-			defer s.slots.release()
-		}
-		admitted := time.Now()
-
-		j := &job{
-			ep:           ep,
-			id:           ep.idPrefix + id,
-			created:      admitted.Unix(),
-			promptTokens: lim.promptTokens,
-			finish:       finish,
-			includeUsage: req.StreamOptions.IncludeUsage,
-			gen: generation{
-				rng:      rng,
-				itl:      newSampler(p.Distribution, p.ITL, p.Jitter),
-				tokens:   tokens,
-				perChunk: s.cfg.TokensPerChunk,
-				due:      admitted.Add(ttft),
-			},
-		}
-		var err error
-		if req.Stream {
-			if stalls {
-				j.gen.stallAt, j.gen.stall = stallAt, p.StallDuration
-			}
-			err = s.stream(r.Context(), w, j)
-		} else {
-			err = s.respond(r.Context(), w, j)
-		}
-		if s.logger.Enabled(r.Context(), slog.LevelDebug) {
-			s.logger.LogAttrs(r.Context(), slog.LevelDebug, "request served",
-				slog.String("endpoint", ep.name), slog.Bool("stream", req.Stream),
-				slog.Int("prompt_tokens", lim.promptTokens), slog.Int("completion_tokens", tokens),
-				slog.Duration("queued", admitted.Sub(queued)), slog.Bool("stalled", j.gen.stallAt > 0),
-				slog.Any("err", err))
-		}
+		s.generate(w, r, genRequest{
+			lim:          lim,
+			stream:       req.Stream,
+			includeUsage: req.StreamOptions.IncludeUsage && !s.cfg.OmitUsage,
+			ignoreEOS:    req.IgnoreEOS,
+		}, &job{ep: ep, id: ep.idPrefix})
 	}
+}
+
+// generate queues, decodes and answers a parsed generation request; j
+// holds its API and id prefix.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, g genRequest, j *job) {
+	lim := g.lim
+	if s.cfg.IgnoreMinTokens {
+		// A server that ignores the pinned length: it stops when it likes.
+		lim.minTokens, g.ignoreEOS = 0, false
+	}
+	// Every random choice, in a fixed order so that the same seed
+	// gives the same lengths whatever the profile or the options.
+	rng, id := s.requestRand()
+	p := s.profile.Load()
+	fail := rng.Float64() < p.ErrorRate
+	tokens, finish := outputLength(rng, s.cfg.NaturalTokens, lim.minTokens, lim.maxTokens, g.ignoreEOS)
+	stalls := rng.Float64() < p.StallRate
+	stallAt := 1 + rng.IntN(tokens)
+	ttft := newSampler(p.Distribution, p.TTFT, p.Jitter).draw(rng) + time.Duration(lim.promptTokens)*p.PrefillPerToken
+
+	if fail { // at once, without queueing: a broken server answers fast
+		writeError(w, http.StatusInternalServerError, "server_error", "", "simulated server error (the simulator's error rate is "+strconv.FormatFloat(p.ErrorRate, 'g', -1, 64)+")")
+		return
+	}
+
+	queued := time.Now()
+	if s.slots != nil {
+		if err := s.slots.acquire(r.Context()); err != nil {
+			return // the client left while queued
+		}
+		defer s.slots.release()
+	}
+	admitted := time.Now()
+
+	perChunk := s.cfg.TokensPerChunk
+	if j.api != nil && j.api.perToken {
+		perChunk = 1
+	}
+	j.id += id
+	j.created = admitted.Unix()
+	j.promptTokens = lim.promptTokens
+	j.finish = finish
+	j.includeUsage = g.includeUsage
+	j.gen = generation{
+		rng:      rng,
+		itl:      newSampler(p.Distribution, p.ITL, p.Jitter),
+		tokens:   tokens,
+		perChunk: perChunk,
+		due:      admitted.Add(ttft),
+	}
+	if g.stream && stalls {
+		j.gen.stallAt, j.gen.stall = stallAt, p.StallDuration
+	}
+	var err error
+	switch {
+	case !g.stream:
+		err = s.respond(r.Context(), w, j)
+	case j.api != nil:
+		err = s.streamAPI(r.Context(), w, j)
+	default:
+		err = s.stream(r.Context(), w, j)
+	}
+	if s.logger.Enabled(r.Context(), slog.LevelDebug) {
+		s.logger.LogAttrs(r.Context(), slog.LevelDebug, "request served",
+			slog.String("endpoint", j.name()), slog.Bool("stream", g.stream),
+			slog.Int("prompt_tokens", lim.promptTokens), slog.Int("completion_tokens", tokens),
+			slog.Duration("queued", admitted.Sub(queued)), slog.Bool("stalled", j.gen.stallAt > 0),
+			slog.Any("err", err))
+	}
+}
+
+func (j *job) name() string {
+	if j.api != nil {
+		return j.api.name
+	}
+	return j.ep.name
 }
 
 // parse decodes and checks a request, answering the client itself when

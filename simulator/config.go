@@ -23,6 +23,8 @@ type Config struct {
 	DefaultMaxTokens int    // output cap when the request gives none; default 256
 	NaturalTokens    int    // mean length at which generation stops by itself (EOS) unless ignore_eos; default 128
 	TokensPerChunk   int    // tokens per SSE content chunk; default 1 (multi-token chunks are what some servers send); a chunk leaves when its last token is due
+	IgnoreMinTokens  bool   // ignore min_tokens and ignore_eos, stopping early as a server that does not support them does
+	OmitUsage        bool   // never send usage on chat and completions, as servers without it do
 }
 
 // withDefaults validates c and fills in its zero fields.

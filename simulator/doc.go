@@ -5,7 +5,17 @@
 // It serves POST /v1/chat/completions and POST /v1/completions (SSE streams
 // and plain JSON, shaped like vLLM's), GET /v1/models, GET /health and
 // GET/PUT /admin/profile, which changes the latency and fault profile at run
-// time (how an end-to-end test injects a regression).
+// time (how an end-to-end test injects a regression). It also speaks enough
+// of the other APIs inferprobe probes to test them: OpenAI's
+// POST /v1/responses and POST /v1/embeddings, Anthropic's POST /v1/messages
+// (typed events; anthropic-version required), TGI's POST /generate_stream and
+// POST /generate, and reranking as NIM (POST /v1/ranking), Cohere
+// (POST /v2/rerank) and text-embeddings-inference (POST /rerank) serve it.
+// Embeddings and reranking answer after the time to first token.
+//
+// Faults for clients' token accounting: IgnoreMinTokens stops outputs at
+// their natural length whatever min_tokens and ignore_eos say, and
+// OmitUsage never sends usage on chat and completions.
 //
 // Timing follows a GPU server's shape: requests wait in a FIFO queue for one
 // of MaxConcurrency decode slots; the first token comes TTFT plus

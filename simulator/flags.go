@@ -40,5 +40,9 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 		Default(strconv.Itoa(defaultNaturalTokens)).IntVar(&c.NaturalTokens)
 	cmd.Flag("sim.tokens-per-chunk", "Output tokens per SSE content chunk. 1 is one event per token; larger values mimic servers that batch tokens into chunks (vLLM --stream-interval), which clients must not count as one token each.").
 		Default(strconv.Itoa(defaultTokensPerChunk)).IntVar(&c.TokensPerChunk)
+	cmd.Flag("sim.ignore-min-tokens", "Ignore min_tokens and ignore_eos: outputs stop at their natural length, as on a server that does not support them, so probes that pin the length see inferprobe_output_length_mismatches_total rise.").
+		BoolVar(&c.IgnoreMinTokens)
+	cmd.Flag("sim.omit-usage", "Never send usage on chat and completions, even when asked (stream_options.include_usage), as servers without it do: clients must count tokens themselves.").
+		BoolVar(&c.OmitUsage)
 	return c
 }

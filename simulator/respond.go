@@ -17,7 +17,7 @@ type completionResponse struct {
 	Created int64  `json:"created"`
 	Model   string `json:"model"`
 	Choices []any  `json:"choices"`
-	Usage   usage  `json:"usage"`
+	Usage   *usage `json:"usage,omitempty"`
 }
 
 type chatChoice struct {
@@ -52,6 +52,10 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, j *job) err
 	if err := c.sleepUntil(ctx, g.finishDue()); err != nil {
 		return err
 	}
+	if j.api != nil {
+		writeJSON(w, http.StatusOK, j.api.reply(j, string(text)))
+		return nil
+	}
 	var choice any = textChoice{Text: string(text), FinishReason: j.finish}
 	if j.ep.chat {
 		choice = chatChoice{Message: chatMessageOut{Role: "assistant", Content: string(text)}, FinishReason: j.finish}
@@ -62,7 +66,15 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, j *job) err
 		Created: j.created,
 		Model:   s.cfg.Model,
 		Choices: []any{choice},
-		Usage:   usage{PromptTokens: j.promptTokens, CompletionTokens: g.tokens, TotalTokens: j.promptTokens + g.tokens},
+		Usage:   s.usage(j),
 	})
 	return nil
+}
+
+// usage is j's usage object, nil when the server is set to omit it.
+func (s *Server) usage(j *job) *usage {
+	if s.cfg.OmitUsage {
+		return nil
+	}
+	return &usage{PromptTokens: j.promptTokens, CompletionTokens: j.gen.tokens, TotalTokens: j.promptTokens + j.gen.tokens}
 }

@@ -196,7 +196,7 @@ func TestPlainJSON(t *testing.T) {
 		if r.Object != "chat.completion" || !strings.HasPrefix(r.ID, "chatcmpl-") || r.Model != DefaultModel || len(r.Choices) != 1 {
 			t.Errorf("unexpected response %s", out)
 		}
-		if r.Usage != (usage{PromptTokens: 5, CompletionTokens: 6, TotalTokens: 11}) {
+		if r.Usage == nil || *r.Usage != (usage{PromptTokens: 5, CompletionTokens: 6, TotalTokens: 11}) {
 			t.Errorf("usage = %+v", r.Usage)
 		}
 	})

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/url"
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/inferprobe/inferprobe/collector"
+	"github.com/inferprobe/inferprobe/collector/export"
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/scenarios"
@@ -43,7 +46,20 @@ type benchFlags struct {
 	apiKey                   string
 	headers                  []string
 	timeout                  float64
+	goodput                  string
+	warmupRequests           int
+	inputFile, datasetType   string
+	fixedSchedule            bool
+	tokenizer                string
+	artifactDir              string
+	saveScenario             string
+	compare                  string
+	compareFail              []string
+	progress                 string
 	set                      map[string]*bool // which flags the user gave
+	// args are the command-line arguments, for the command that repeats the
+	// run; runBench fills them from os.Args.
+	args []string
 }
 
 func addBenchFlags(cmd *kingpin.CmdClause) *benchFlags {
@@ -52,9 +68,9 @@ func addBenchFlags(cmd *kingpin.CmdClause) *benchFlags {
 		f.set[name] = new(bool)
 		return cmd.Flag(name, help).IsSetByUser(f.set[name])
 	}
-	flag("url", "Server base URL; /v1 is added when it has no path (AIPerf's convention).").Short('u').Default("http://localhost:8000").StringVar(&f.url)
+	flag("url", "Server base URL; http:// is assumed without a scheme and /v1 is added when it has no path (AIPerf's conventions), so localhost:8000 is http://localhost:8000/v1.").Short('u').Default("http://localhost:8000").StringVar(&f.url)
 	flag("model", "Model name sent in every request.").Short('m').Required().StringVar(&f.model)
-	flag("endpoint-type", "API to call: chat (/chat/completions) or completions (/completions).").Default("chat").EnumVar(&f.endpointType, "chat", "completions")
+	flag("endpoint-type", "API to call: "+scenarios.EndpointHelp()+". Embeddings and rankings do not stream.").Default("chat").EnumVar(&f.endpointType, scenarios.EndpointNames()...)
 	flag("streaming", "Stream responses (SSE). Needed for time to first token and inter-token latency.").BoolVar(&f.streaming)
 	flag("request-rate", "Open loop: requests per second, sent at --arrival-pattern times. With --concurrency too, concurrency caps the requests in flight.").Float64Var(&f.requestRate)
 	flag("arrival-pattern", "Gaps between requests at --request-rate: poisson, constant or gamma.").Default("poisson").EnumVar(&f.arrivalPattern, "poisson", "constant", "gamma")
@@ -73,6 +89,17 @@ func addBenchFlags(cmd *kingpin.CmdClause) *benchFlags {
 	flag("api-key", "API key sent as a bearer token. Prefer the INFERPROBE_API_KEY environment variable: flags show up in ps.").Envar("INFERPROBE_API_KEY").StringVar(&f.apiKey)
 	flag("header", "Extra HTTP header 'Name: value', repeatable.").Short('H').StringsVar(&f.headers)
 	flag("request-timeout-seconds", "Longest a request may take.").Default("600").Float64Var(&f.timeout)
+	flag("goodput", `SLOs for goodput, AIPerf's syntax: "time_to_first_token:500 inter_token_latency:50 request_latency:2000" (milliseconds). A successful request that meets every one is good; goodput is good requests per second.`).StringVar(&f.goodput)
+	flag("warmup-request-count", "Requests sent first, at the same arrival pattern, and left out of the report and the artifacts.").IntVar(&f.warmupRequests)
+	flag("input-file", "Dataset or trace file to send instead of synthetic prompts; see --custom-dataset-type.").StringVar(&f.inputFile)
+	flag("custom-dataset-type", "Format of --input-file: single_turn, multi_turn, mooncake_trace, or random_pool (read as single_turn).").Default("single_turn").EnumVar(&f.datasetType, "single_turn", "multi_turn", "mooncake_trace", "random_pool")
+	flag("fixed-schedule", "Send each request of --input-file at its timestamp (trace replay) instead of at --request-rate or --concurrency.").BoolVar(&f.fixedSchedule)
+	flag("tokenizer", "Path of a Hugging Face tokenizer.json to count tokens with when the server sends no usage. A hub name (Qwen/Qwen3-0.6B) is ignored with a note: inferprobe downloads nothing.").StringVar(&f.tokenizer)
+	flag("artifact-dir", "Where to write the artifacts (profile_export_inferprobe.json and .csv in AIPerf's layout, profile_export.jsonl, report.html, command.txt). Default artifacts/MODEL-ENDPOINT-LOAD, like AIPerf.").StringVar(&f.artifactDir)
+	flag("save-scenario", "Also write the run as on-demand burst bench, with a 0.2 requests/s probe of the same workload, in a scenario file for inferprobe serve.").StringVar(&f.saveScenario)
+	flag("compare", "Baseline profile_export_inferprobe.json (or AIPerf's profile_export_aiperf.json) to print deltas against.").StringVar(&f.compare)
+	flag("compare-fail", `Regression rule for --compare, repeatable: METRIC[.STAT]>N% fails when the value rose by more than N% over the baseline, METRIC[.STAT]<-N% when it fell by more than N%, METRIC[.STAT]>V (no %) when it is above V. STAT is avg (default), min, max, std or p1…p99; units are the JSON's (ms, tokens/sec). E.g. "time_to_first_token.p99>10%" "output_token_throughput<-5%". A failed rule exits 3.`).StringsVar(&f.compareFail)
+	flag("progress", "Progress display: auto (a live line on a terminal, else a plain line every 5s), tty, plain or off.").Default("auto").EnumVar(&f.progress, "auto", "tty", "plain", "off")
 	return f
 }
 
@@ -80,9 +107,16 @@ func addBenchFlags(cmd *kingpin.CmdClause) *benchFlags {
 // from files or the environment, so the key never lands in a generated file.
 const apiKeyEnv = "INFERPROBE_BENCH_API_KEY"
 
-// scenario turns the flags into a scenario file, so that the bench run is
+// benchSpec is the run the flags describe, as scenario-file fields.
+type benchSpec struct {
+	target, arrival, dataset, params, slo map[string]any
+	warmup                                uint64
+	notes                                 []string // flags accepted but not used, said once before the run
+}
+
+// spec turns the flags into scenario-file fields, so that the bench run is
 // validated exactly as a probe would be.
-func (f *benchFlags) scenario() ([]byte, error) {
+func (f *benchFlags) spec() (*benchSpec, error) {
 	// Two flags fill each mean, so neither can carry a kingpin default.
 	if !*f.set["synthetic-input-tokens-mean"] && !*f.set["isl"] {
 		f.islMean = 550
@@ -90,22 +124,20 @@ func (f *benchFlags) scenario() ([]byte, error) {
 	if !*f.set["output-tokens-mean"] && !*f.set["osl"] {
 		f.oslMean = 256
 	}
-	u, err := url.Parse(f.url)
+	base, err := baseURL(f.url)
 	if err != nil {
-		return nil, fmt.Errorf("--url %q: %w", f.url, err)
+		return nil, err
 	}
-	if u.Path == "" || u.Path == "/" {
-		u.Path = "/v1"
-	}
-	target := map[string]any{
-		"url": u.String(), "model": f.model, "endpoint": f.endpointType, "stream": f.streaming,
+	sp := &benchSpec{}
+	sp.target = map[string]any{
+		"url": base, "model": f.model, "endpoint": f.endpointType, "stream": f.streaming,
 		"timeout": (time.Duration(f.timeout * float64(time.Second))).String(),
 	}
 	if f.apiKey != "" {
 		if err := os.Setenv(apiKeyEnv, f.apiKey); err != nil {
 			return nil, err
 		}
-		target["api_key_env"] = apiKeyEnv
+		sp.target["api_key_env"] = apiKeyEnv
 	}
 	if len(f.headers) > 0 {
 		h := map[string]string{}
@@ -116,26 +148,59 @@ func (f *benchFlags) scenario() ([]byte, error) {
 			}
 			h[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
-		target["headers"] = h
+		sp.target["headers"] = h
+	}
+	if f.tokenizer != "" {
+		// AIPerf takes a hub name and downloads it; we read only local files.
+		if st, err := os.Stat(f.tokenizer); err == nil && !st.IsDir() {
+			sp.target["tokenizer"] = f.tokenizer
+		} else {
+			sp.notes = append(sp.notes, fmt.Sprintf("--tokenizer %s is not a tokenizer.json file here, so it is ignored (inferprobe downloads nothing): token counts come from the server's usage", f.tokenizer))
+		}
 	}
 
-	arrival := map[string]any{}
+	sp.arrival = map[string]any{}
 	switch {
 	case *f.set["request-rate"]:
-		arrival["pattern"], arrival["rate"] = f.arrivalPattern, f.requestRate
+		sp.arrival["pattern"], sp.arrival["rate"] = f.arrivalPattern, f.requestRate
 		if f.arrivalPattern == "gamma" {
-			arrival["smoothness"] = f.smoothness
+			sp.arrival["smoothness"] = f.smoothness
 		}
 		if *f.set["concurrency"] {
-			arrival["max_concurrency"] = f.concurrency
+			sp.arrival["max_concurrency"] = f.concurrency
+		}
+	case f.replays():
+		// A replayed trace sends at its own times; only a cap applies.
+		if *f.set["concurrency"] {
+			sp.arrival["max_concurrency"] = f.concurrency
 		}
 	default:
-		arrival["pattern"], arrival["concurrency"] = "concurrency", max(f.concurrency, 1)
+		sp.arrival["pattern"], sp.arrival["concurrency"] = "concurrency", max(f.concurrency, 1)
 		if *f.set["concurrency"] {
-			arrival["concurrency"] = f.concurrency
+			sp.arrival["concurrency"] = f.concurrency
 		}
 	}
-	params := map[string]any{}
+
+	if f.inputFile != "" {
+		file := map[string]any{"path": f.inputFile, "format": map[string]string{
+			"single_turn": "single_turn", "random_pool": "single_turn", "multi_turn": "multi_turn", "mooncake_trace": "mooncake",
+		}[f.datasetType]}
+		file["timing"] = "arrival"
+		if f.replays() {
+			file["timing"] = "replay"
+		}
+		sp.dataset = map[string]any{"file": file}
+	} else {
+		if f.fixedSchedule {
+			return nil, errors.New("--fixed-schedule replays the timestamps of an --input-file; give one, or drop --fixed-schedule")
+		}
+		sp.dataset = map[string]any{"synthetic": map[string]any{
+			"input_tokens":  map[string]any{"mean": f.islMean, "stddev": f.islStddev},
+			"output_tokens": map[string]any{"mean": f.oslMean, "stddev": f.oslStddev},
+		}}
+	}
+
+	sp.params = map[string]any{}
 	for _, kv := range f.extraInputs {
 		k, v, ok := strings.Cut(kv, ":")
 		if !ok || k == "" {
@@ -145,22 +210,82 @@ func (f *benchFlags) scenario() ([]byte, error) {
 		if json.Unmarshal([]byte(v), &parsed) != nil {
 			parsed = v
 		}
-		params[k] = parsed
+		sp.params[k] = parsed
 	}
-	probe := map[string]any{
-		"target":  "bench",
-		"arrival": arrival,
-		"dataset": map[string]any{"synthetic": map[string]any{
-			"input_tokens":  map[string]any{"mean": f.islMean, "stddev": f.islStddev},
-			"output_tokens": map[string]any{"mean": f.oslMean, "stddev": f.oslStddev},
-		}},
+	if sp.slo, err = parseGoodput(f.goodput); err != nil {
+		return nil, err
 	}
-	if len(params) > 0 {
-		probe["params"] = params
+	if f.warmupRequests < 0 {
+		return nil, fmt.Errorf("--warmup-request-count %d: must be >= 0", f.warmupRequests)
+	}
+	sp.warmup = uint64(f.warmupRequests)
+	return sp, nil
+}
+
+// replays reports whether the run sends at the input file's timestamps:
+// with --fixed-schedule, and, as AIPerf does, for a trace given without a
+// rate or concurrency.
+func (f *benchFlags) replays() bool {
+	return f.inputFile != "" && (f.fixedSchedule ||
+		f.datasetType == "mooncake_trace" && !*f.set["request-rate"] && !*f.set["concurrency"])
+}
+
+// baseURL applies AIPerf's conventions to --url: http:// when no scheme is
+// given, /v1 when there is no path.
+func baseURL(raw string) (string, error) {
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("--url %q: %w", raw, err)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/v1"
+	}
+	return u.String(), nil
+}
+
+// goodputTags maps AIPerf's --goodput tags to scenario SLO fields.
+var goodputTags = map[string]string{
+	"time_to_first_token": "time_to_first_token",
+	"inter_token_latency": "inter_token_latency",
+	"request_latency":     "request_latency",
+}
+
+// parseGoodput reads AIPerf's --goodput "tag:ms tag:ms" into an SLO.
+func parseGoodput(s string) (map[string]any, error) {
+	slo := map[string]any{}
+	for _, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
+		tag, v, ok := strings.Cut(item, ":")
+		field, known := goodputTags[tag]
+		if !ok || !known {
+			return nil, fmt.Errorf("--goodput %q: want tag:milliseconds with tag time_to_first_token, inter_token_latency or request_latency, e.g. \"time_to_first_token:500 inter_token_latency:50\"", item)
+		}
+		ms, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(ms > 0) || math.IsInf(ms, 1) {
+			return nil, fmt.Errorf("--goodput %q: %q is not a number of milliseconds > 0", item, v)
+		}
+		slo[field] = time.Duration(ms * float64(time.Millisecond)).String()
+	}
+	if len(slo) == 0 {
+		return nil, nil
+	}
+	return slo, nil
+}
+
+// scenario is the scenario file the bench runs: the spec as probe "bench".
+func (sp *benchSpec) scenario(seed uint64) ([]byte, error) {
+	probe := map[string]any{"target": "bench", "arrival": sp.arrival, "dataset": sp.dataset}
+	if len(sp.params) > 0 {
+		probe["params"] = sp.params
+	}
+	if sp.slo != nil {
+		probe["slo"] = sp.slo
 	}
 	return yaml.Marshal(map[string]any{
-		"global":  map[string]any{"seed": f.seed},
-		"targets": map[string]any{"bench": target},
+		"global":  map[string]any{"seed": seed},
+		"targets": map[string]any{"bench": sp.target},
 		"probes":  map[string]any{"bench": probe},
 	})
 }
@@ -180,6 +305,9 @@ func flagFor(field string) string {
 		{"probes.bench.dataset.synthetic.output_tokens.mean", "--output-tokens-mean"},
 		{"probes.bench.dataset.synthetic.output_tokens.stddev", "--output-tokens-stddev"},
 		{"probes.bench.params", "--extra-inputs"}, {"global.seed", "--random-seed"},
+		{"probes.bench.slo", "--goodput"}, {"targets.bench.tokenizer", "--tokenizer"},
+		{"probes.bench.dataset.file.path", "--input-file"}, {"probes.bench.dataset.file.format", "--custom-dataset-type"},
+		{"probes.bench.dataset.file.timing", "--fixed-schedule"}, {"probes.bench.dataset.file", "--input-file"},
 	} {
 		if strings.HasPrefix(field, m.prefix) {
 			return m.flag + strings.TrimPrefix(field, m.prefix)
@@ -188,54 +316,110 @@ func flagFor(field string) string {
 	return field
 }
 
+// Exit codes of bench beyond 0 (success), 1 (could not run) and 2 (usage).
+const (
+	exitRegressed   = 3   // a --compare-fail rule failed
+	exitInterrupted = 130 // SIGINT or SIGTERM
+)
+
 // runBench runs one finite benchmark and prints its report.
 func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, gpus *gpuFlags) int {
-	if *f.set["request-count"] && *f.set["benchmark-duration"] {
-		fmt.Fprintln(stderr, "inferprobe bench: give --request-count or --benchmark-duration, not both")
+	if f.args == nil {
+		f.args = os.Args[1:]
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "inferprobe bench: "+format+"\n", a...)
 		return 2
 	}
-	yml, err := f.scenario()
+	if *f.set["request-count"] && *f.set["benchmark-duration"] {
+		return usage("give --request-count or --benchmark-duration, not both")
+	}
+	rules, err := parseRules(f.compareFail)
+	if err != nil {
+		return usage("%v", err)
+	}
+	var baseline exportDoc
+	switch {
+	case f.compare != "":
+		if baseline, err = loadExport(f.compare); err != nil {
+			return usage("--compare: %v", err)
+		}
+	case len(rules) > 0:
+		return usage("--compare-fail needs a baseline: add --compare BASELINE.json")
+	}
+	sp, err := f.spec()
+	var cfg *scenarios.Config
 	if err == nil {
-		var cfg *scenarios.Config
-		cfg, err = scenarios.Parse(yml, "bench")
-		if err == nil {
-			return benchRun(logger, stdout, stderr, f, workers, gpus, cfg)
+		var yml []byte
+		if yml, err = sp.scenario(f.seed); err == nil {
+			cfg, err = scenarios.Parse(yml, "bench")
 		}
 	}
-	var errs scenarios.Errors
-	if errors.As(err, &errs) {
-		for _, e := range errs {
-			fmt.Fprintf(stderr, "inferprobe bench: %s: %s\n", flagFor(e.Field), e.Msg)
+	if err != nil {
+		var errs scenarios.Errors
+		if errors.As(err, &errs) {
+			for _, e := range errs {
+				fmt.Fprintf(stderr, "inferprobe bench: %s: %s\n", flagFor(e.Field), e.Msg)
+			}
+			return 2
 		}
-	} else {
-		fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)
+		return usage("%v", err)
 	}
-	return 2
-}
-
-func benchRun(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, gpus *gpuFlags, cfg *scenarios.Config) int {
+	for _, n := range sp.notes {
+		fmt.Fprintf(stderr, "inferprobe bench: note: %s\n", n)
+	}
+	if f.saveScenario != "" {
+		if err := saveScenario(f, sp); err != nil {
+			return usage("--save-scenario: %v", err)
+		}
+		fmt.Fprintf(stderr, "inferprobe bench: wrote the run as burst %q to %s\n", "bench", f.saveScenario)
+	}
 	spec := cfg.Probes["bench"]
 	target, err := prober.NewTarget("bench", cfg.Targets["bench"])
-	if err == nil {
-		var probe *prober.Probe
-		probe, err = prober.NewProbe("bench", spec, target, cfg.Global.Seed, prober.Shard{Count: 1})
-		if err == nil {
-			return benchProbe(logger, stdout, stderr, f, workers, gpus, probe)
-		}
+	if err != nil {
+		return usage("%v", err)
 	}
-	fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)
-	return 2
+	probe, err := prober.NewProbe("bench", spec, target, cfg.Global.Seed, prober.Shard{Count: 1})
+	if err != nil {
+		return usage("%v", err)
+	}
+	var warmup *prober.Probe
+	if sp.warmup > 0 {
+		// Its own name gives it its own random streams, so warming up does
+		// not change the measured sequence or its digest.
+		if warmup, err = prober.NewProbe("bench-warmup", spec, target, cfg.Global.Seed, prober.Shard{Count: 1}); err != nil {
+			return usage("%v", err)
+		}
+		warmup.SetLimit(prober.Limit{Requests: sp.warmup})
+	}
+	slo := collector.SLO{
+		TTFT:           time.Duration(spec.SLO.TimeToFirstToken),
+		ITL:            time.Duration(spec.SLO.InterTokenLatency),
+		RequestLatency: time.Duration(spec.SLO.RequestLatency),
+	}
+	return benchProbe(logger, stdout, stderr, f, workers, gpus, benchRunSpec{probe: probe, warmup: warmup, slo: slo, baseline: baseline, rules: rules})
 }
 
-func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, gpus *gpuFlags, probe *prober.Probe) int {
+// benchRunSpec is a validated run, ready to send.
+type benchRunSpec struct {
+	probe, warmup *prober.Probe
+	slo           collector.SLO
+	baseline      exportDoc // nil without --compare
+	rules         []compareRule
+}
+
+func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, gpus *gpuFlags, run benchRunSpec) int {
 	limit := prober.Limit{Requests: 10}
+	if n := f.fileRequests(); n > 0 {
+		limit.Requests = n
+	}
 	switch {
 	case *f.set["benchmark-duration"]:
 		limit = prober.Limit{Duration: time.Duration(f.duration * float64(time.Second))}
 	case *f.set["request-count"]:
 		limit = prober.Limit{Requests: uint64(max(f.requestCount, 0))}
 	}
-	probe.SetLimit(limit)
+	run.probe.SetLimit(limit)
 
 	p, err := workers.start(logger, 0)
 	if err != nil {
@@ -256,101 +440,127 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	report := collector.NewReport()
+	mode := progressMode(f.progress, stderr)
 	var peakCPU float64
 	var peakSched time.Duration
-	start := time.Now()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		probe.Run(ctx, context.Background(), p, report)
-	}()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	lastProgress := start
-	for running := true; running; {
-		select {
-		case <-done:
-			running = false
-		case now := <-tick.C:
-			cpu, sched := p.Utilisation()
-			peakCPU, peakSched = max(peakCPU, cpu), max(peakSched, sched)
-			if now.Sub(lastProgress) >= 5*time.Second {
-				lastProgress = now
-				progress(stderr, report, limit, now.Sub(start))
+	// send runs one probe to its limit, showing progress; it returns false
+	// when the run was interrupted.
+	send := func(probe *prober.Probe, report *collector.Report, l prober.Limit, what string) bool {
+		bar := newProgress(stderr, mode, what, l)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			probe.Run(ctx, context.Background(), p, report)
+		}()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				bar.finish(report)
+				return ctx.Err() == nil
+			case <-tick.C:
+				cpu, sched := p.Utilisation()
+				peakCPU, peakSched = max(peakCPU, cpu), max(peakSched, sched)
+				bar.update(report)
 			}
 		}
 	}
-	interrupted := ctx.Err() != nil
+	if run.warmup != nil && !send(run.warmup, collector.NewReport(), prober.Limit{Requests: uint64(f.warmupRequests)}, "warmup") {
+		fmt.Fprintln(stderr, "inferprobe bench: interrupted during warmup; nothing was measured")
+		return exitInterrupted
+	}
+	report := collector.NewReport(collector.WithSLO(run.slo))
+	interrupted := !send(run.probe, report, limit, "profiling")
+
 	summary := report.Summary()
-	printReport(stdout, summary, probe, f, peakCPU, peakSched, interrupted)
+	clientBound := collector.SaturationReason(time.Duration(summary.ScheduleLag.P99*float64(time.Second)), summary.ScheduleLag.Count, peakCPU, peakSched)
+	result := export.Run{
+		Summary: summary, Requests: report.Requests(), Config: f.exportConfig(), SLO: run.slo,
+		Digest: run.probe.Digest().String(), ClientBound: clientBound, Interrupted: interrupted,
+	}
+	printReport(stdout, result, run.probe.Digest(), f.seed)
 	if telemetry != nil {
 		printGPU(stdout, telemetry.Window().Stats(summary.Start, summary.End, int64(summary.OutputTokensTotal)))
 	}
-	if interrupted {
-		return 130
+	dir := f.artifactDir
+	if dir == "" {
+		dir = defaultArtifactDir(f)
 	}
-	return 0
-}
-
-// progress prints one plain line of how far the run is.
-func progress(w io.Writer, r *collector.Report, l prober.Limit, elapsed time.Duration) {
-	ok, failed, cancelled := r.Counts()
-	done := ok + failed + cancelled
-	rate := float64(done) / elapsed.Seconds()
-	line := fmt.Sprintf("progress: %d requests done", done)
-	switch {
-	case l.Requests > 0:
-		line = fmt.Sprintf("progress: %d/%d requests", done, l.Requests)
-		if rate > 0 {
-			line += fmt.Sprintf(", ETA %v", time.Duration(float64(l.Requests-uint64(done))/rate*float64(time.Second)).Round(time.Second))
+	current, err := writeArtifacts(dir, result)
+	if err != nil {
+		fmt.Fprintf(stderr, "inferprobe bench: writing artifacts: %v; choose a writable --artifact-dir\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "\nArtifacts: %s\n", dir)
+	code := 0
+	if run.baseline != nil {
+		fmt.Fprintf(stdout, "\nCompared with %s:\n", f.compare)
+		failed, err := compare(stdout, run.baseline, current, run.rules)
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "inferprobe bench: --compare-fail: %v\n", err)
+			code = 2
+		case failed > 0:
+			fmt.Fprintf(stderr, "inferprobe bench: %d --compare-fail rule(s) failed against %s\n", failed, f.compare)
+			code = exitRegressed
 		}
-	case l.Duration > 0:
-		line += fmt.Sprintf(", %v of %v", elapsed.Round(time.Second), l.Duration)
-	}
-	fmt.Fprintf(w, "%s, %.1f req/s, %d errors, elapsed %v\n", line, rate, failed, elapsed.Round(time.Second))
-}
-
-func printReport(w io.Writer, s collector.Summary, probe *prober.Probe, f *benchFlags, workerCPU float64, sched time.Duration, interrupted bool) {
-	if why := collector.SaturationReason(time.Duration(s.ScheduleLag.P99*float64(time.Second)), s.ScheduleLag.Count, workerCPU, sched); why != "" {
-		fmt.Fprintf(w, "\n!!! CLIENT-BOUND RUN: %s.\n!!! These figures may describe inferprobe, not the server: add --workers, lower the rate, or give inferprobe more CPU.\n", why)
 	}
 	if interrupted {
+		return exitInterrupted
+	}
+	return code
+}
+
+// printReport prints AIPerf's console table, with inferprobe's extras.
+func printReport(w io.Writer, r export.Run, d prober.Digest, seed uint64) {
+	s := r.Summary
+	if r.ClientBound != "" {
+		fmt.Fprintf(w, "\n!!! CLIENT-BOUND RUN: %s.\n!!! These figures may describe inferprobe, not the server: add --workers, lower the rate, or give inferprobe more CPU.\n", r.ClientBound)
+	}
+	if r.Interrupted {
 		fmt.Fprintln(w, "\n(interrupted: the report covers the requests that finished)")
 	}
-	fmt.Fprintf(w, "\n%-34s %10s %10s %10s %10s %10s %10s %10s\n", "Metric", "avg", "min", "max", "p50", "p90", "p99", "std")
+	fmt.Fprintf(w, "\n%62s\n%-44s %10s %10s %10s %10s %10s %10s %10s\n", "inferprobe | LLM Metrics", "Metric", "avg", "min", "max", "p99", "p90", "p50", "std")
 	row := func(name string, st collector.Stats, scale float64) {
 		if st.Count == 0 {
 			return
 		}
-		fmt.Fprintf(w, "%-34s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", name,
-			st.Avg*scale, st.Min*scale, st.Max*scale, st.P50*scale, st.P90*scale, st.P99*scale, st.Std*scale)
+		fmt.Fprintf(w, "%-44s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", name,
+			st.Avg*scale, st.Min*scale, st.Max*scale, st.P99*scale, st.P90*scale, st.P50*scale, st.Std*scale)
 	}
-	row("Time to first token (ms)", s.TTFT, 1e3)
-	row("Time to second token (ms)", s.TTST, 1e3)
-	row("Inter-token latency (ms)", s.ITL, 1e3)
-	row("Inter-chunk latency (ms)", s.InterChunk, 1e3)
-	row("Request latency (ms)", s.Latency, 1e3)
-	row("Input sequence length (tokens)", s.InputTokens, 1)
-	row("Output sequence length (tokens)", s.OutputTokens, 1)
-	row("Schedule lag (ms)", s.ScheduleLag, 1e3)
-	fmt.Fprintf(w, "\n%-34s %10.2f\n", "Request throughput (req/s)", s.RequestThroughput)
-	fmt.Fprintf(w, "%-34s %10.2f\n", "Output token throughput (tok/s)", s.OutputTokenThroughput)
-	fmt.Fprintf(w, "%-34s %10.2f\n", "Benchmark duration (s)", s.Duration.Seconds())
-	fmt.Fprintf(w, "%-34s %10d ok, %d errors, %d cancelled\n", "Requests", s.OK, s.Failed, s.Cancelled)
+	row("Time to First Token (ms)", s.TTFT, 1e3)
+	row("Time to Second Token (ms)", s.TTST, 1e3)
+	row("Request Latency (ms)", s.Latency, 1e3)
+	row("Inter Token Latency (ms)", s.ITL, 1e3)
+	row("Inter Chunk Latency (ms)", s.InterChunk, 1e3)
+	row("Output Token Throughput Per User (tok/s/user)", s.OutputTokenThroughputPerUser, 1)
+	row("Output Sequence Length (tokens)", s.OutputTokens, 1)
+	row("Input Sequence Length (tokens)", s.InputTokens, 1)
+	row("Schedule Lag (ms)", s.ScheduleLag, 1e3)
+	one := func(name string, v float64) { fmt.Fprintf(w, "%-44s %10.2f\n", name, v) }
+	fmt.Fprintln(w)
+	one("Output Token Throughput (tokens/sec)", s.OutputTokenThroughput)
+	one("Total Token Throughput (tokens/sec)", s.TotalTokenThroughput)
+	one("Request Throughput (requests/sec)", s.RequestThroughput)
+	if r.SLO != (collector.SLO{}) {
+		one("Goodput (requests/sec)", s.Goodput)
+		fmt.Fprintf(w, "%-44s %10d of %d successful\n", "Good Requests", s.Good, s.OK)
+	}
+	one("Benchmark Duration (sec)", s.DurationSeconds)
+	fmt.Fprintf(w, "%-44s %10d ok, %d errors, %d cancelled\n", "Requests", s.OK, s.Failed, s.Cancelled)
 	if len(s.Errors) > 0 {
 		reasons := make([]string, 0, len(s.Errors))
 		for r, n := range s.Errors {
 			reasons = append(reasons, fmt.Sprintf("%s=%d", r, n))
 		}
 		sort.Strings(reasons)
-		fmt.Fprintf(w, "%-34s %s\n", "Errors by reason", strings.Join(reasons, " "))
+		fmt.Fprintf(w, "%-44s %s\n", "Errors by reason", strings.Join(reasons, " "))
 	}
 	if s.TokensFromChunks {
 		fmt.Fprintln(w, "Note: the server sent no usage; output lengths count one token per content chunk.")
 	}
-	d := probe.Digest()
-	fmt.Fprintf(w, "\nSequence digest: %s (%d requests, seed %d)\n", d, d.Requests, f.seed)
+	fmt.Fprintf(w, "\nSequence digest: %s (%d requests, seed %d)\n", d, d.Requests, seed)
 }
 
 // printGPU prints what the GPUs did over the run, or says there was no telemetry.

@@ -2,10 +2,19 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/collector/gpu"
+	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 func TestPrintGPU(t *testing.T) {
@@ -44,5 +53,270 @@ func TestFlagFor(t *testing.T) {
 		if got := flagFor(field); got != want {
 			t.Errorf("flagFor(%q) = %q, want %q", field, got, want)
 		}
+	}
+}
+
+// parseBench parses args as `inferprobe bench` would.
+func parseBench(t *testing.T, args ...string) *benchFlags {
+	t.Helper()
+	app := kingpin.New("inferprobe", "")
+	f := addBenchFlags(app.Command("bench", ""))
+	if _, err := app.Parse(append([]string{"bench"}, args...)); err != nil {
+		t.Fatalf("parsing %v: %v", args, err)
+	}
+	f.args = append([]string{"bench"}, args...)
+	return f
+}
+
+// The two commands of NVIDIA's AIPerf blog post, less the program name.
+var (
+	blogStatic = []string{"--model", "Qwen/Qwen3-0.6B", "--endpoint-type", "chat", "--streaming", "--url", "localhost:8000",
+		"--synthetic-input-tokens-mean", "128", "--synthetic-input-tokens-stddev", "0", "--output-tokens-mean", "128",
+		"--output-tokens-stddev", "0", "--extra-inputs", "min_tokens:128", "--extra-inputs", "ignore_eos:true"}
+	blogPoisson = []string{"--model", "Qwen/Qwen3-0.6B", "--endpoint-type", "chat", "--streaming", "--url", "localhost:8000",
+		"--request-rate", "10", "--arrival-pattern", "poisson", "--synthetic-input-tokens-mean", "512",
+		"--synthetic-input-tokens-stddev", "128", "--output-tokens-mean", "128", "--output-tokens-stddev", "32",
+		"--random-seed", "42", "--request-count", "200"}
+)
+
+// TestBenchScenario: flags become a scenario that loads, with the fields
+// AIPerf's flags mean.
+func TestBenchScenario(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string // substrings of the generated YAML
+	}{
+		{"blog static", blogStatic, []string{"url: http://localhost:8000/v1", "concurrency: 1", "ignore_eos: true", "min_tokens: 128", "mean: 128"}},
+		{"blog poisson", blogPoisson, []string{"pattern: poisson", "rate: 10", "seed: 42", "stddev: 128", "stddev: 32"}},
+		{"goodput", []string{"--model", "m", "--goodput", "time_to_first_token:500 inter_token_latency:50"},
+			[]string{"time_to_first_token: 500ms", "inter_token_latency: 50ms"}},
+		{"url with scheme and path", []string{"--model", "m", "--url", "https://api.example.com/openai/v1"}, []string{"url: https://api.example.com/openai/v1"}},
+		{"rate and concurrency cap", []string{"--model", "m", "--request-rate", "5", "--concurrency", "3"}, []string{"max_concurrency: 3"}},
+		{"trace replay", []string{"--model", "m", "--input-file", "trace.jsonl", "--custom-dataset-type", "mooncake_trace", "--fixed-schedule"},
+			[]string{"format: mooncake", "timing: replay", "path: trace.jsonl"}},
+		{"trace alone replays, as in AIPerf", []string{"--model", "m", "--input-file", "t.jsonl", "--custom-dataset-type", "mooncake_trace"},
+			[]string{"timing: replay", "arrival: {}"}},
+		{"trace at a concurrency", []string{"--model", "m", "--input-file", "t.jsonl", "--custom-dataset-type", "mooncake_trace", "--concurrency", "4"},
+			[]string{"timing: arrival", "concurrency: 4"}},
+		{"replay with a cap", []string{"--model", "m", "--input-file", "t.jsonl", "--custom-dataset-type", "mooncake_trace", "--fixed-schedule", "--concurrency", "4"},
+			[]string{"timing: replay", "max_concurrency: 4"}},
+		{"random pool", []string{"--model", "m", "--input-file", "p.jsonl", "--custom-dataset-type", "random_pool", "--request-rate", "2"},
+			[]string{"format: single_turn", "timing: arrival", "rate: 2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := parseBench(t, tc.args...)
+			sp, err := f.spec()
+			if err != nil {
+				t.Fatal(err)
+			}
+			yml, err := sp.scenario(f.seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(yml), w) {
+					t.Errorf("scenario lacks %q:\n%s", w, yml)
+				}
+			}
+			if sp.dataset["file"] == nil {
+				if _, err := scenarios.Parse(yml, "bench"); err != nil {
+					t.Errorf("generated scenario does not load: %v\n%s", err, yml)
+				}
+			}
+		})
+	}
+}
+
+func TestBenchSpecErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "m", "--goodput", "ttft:5"}, `--goodput "ttft:5": want tag:milliseconds`},
+		{[]string{"--model", "m", "--goodput", "time_to_first_token:-1"}, "not a number of milliseconds > 0"},
+		{[]string{"--model", "m", "--fixed-schedule"}, "--fixed-schedule replays the timestamps of an --input-file"},
+		{[]string{"--model", "m", "--extra-inputs", "novalue"}, "want key:value"},
+		{[]string{"--model", "m", "--warmup-request-count=-1"}, "must be >= 0"},
+	} {
+		_, err := parseBench(t, tc.args...).spec()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestBenchTokenizer(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokenizer.json")
+	if err := os.WriteFile(file, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		value, target string
+		notes         int
+	}{
+		{file, file, 0},            // a local file goes to targets.bench.tokenizer
+		{"Qwen/Qwen3-0.6B", "", 1}, // AIPerf's hub name: accepted, ignored, said
+	} {
+		sp, err := parseBench(t, "--model", "m", "--tokenizer", tc.value).spec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := sp.target["tokenizer"].(string)
+		if got != tc.target || len(sp.notes) != tc.notes {
+			t.Errorf("--tokenizer %s: target tokenizer %q, notes %q; want %q and %d notes", tc.value, got, sp.notes, tc.target, tc.notes)
+		}
+	}
+}
+
+func TestRepeatCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "--model", "m", "--api-key", "sk-secret", "--streaming"}, "inferprobe bench --model m --streaming"},
+		{[]string{"bench", "--api-key=sk-secret", "-H", "Authorization: Bearer sk-secret", "-H", "X-Team: sre"},
+			"inferprobe bench -H 'Authorization: REDACTED' -H 'X-Team: sre'"},
+		{[]string{"bench", "--header=X-Api-Key: sk-secret", "--goodput", "time_to_first_token:500 inter_token_latency:50"},
+			"inferprobe bench '--header=X-Api-Key: REDACTED' --goodput 'time_to_first_token:500 inter_token_latency:50'"},
+	} {
+		got := repeatCommand(tc.args)
+		if got != tc.want {
+			t.Errorf("repeatCommand(%q) =\n %s\nwant\n %s", tc.args, got, tc.want)
+		}
+		if strings.Contains(got, "sk-secret") {
+			t.Errorf("the key leaked: %s", got)
+		}
+	}
+}
+
+func TestDefaultArtifactDir(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{blogStatic, "artifacts/Qwen_Qwen3-0.6B-chat-concurrency1"},
+		{blogPoisson, "artifacts/Qwen_Qwen3-0.6B-chat-request_rate10"},
+		{[]string{"--model", "m", "--concurrency", "8", "--endpoint-type", "completions"}, "artifacts/m-completions-concurrency8"},
+	} {
+		if got := defaultArtifactDir(parseBench(t, tc.args...)); got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	baseline := []byte(`{"time_to_first_token":{"unit":"ms","avg":100,"p99":200},
+		"output_token_throughput":{"unit":"tokens/sec","avg":1000},"input_config":{"cli_command":"x"}}`)
+	current := []byte(`{"time_to_first_token":{"unit":"ms","avg":105,"p99":230},
+		"output_token_throughput":{"unit":"tokens/sec","avg":940}}`)
+	base, err := parseExport(baseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		rule   string
+		failed int
+	}{
+		{"time_to_first_token.p99>10%", 1},  // +15%
+		{"time_to_first_token.p99>20%", 0},  //
+		{"time_to_first_token>+4%", 1},      // avg +5%
+		{"output_token_throughput<-5%", 1},  // −6%
+		{"output_token_throughput<-10%", 0}, //
+		{"time_to_first_token.p99>250", 0},  // absolute, ms
+		{"time_to_first_token.p99>225", 1},
+	} {
+		rules, err := parseRules([]string{tc.rule})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		failed, err := compare(&out, base, current, rules)
+		if err != nil || failed != tc.failed {
+			t.Errorf("%s: %d failed (%v), want %d\n%s", tc.rule, failed, err, tc.failed, out.String())
+		}
+		if !strings.Contains(out.String(), "time_to_first_token.p99") || !strings.Contains(out.String(), "+15.0%") {
+			t.Errorf("%s: the table lacks the p99 row:\n%s", tc.rule, out.String())
+		}
+	}
+	rules, _ := parseRules([]string{"goodput>5%"})
+	if _, err := compare(io.Discard, base, current, rules); err == nil {
+		t.Error("a rule on a metric neither run has passed silently")
+	}
+	for _, bad := range []string{"time_to_first_token.p98>5%", "ttft>>5", "time_to_first_token.p99 rose 5%"} {
+		if _, err := parseRules([]string{bad}); err == nil {
+			t.Errorf("rule %q accepted", bad)
+		}
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	r := collector.NewReport()
+	for i := range 30 {
+		rec := &prober.Record{Seq: uint64(i), Scheduled: t0, Sent: t0, Duration: time.Millisecond}
+		if i%10 == 0 {
+			rec.Outcome, rec.Reason = prober.OutcomeError, prober.ReasonHTTP5xx
+		}
+		r.Observe(rec)
+	}
+	for _, tc := range []struct {
+		limit prober.Limit
+		want  string
+	}{
+		{prober.Limit{Requests: 120}, "profiling: 30/120 requests (25%), 3.0 req/s, 3 errors, elapsed 10s, ETA 30s"},
+		{prober.Limit{Duration: time.Minute}, "profiling: 30 requests done, 10s of 1m0s, 3.0 req/s, 3 errors, elapsed 10s, ETA 50s"},
+	} {
+		var out bytes.Buffer
+		p := newProgress(&out, progressTTY, "profiling", tc.limit)
+		p.start = t0
+		p.now = func() time.Time { return t0.Add(10 * time.Second) }
+		p.update(r)
+		if want := "\r\033[K" + tc.want; out.String() != want {
+			t.Errorf("tty progress %q, want %q", out.String(), want)
+		}
+		out.Reset()
+		p.mode, p.lastPlain = progressPlain, t0
+		p.update(r)
+		if out.String() != tc.want+"\n" {
+			t.Errorf("plain progress %q, want %q", out.String(), tc.want+"\n")
+		}
+	}
+}
+
+// TestSaveScenario: the saved file loads as a scenario, with the run as an
+// on-demand burst, and carries no secret.
+func TestSaveScenario(t *testing.T) {
+	t.Setenv("INFERPROBE_API_KEY", "sk-from-env")
+	path := filepath.Join(t.TempDir(), "burst.yml")
+	f := parseBench(t, append(blogPoisson, "--api-key", "sk-flag-secret", "-H", "Authorization: Bearer sk-header-secret",
+		"--goodput", "time_to_first_token:500", "--warmup-request-count", "5", "--save-scenario", path)...)
+	sp, err := f.spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := saveScenario(f, sp); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("secret")) {
+		t.Errorf("saved scenario holds a secret:\n%s", b)
+	}
+	// The header is REDACTED, and a scenario may not set Authorization with a key.
+	b = bytes.ReplaceAll(b, []byte("Authorization: REDACTED"), []byte("X-Team: sre"))
+	cfg, err := scenarios.Parse(b, path)
+	if err != nil {
+		t.Fatalf("saved scenario does not load: %v\n%s", err, b)
+	}
+	burst := cfg.Bursts["bench"]
+	if burst == nil || !burst.OnDemand || burst.Requests != 200 || burst.Arrival.Rate != 10 || burst.Warmup.Requests != 5 ||
+		time.Duration(burst.SLO.TimeToFirstToken) != 500*time.Millisecond {
+		t.Errorf("burst = %+v\n%s", burst, b)
+	}
+	if p := cfg.Probes["bench-probe"]; p == nil || p.Arrival.Rate != 0.2 {
+		t.Errorf("probe = %+v", p)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -11,8 +12,10 @@ import (
 
 // daemonFlags are the settings of the probing daemon shared by serve and demo.
 type daemonFlags struct {
-	grace time.Duration
-	shard prober.Shard
+	grace       time.Duration
+	shard       prober.Shard
+	storagePath string
+	historySize int
 }
 
 // addDaemonFlags registers the daemon's flags; --shard only where replicas
@@ -21,6 +24,16 @@ func addDaemonFlags(cmd *kingpin.CmdClause, withShard bool) *daemonFlags {
 	f := &daemonFlags{shard: prober.Shard{Count: 1}}
 	cmd.Flag("shutdown.grace-period", "On SIGTERM, stop sending and let requests in flight finish for up to this long; the rest are cancelled (counted as outcome=\"cancelled\").").
 		Default("10s").DurationVar(&f.grace)
+	cmd.Flag("storage.path", "Directory that keeps finished burst runs (one JSON file each), so their reports and the last-run gauges survive a restart; created if missing. Empty keeps them in memory only.").
+		StringVar(&f.storagePath)
+	cmd.Flag("storage.history-size", "Finished burst runs kept (in memory, and in --storage.path); the oldest go first.").
+		Default("100").Action(func(*kingpin.ParseContext) error {
+		// An action, not cmd.Validate: a command keeps only one validator, the workers flags'.
+		if f.historySize < 1 {
+			return fmt.Errorf("--storage.history-size=%d: must be >= 1", f.historySize)
+		}
+		return nil
+	}).IntVar(&f.historySize)
 	if withShard {
 		var shard string
 		cmd.Flag("shard", "Send only share i of n (0-based, i/n) of every probe's seeded request sequence, at the unsharded send times, so that n replicas together send exactly what one would. In a StatefulSet, i is the pod's ordinal and n the replica count.").
@@ -35,5 +48,5 @@ func addDaemonFlags(cmd *kingpin.CmdClause, withShard bool) *daemonFlags {
 }
 
 func (f *daemonFlags) options() []daemon.Option {
-	return []daemon.Option{daemon.WithGracePeriod(f.grace), daemon.WithShard(f.shard)}
+	return []daemon.Option{daemon.WithGracePeriod(f.grace), daemon.WithShard(f.shard), daemon.WithHistory(f.storagePath, f.historySize)}
 }

@@ -18,7 +18,12 @@ import (
 
 // runDemo serves the simulator and probes it with the bundled scenario, whose
 // target URLs are pointed at wherever the simulator listens.
-func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, simListen string, simCfg *simulator.Config, workers *workerFlags, daemonFlags *daemonFlags, gpuFlags *gpuFlags) int {
+func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, burstAPI *burstAPIFlags, simListen string, simCfg *simulator.Config, workers *workerFlags, daemonFlags *daemonFlags, gpuFlags *gpuFlags) int {
+	burstOpts, err := burstAPI.options(logger, webFlags)
+	if err != nil {
+		logger.Error("cannot start the burst API", "err", err)
+		return 1
+	}
 	sim, err := simulator.New(*simCfg, logger)
 	if err != nil {
 		logger.Error("invalid simulator settings", "err", err)
@@ -29,7 +34,10 @@ func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, simL
 		logger.Error("cannot listen for the simulator; pick another --simulator.listen-address", "err", err)
 		return 1
 	}
-	simSrv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// The meter's load drives the demo's simulated GPUs.
+	meter := &simulator.LoadMeter{}
+	gpuFlags.simulateWith(meter.RequestSeconds)
+	simSrv := &http.Server{Handler: meter.Wrap(sim.Handler()), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = simSrv.Serve(ln) }()
 	defer simSrv.Close()
 	simURL := "http://" + ln.Addr().String() + "/v1"
@@ -50,9 +58,13 @@ func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, simL
 		return 1
 	}
 	base := "http://" + displayAddress((*webFlags.WebListenAddresses)[0])
-	fmt.Fprintf(os.Stdout, "inferprobe demo\n  metrics:      %s/metrics\n  landing page: %s/\n  simulator:    %s (try %s/models)\nPress Ctrl-C to stop.\n",
+	fmt.Fprintf(os.Stdout, "inferprobe demo\n  metrics:      %s/metrics\n  landing page: %s/\n  simulator:    %s (try %s/models)\n",
 		base, base, simURL, simURL)
-	return serveDaemon(logger, daemon.New(logger, load, p, append(daemonFlags.options(), daemon.WithClientLoad(p.Utilisation))...), p, webFlags, lifecycle, gpuFlags)
+	if burstOpts.Enabled {
+		fmt.Fprintf(os.Stdout, "  burst API:    curl -X POST %s/api/v1/bursts/demo-burst, then GET the status_url it returns\n", base)
+	}
+	fmt.Fprintln(os.Stdout, "Press Ctrl-C to stop.")
+	return serveDaemon(logger, daemon.New(logger, load, p, append(daemonFlags.options(), daemon.WithClientLoad(p.Utilisation))...), p, webFlags, lifecycle, burstOpts, gpuFlags)
 }
 
 // displayAddress turns a listen address such as ":9470" into one a browser can open.

@@ -14,6 +14,9 @@ type gpuFlags struct {
 	enabled    bool
 	hostEngine string
 	fieldsFile string
+	// simulatedBusy, when set (by the demo), drives simulated GPUs in place
+	// of DCGM and NVML: see simulateWith.
+	simulatedBusy func() float64
 }
 
 func addGPUFlags(cmd *kingpin.CmdClause) *gpuFlags {
@@ -33,5 +36,15 @@ func (f *gpuFlags) start(logger *slog.Logger, reg prometheus.Registerer) (*gpu.C
 	if !f.enabled {
 		return nil, nil
 	}
+	if f.simulatedBusy != nil && f.hostEngine == "" {
+		return gpu.NewSimulated(gpu.SimulatedOptions{Busy: f.simulatedBusy, FieldsFile: f.fieldsFile, Logger: logger}, reg)
+	}
 	return gpu.New(gpu.Options{HostEngine: f.hostEngine, FieldsFile: f.fieldsFile, Logger: logger}, reg)
 }
+
+// simulateWith makes start export simulated GPUs driven by busy (see
+// gpu.SimulatedOptions) instead of reading DCGM or NVML, unless
+// --collector.gpu.hostengine asks for a real nv-hostengine. The demo uses
+// it: its server is simulated, so real GPUs on the host would not be the
+// ones serving its requests.
+func (f *gpuFlags) simulateWith(busy func() float64) { f.simulatedBusy = busy }

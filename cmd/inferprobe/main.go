@@ -47,6 +47,7 @@ func run(args []string) int {
 		Default("inferprobe.yml").String()
 	serveWeb := kingpinflag.AddFlags(serve, defaultListen)
 	serveLifecycle := serve.Flag("web.enable-lifecycle", "Allow POST /-/reload to reload the scenario file (SIGHUP always does).").Bool()
+	serveBurstAPI := addBurstAPIFlags(serve)
 	serveWorkers := addWorkerFlags(serve, logConfig)
 	serveDaemonFlags := addDaemonFlags(serve, true)
 	serveGPU := addGPUFlags(serve)
@@ -54,6 +55,7 @@ func run(args []string) int {
 	demo := app.Command("demo", "Run the built-in simulator and a bundled probe scenario against it: a working setup in one command.")
 	demoWeb := kingpinflag.AddFlags(demo, defaultListen)
 	demoLifecycle := demo.Flag("web.enable-lifecycle", "Allow POST /-/reload.").Bool()
+	demoBurstAPI := addBurstAPIFlags(demo)
 	demoSimListen := demo.Flag("simulator.listen-address", "Address for the simulator; port 0 picks a free one.").
 		Default("127.0.0.1:0").String()
 	demoSim := simulator.AddFlags(demo)
@@ -84,9 +86,9 @@ func run(args []string) int {
 
 	switch cmd {
 	case serve.FullCommand():
-		return runServe(logger, *serveConfig, serveWeb, *serveLifecycle, serveWorkers, serveDaemonFlags, serveGPU)
+		return runServe(logger, *serveConfig, serveWeb, *serveLifecycle, serveBurstAPI, serveWorkers, serveDaemonFlags, serveGPU)
 	case demo.FullCommand():
-		return runDemo(logger, demoWeb, *demoLifecycle, *demoSimListen, demoSim, demoWorkers, demoDaemonFlags, demoGPU)
+		return runDemo(logger, demoWeb, *demoLifecycle, demoBurstAPI, *demoSimListen, demoSim, demoWorkers, demoDaemonFlags, demoGPU)
 	case simulate.FullCommand():
 		return runSimulate(logger, simulateWeb, simulateCfg)
 	case bench.FullCommand():

@@ -17,9 +17,14 @@ import (
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-func runServe(logger *slog.Logger, configFile string, webFlags *web.FlagConfig, lifecycle bool, workers *workerFlags, daemonFlags *daemonFlags, gpuFlags *gpuFlags) int {
+func runServe(logger *slog.Logger, configFile string, webFlags *web.FlagConfig, lifecycle bool, burstAPI *burstAPIFlags, workers *workerFlags, daemonFlags *daemonFlags, gpuFlags *gpuFlags) int {
 	load := func() (*scenarios.Config, error) { return scenarios.Load(configFile) }
 	logger.Info("starting inferprobe", "config", configFile)
+	burstOpts, err := burstAPI.options(logger, webFlags)
+	if err != nil {
+		logger.Error("cannot start the burst API", "err", err)
+		return 1
+	}
 	// The pool is sized once, before the daemon loads the file for itself;
 	// a file that does not load is reported by the daemon.
 	var scenarioWorkers int
@@ -31,7 +36,7 @@ func runServe(logger *slog.Logger, configFile string, webFlags *web.FlagConfig, 
 		logger.Error("cannot start the worker processes", "err", err)
 		return 1
 	}
-	return serveDaemon(logger, daemon.New(logger, load, p, append(daemonFlags.options(), daemon.WithClientLoad(p.Utilisation))...), p, webFlags, lifecycle, gpuFlags)
+	return serveDaemon(logger, daemon.New(logger, load, p, append(daemonFlags.options(), daemon.WithClientLoad(p.Utilisation))...), p, webFlags, lifecycle, burstOpts, gpuFlags)
 }
 
 // workersStopTimeout bounds how long shutdown waits for the workers once the
@@ -49,7 +54,7 @@ func drain(logger *slog.Logger, workers *pool.Pool) {
 
 // serveDaemon runs d and its web server until SIGINT/SIGTERM, reloading on
 // SIGHUP, then drains the worker pool. It returns the process exit status.
-func serveDaemon(logger *slog.Logger, d *daemon.Daemon, workers *pool.Pool, webFlags *web.FlagConfig, lifecycle bool, gpuFlags *gpuFlags) int {
+func serveDaemon(logger *slog.Logger, d *daemon.Daemon, workers *pool.Pool, webFlags *web.FlagConfig, lifecycle bool, burstAPI daemon.BurstAPIOptions, gpuFlags *gpuFlags) int {
 	d.Registry().MustRegister(workers)
 	defer drain(logger, workers)
 	gpus, err := gpuFlags.start(logger, d.Registry())
@@ -59,11 +64,14 @@ func serveDaemon(logger *slog.Logger, d *daemon.Daemon, workers *pool.Pool, webF
 	}
 	if gpus != nil {
 		defer gpus.Close()
+		// The collector needs the daemon's registry, so its window reaches
+		// the daemon after New, before Run.
+		daemon.WithGPUWindow(gpus.Window())(d)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	handler, err := d.Handler(lifecycle)
+	handler, err := d.Handler(lifecycle, burstAPI)
 	if err != nil {
 		logger.Error("building web handler", "err", err)
 		return 1

@@ -4,7 +4,6 @@ package dataset
 import (
 	"math"
 	"math/rand/v2"
-	"strings"
 
 	"github.com/inferprobe/inferprobe/prober/seeded"
 	"github.com/inferprobe/inferprobe/scenarios"
@@ -19,9 +18,12 @@ type Prompt struct {
 	// Session names the multi-turn session the request belongs to; empty for
 	// single requests. Sent in the target's sticky-session header.
 	Session string
-	// InputTokens is the intended prompt length. Without a tokenizer it is
+	// InputTokens is the prompt length. Without a tokenizer it is
 	// approximate: one word is taken as one token.
 	InputTokens int
+	// Exact says InputTokens was counted with the target's tokenizer; false
+	// marks an approximate length, so reports can say so.
+	Exact bool
 	// OutputTokens is the output length to ask for (max_tokens).
 	OutputTokens int
 }
@@ -36,33 +38,39 @@ type Message struct {
 // with random common words, so no two prompts share a cacheable prefix.
 type Synthetic struct {
 	cfg     scenarios.Synthetic
+	words   *Text
 	lengths *rand.Rand
 	text    *rand.Rand
 }
 
-// NewSynthetic returns a generator whose length and text choices come from their
-// own seeded streams under component.
+// NewSynthetic returns a generator of approximate lengths whose length and
+// text choices come from their own seeded streams under component.
 func NewSynthetic(cfg scenarios.Synthetic, seed uint64, component string) *Synthetic {
+	t, _ := NewText(nil) // never fails without a tokenizer
+	return newSynthetic(cfg, seed, component, t)
+}
+
+func newSynthetic(cfg scenarios.Synthetic, seed uint64, component string, t *Text) *Synthetic {
 	return &Synthetic{
 		cfg:     cfg,
+		words:   t,
 		lengths: seeded.New(seed, component+"/lengths"),
 		text:    seeded.New(seed, component+"/text"),
 	}
 }
 
-// Next returns the next prompt.
+// Next returns the next prompt. With a tokenizer, InputTokens is the
+// tokenizer's count of the text, which equals the drawn length for
+// tokenizers that split words at spaces (GPT-2, Llama 3, Qwen and most BPE
+// tokenizers).
 func (s *Synthetic) Next() Prompt {
 	in := draw(s.lengths, s.cfg.InputTokens)
 	out := draw(s.lengths, s.cfg.OutputTokens)
-	var b strings.Builder
-	b.Grow(in * 7)
-	for i := range in {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(words[s.text.IntN(len(words))])
+	text := s.words.Words(s.text, in)
+	if s.words.Exact() {
+		in = s.words.Count(text)
 	}
-	return Prompt{Text: b.String(), InputTokens: in, OutputTokens: out}
+	return Prompt{Text: text, InputTokens: in, Exact: s.words.Exact(), OutputTokens: out}
 }
 
 // draw samples a length from N(mean, stddev), rounded and truncated to ≥ 1.

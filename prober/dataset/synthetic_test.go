@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -51,11 +52,11 @@ func TestSyntheticReproducible(t *testing.T) {
 	cfg := scenarios.Synthetic{InputTokens: scenarios.Lengths{Mean: 20, Stddev: 5}, OutputTokens: scenarios.Lengths{Mean: 8, Stddev: 2}}
 	a, b := NewSynthetic(cfg, 9, "p"), NewSynthetic(cfg, 9, "p")
 	for range 50 {
-		if a.Next() != b.Next() {
+		if !reflect.DeepEqual(a.Next(), b.Next()) {
 			t.Fatal("same seed gave different prompts")
 		}
 	}
-	if NewSynthetic(cfg, 9, "p").Next() == NewSynthetic(cfg, 9, "q").Next() {
+	if reflect.DeepEqual(NewSynthetic(cfg, 9, "p").Next(), NewSynthetic(cfg, 9, "q").Next()) {
 		t.Fatal("different components gave the same prompt")
 	}
 }

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/inferprobe/inferprobe/collector"
+	"github.com/inferprobe/inferprobe/prober"
+)
+
+// Progress display modes, after --progress auto is resolved.
+const (
+	progressTTY   = "tty"   // one line rewritten in place every second
+	progressPlain = "plain" // a new line every plainEvery
+	progressOff   = "off"
+)
+
+const plainEvery = 5 * time.Second
+
+// progressMode resolves --progress: auto is tty when w is a terminal.
+func progressMode(flag string, w io.Writer) string {
+	if flag != "auto" {
+		return flag
+	}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return progressTTY
+		}
+	}
+	return progressPlain
+}
+
+// progress shows how far one phase of the run (warmup, profiling) is.
+type progress struct {
+	w         io.Writer
+	mode      string
+	what      string
+	limit     prober.Limit
+	start     time.Time
+	lastPlain time.Time
+	now       func() time.Time
+}
+
+func newProgress(w io.Writer, mode, what string, l prober.Limit) *progress {
+	t := time.Now()
+	return &progress{w: w, mode: mode, what: what, limit: l, start: t, lastPlain: t, now: time.Now}
+}
+
+// update shows the current state: every call on a terminal, every
+// plainEvery otherwise.
+func (p *progress) update(r *collector.Report) {
+	now := p.now()
+	switch p.mode {
+	case progressTTY:
+		// \r and erase-line: the line is rewritten in place.
+		fmt.Fprintf(p.w, "\r\033[K%s", p.line(r, now))
+	case progressPlain:
+		if now.Sub(p.lastPlain) >= plainEvery {
+			p.lastPlain = now
+			fmt.Fprintln(p.w, p.line(r, now))
+		}
+	}
+}
+
+// finish ends the live line so that what follows starts on its own line.
+func (p *progress) finish(r *collector.Report) {
+	if p.mode == progressTTY {
+		fmt.Fprintf(p.w, "\r\033[K%s\n", p.line(r, p.now()))
+	}
+}
+
+// line is "profiling: 120/200 requests (60%), 9.8 req/s, 2 errors, elapsed 12s, ETA 8s".
+func (p *progress) line(r *collector.Report, now time.Time) string {
+	ok, failed, cancelled := r.Counts()
+	done := ok + failed + cancelled
+	elapsed := now.Sub(p.start)
+	rate := 0.0
+	if elapsed > 0 {
+		rate = float64(done) / elapsed.Seconds()
+	}
+	line := fmt.Sprintf("%s: %d requests done", p.what, done)
+	var eta time.Duration = -1
+	switch {
+	case p.limit.Requests > 0:
+		line = fmt.Sprintf("%s: %d/%d requests (%.0f%%)", p.what, done, p.limit.Requests, 100*float64(done)/float64(p.limit.Requests))
+		if rate > 0 && uint64(done) <= p.limit.Requests {
+			eta = time.Duration(float64(p.limit.Requests-uint64(done)) / rate * float64(time.Second))
+		}
+	case p.limit.Duration > 0:
+		line += fmt.Sprintf(", %v of %v", elapsed.Round(time.Second), p.limit.Duration)
+		eta = max(p.limit.Duration-elapsed, 0)
+	}
+	line += fmt.Sprintf(", %.1f req/s, %d errors, elapsed %v", rate, failed, elapsed.Round(time.Second))
+	if eta >= 0 {
+		line += fmt.Sprintf(", ETA %v", eta.Round(time.Second))
+	}
+	return line
+}

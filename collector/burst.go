@@ -1,0 +1,194 @@
+package collector
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/inferprobe/inferprobe/prober"
+)
+
+// Burst run results, the result label of inferprobe_burst_runs_total.
+const (
+	BurstSucceeded = "succeeded"
+	BurstFailed    = "failed"
+	BurstCancelled = "cancelled"
+)
+
+var burstLabels = []string{"burst", "target"}
+
+// burstQuantiles are the quantile label values of the last-run gauges.
+var burstQuantiles = []struct {
+	label string
+	of    func(Stats) float64
+}{
+	{"0.5", func(s Stats) float64 { return s.P50 }},
+	{"0.9", func(s Stats) float64 { return s.P90 }},
+	{"0.95", func(s Stats) float64 { return s.P95 }},
+	{"0.99", func(s Stats) float64 { return s.P99 }},
+}
+
+// Bursts holds the burst metrics: which bursts run, how their runs ended,
+// and the exact results of each burst's last completed run.
+type Bursts struct {
+	running                                           *prometheus.GaugeVec
+	runs, skipped, queued                             *prometheus.CounterVec
+	ttft, itl, latency                                *prometheus.GaugeVec // by quantile
+	reqThroughput, outThroughput, goodput, errorRatio *prometheus.GaugeVec
+	duration, end                                     *prometheus.GaugeVec
+	all                                               []interface{ DeletePartialMatch(prometheus.Labels) int }
+	StorageWriteErrors                                prometheus.Counter
+}
+
+// NewBursts registers the burst metrics with reg.
+func NewBursts(reg prometheus.Registerer) *Bursts {
+	gauge := func(name, help string, extra ...string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help}, append(burstLabels, extra...))
+	}
+	counter := func(name, help string, extra ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, append(burstLabels, extra...))
+	}
+	b := &Bursts{
+		running: gauge("burst_running", "1 while a run of the burst is sending or finishing its requests."),
+		runs:    counter("burst_runs_total", "Burst runs ended, by result: succeeded (ran to its end), failed (could not run), cancelled.", "result"),
+		skipped: counter("burst_skipped_total", "Scheduled starts skipped because the target was running a burst (overlap: skip, or a run already queued)."),
+		queued:  counter("burst_queued_total", "Scheduled starts queued until the target was free (overlap: queue)."),
+		ttft:    gauge("burst_last_time_to_first_token_seconds", "Exact quantiles of time to first token in the last completed run.", "quantile"),
+		itl:     gauge("burst_last_inter_token_latency_seconds", "Exact quantiles of inter-token latency in the last completed run.", "quantile"),
+		latency: gauge("burst_last_request_duration_seconds", "Exact quantiles of request duration in the last completed run.", "quantile"),
+		reqThroughput: gauge("burst_last_request_throughput",
+			"Successful requests per second of the last completed run, from the first send to the end of the last response."),
+		outThroughput: gauge("burst_last_output_token_throughput", "Output tokens per second of the last completed run."),
+		goodput:       gauge("burst_last_goodput_ratio", "Share of the last completed run's finished requests that succeeded and met every SLO of the burst."),
+		errorRatio:    gauge("burst_last_error_ratio", "Share of the last completed run's finished requests that failed."),
+		duration:      gauge("burst_last_duration_seconds", "Length of the last completed run, from its first send to the end of its last response."),
+		end:           gauge("burst_last_end_timestamp_seconds", "Unix time the last completed run ended."),
+		StorageWriteErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "storage_write_errors_total",
+			Help: "Burst runs that could not be written to --storage.path; they are kept in memory only.",
+		}),
+	}
+	b.all = []interface{ DeletePartialMatch(prometheus.Labels) int }{
+		b.running, b.runs, b.skipped, b.queued, b.ttft, b.itl, b.latency,
+		b.reqThroughput, b.outThroughput, b.goodput, b.errorRatio, b.duration, b.end,
+	}
+	reg.MustRegister(b.running, b.runs, b.skipped, b.queued, b.ttft, b.itl, b.latency,
+		b.reqThroughput, b.outThroughput, b.goodput, b.errorRatio, b.duration, b.end, b.StorageWriteErrors)
+	return b
+}
+
+// Declare exports a configured burst's running gauge and counters at 0, so
+// that rate() and alerts see them before the first run.
+func (b *Bursts) Declare(burst, target string) {
+	b.running.WithLabelValues(burst, target)
+	for _, r := range []string{BurstSucceeded, BurstFailed, BurstCancelled} {
+		b.runs.WithLabelValues(burst, target, r)
+	}
+	b.skipped.WithLabelValues(burst, target)
+	b.queued.WithLabelValues(burst, target)
+}
+
+// Forget drops every series of a burst on a target, once the burst is
+// removed from the configuration or moved to another target.
+func (b *Bursts) Forget(burst, target string) {
+	for _, v := range b.all {
+		v.DeletePartialMatch(prometheus.Labels{"burst": burst, "target": target})
+	}
+}
+
+// Running sets whether a run of the burst is in progress.
+func (b *Bursts) Running(burst, target string, running bool) {
+	v := 0.0
+	if running {
+		v = 1
+	}
+	b.running.WithLabelValues(burst, target).Set(v)
+}
+
+// Ended counts a run that ended with result.
+func (b *Bursts) Ended(burst, target, result string) {
+	b.runs.WithLabelValues(burst, target, result).Inc()
+}
+
+// Skipped counts a scheduled start that was skipped.
+func (b *Bursts) Skipped(burst, target string) { b.skipped.WithLabelValues(burst, target).Inc() }
+
+// Queued counts a scheduled start that was queued.
+func (b *Bursts) Queued(burst, target string) { b.queued.WithLabelValues(burst, target).Inc() }
+
+// BurstResult is what the last-run gauges show of one run.
+type BurstResult struct {
+	Summary Summary
+	// Good is the number of requests that succeeded and met every SLO.
+	Good int
+	// End is the Unix time the run ended, in seconds.
+	End float64
+}
+
+// SetLast shows r as the burst's last completed run. A quantile family
+// without samples in r (no request streamed) is removed rather than left at
+// an older run's value.
+func (b *Bursts) SetLast(burst, target string, r BurstResult) {
+	s := r.Summary
+	for _, g := range []struct {
+		vec   *prometheus.GaugeVec
+		stats Stats
+	}{{b.ttft, s.TTFT}, {b.itl, s.ITL}, {b.latency, s.Latency}} {
+		for _, q := range burstQuantiles {
+			if g.stats.Count == 0 {
+				g.vec.DeleteLabelValues(burst, target, q.label)
+				continue
+			}
+			g.vec.WithLabelValues(burst, target, q.label).Set(q.of(g.stats))
+		}
+	}
+	finished := s.OK + s.Failed
+	goodput, errRatio := 0.0, 0.0
+	if finished > 0 {
+		goodput, errRatio = float64(r.Good)/float64(finished), float64(s.Failed)/float64(finished)
+	}
+	b.reqThroughput.WithLabelValues(burst, target).Set(s.RequestThroughput)
+	b.outThroughput.WithLabelValues(burst, target).Set(s.OutputTokenThroughput)
+	b.goodput.WithLabelValues(burst, target).Set(goodput)
+	b.errorRatio.WithLabelValues(burst, target).Set(errRatio)
+	b.duration.WithLabelValues(burst, target).Set(s.Duration.Seconds())
+	b.end.WithLabelValues(burst, target).Set(r.End)
+}
+
+// BurstRecorder records a burst's requests twice: into its phase="burst"
+// series and into its report, and counts the requests that met the SLO. It
+// implements prober.Recorder.
+type BurstRecorder struct {
+	series *Series
+	report *Report
+	slo    SLO
+	mu     sync.Mutex
+	good   int
+}
+
+// NewBurstRecorder returns a recorder feeding series and report; requests
+// that meet slo count as good.
+func NewBurstRecorder(series *Series, report *Report, slo SLO) *BurstRecorder {
+	return &BurstRecorder{series: series, report: report, slo: slo}
+}
+
+// Started is part of prober.Recorder.
+func (r *BurstRecorder) Started() { r.series.Started() }
+
+// Observe is part of prober.Recorder.
+func (r *BurstRecorder) Observe(rec *prober.Record) {
+	r.series.Observe(rec)
+	r.report.Observe(rec)
+	if r.slo.met(rec) {
+		r.mu.Lock()
+		r.good++
+		r.mu.Unlock()
+	}
+}
+
+// Good is the number of requests so far that succeeded and met the SLO.
+func (r *BurstRecorder) Good() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.good
+}

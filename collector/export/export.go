@@ -1,0 +1,281 @@
+// Package export writes a finished run's artifacts: the aggregate statistics
+// in NVIDIA AIPerf's profile_export_aiperf.json and .csv layouts (so scripts
+// written for AIPerf read ours), one JSON line per request, and a
+// self-contained HTML report.
+package export
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/inferprobe/inferprobe/collector"
+	"github.com/inferprobe/inferprobe/prober"
+)
+
+// Run is everything the exports describe.
+type Run struct {
+	Summary  collector.Summary
+	Requests []collector.RequestRecord
+	Config   Config
+	// SLO is what made a request good; goodput is reported only when one is set.
+	SLO collector.SLO
+	// Digest is the request sequence's digest.
+	Digest string
+	// ClientBound says why the client may have been the bottleneck; empty
+	// when it was not.
+	ClientBound string
+	// Interrupted is set when the run was stopped before its end.
+	Interrupted bool
+}
+
+// Config is the run's input configuration, in AIPerf's input_config shape.
+// It never holds the API key.
+type Config struct {
+	Model          string
+	EndpointType   string
+	Streaming      bool
+	URL            string
+	Seed           uint64
+	Concurrency    int
+	RequestRate    float64
+	ArrivalPattern string
+	RequestCount   int
+	Duration       float64 // seconds; 0 when limited by count
+	// Command repeats the run (without secrets).
+	Command string
+}
+
+func (c Config) inputConfig() obj {
+	loadgen := obj{}
+	if c.RequestRate > 0 {
+		loadgen = append(loadgen, kv{"request_rate", c.RequestRate}, kv{"arrival_pattern", c.ArrivalPattern})
+	}
+	if c.Concurrency > 0 {
+		loadgen = append(loadgen, kv{"concurrency", c.Concurrency})
+	}
+	if c.Duration > 0 {
+		loadgen = append(loadgen, kv{"benchmark_duration", c.Duration})
+	} else {
+		loadgen = append(loadgen, kv{"request_count", c.RequestCount})
+	}
+	return obj{
+		{"endpoint", obj{{"model_names", []string{c.Model}}, {"type", c.EndpointType}, {"streaming", c.Streaming}, {"url", c.URL}}},
+		{"input", obj{{"random_seed", c.Seed}}},
+		{"loadgen", loadgen},
+		{"cli_command", c.Command},
+	}
+}
+
+// metric is one entry of the AIPerf layout: a tag, a display name for the
+// CSV, a unit, and either a distribution or a single value.
+type metric struct {
+	Tag, Name, Unit string
+	Stats           *collector.Stats // nil for single values
+	Value           float64
+}
+
+const ms = 1e3 // seconds to milliseconds
+
+func scaled(st collector.Stats, k float64) *collector.Stats {
+	if st.Count == 0 {
+		return nil
+	}
+	s := st
+	for _, f := range []*float64{&s.Avg, &s.Min, &s.Max, &s.Std, &s.P1, &s.P5, &s.P10, &s.P25, &s.P50, &s.P75, &s.P90, &s.P95, &s.P99} {
+		*f *= k
+	}
+	return &s
+}
+
+// distributions are the per-request metrics AIPerf reports with statistics,
+// under its tags and display names; those without samples are left out, as
+// AIPerf leaves out metrics that do not apply.
+func distributions(s collector.Summary) []metric {
+	all := []metric{
+		{Tag: "time_to_first_token", Name: "Time to First Token", Unit: "ms", Stats: scaled(s.TTFT, ms)},
+		{Tag: "time_to_second_token", Name: "Time to Second Token", Unit: "ms", Stats: scaled(s.TTST, ms)},
+		{Tag: "request_latency", Name: "Request Latency", Unit: "ms", Stats: scaled(s.Latency, ms)},
+		{Tag: "inter_token_latency", Name: "Inter Token Latency", Unit: "ms", Stats: scaled(s.ITL, ms)},
+		{Tag: "inter_chunk_latency", Name: "Inter Chunk Latency", Unit: "ms", Stats: scaled(s.InterChunk, ms)},
+		{Tag: "output_token_throughput_per_user", Name: "Output Token Throughput Per User", Unit: "tokens/sec/user", Stats: scaled(s.OutputTokenThroughputPerUser, 1)},
+		{Tag: "output_sequence_length", Name: "Output Sequence Length", Unit: "tokens", Stats: scaled(s.OutputTokens, 1)},
+		{Tag: "input_sequence_length", Name: "Input Sequence Length", Unit: "tokens", Stats: scaled(s.InputTokens, 1)},
+	}
+	out := all[:0]
+	for _, m := range all {
+		if m.Stats != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// singles are the run-wide values, AIPerf's summary section.
+func singles(r Run) []metric {
+	s := r.Summary
+	out := []metric{
+		{Tag: "output_token_throughput", Name: "Output Token Throughput", Unit: "tokens/sec", Value: s.OutputTokenThroughput},
+		{Tag: "total_token_throughput", Name: "Total Token Throughput", Unit: "tokens/sec", Value: s.TotalTokenThroughput},
+		{Tag: "request_throughput", Name: "Request Throughput", Unit: "requests/sec", Value: s.RequestThroughput},
+		{Tag: "request_count", Name: "Request Count", Unit: "requests", Value: float64(s.OK)},
+	}
+	if s.Failed > 0 {
+		out = append(out, metric{Tag: "error_request_count", Name: "Error Request Count", Unit: "requests", Value: float64(s.Failed)})
+	}
+	if r.SLO != (collector.SLO{}) {
+		out = append(out,
+			metric{Tag: "good_request_count", Name: "Good Request Count", Unit: "requests", Value: float64(s.Good)},
+			metric{Tag: "goodput", Name: "Goodput", Unit: "requests/sec", Value: s.Goodput})
+	}
+	return append(out,
+		metric{Tag: "benchmark_duration", Name: "Benchmark Duration", Unit: "sec", Value: s.DurationSeconds},
+		metric{Tag: "total_osl", Name: "Total Output Sequence Length", Unit: "tokens", Value: s.OutputTokensTotal},
+		metric{Tag: "total_isl", Name: "Total Input Sequence Length", Unit: "tokens", Value: s.InputTokensTotal},
+	)
+}
+
+func statsObj(unit string, st *collector.Stats) obj {
+	return obj{{"unit", unit}, {"avg", st.Avg},
+		{"p1", st.P1}, {"p5", st.P5}, {"p10", st.P10}, {"p25", st.P25}, {"p50", st.P50},
+		{"p75", st.P75}, {"p90", st.P90}, {"p95", st.P95}, {"p99", st.P99},
+		{"min", st.Min}, {"max", st.Max}, {"std", st.Std}}
+}
+
+// isoTime is AIPerf's start_time/end_time form, with the zone spelled out.
+func isoTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000000-07:00")
+}
+
+// errorGroup is one line of error_summary: requests that failed for the same
+// reason with the same status.
+type errorGroup struct {
+	Reason  prober.Reason
+	Status  int
+	Message string // the first such request's error
+	Count   int
+}
+
+func errorGroups(reqs []collector.RequestRecord) []errorGroup {
+	var groups []errorGroup
+	index := map[[2]string]int{}
+	for _, q := range reqs {
+		if q.Outcome != prober.OutcomeError {
+			continue
+		}
+		k := [2]string{string(q.Reason), fmt.Sprint(q.Status)}
+		i, ok := index[k]
+		if !ok {
+			i = len(groups)
+			index[k] = i
+			groups = append(groups, errorGroup{Reason: q.Reason, Status: q.Status, Message: q.Err})
+		}
+		groups[i].Count++
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return groups[i].Count > groups[j].Count })
+	return groups
+}
+
+// JSON returns profile_export_inferprobe.json: AIPerf's
+// profile_export_aiperf.json layout (metric tag → unit and statistics, then
+// the summary, status, error_summary and input_config), plus an "inferprobe"
+// object with what AIPerf does not have.
+func JSON(r Run) ([]byte, error) {
+	var doc obj
+	for _, m := range distributions(r.Summary) {
+		doc = append(doc, kv{m.Tag, statsObj(m.Unit, m.Stats)})
+	}
+	for _, m := range singles(r) {
+		doc = append(doc, kv{m.Tag, obj{{"unit", m.Unit}, {"avg", m.Value}}})
+	}
+	if r.SLO == (collector.SLO{}) {
+		doc = append(doc, kv{"goodput", nil})
+	}
+	var errs []obj
+	for _, g := range errorGroups(r.Requests) {
+		errs = append(errs, obj{{"error_details", obj{{"code", g.Status}, {"type", string(g.Reason)}, {"message", g.Message}}}, {"count", g.Count}})
+	}
+	reasons := obj{}
+	for _, reason := range sortedReasons(r.Summary.Errors) {
+		reasons = append(reasons, kv{string(reason), r.Summary.Errors[reason]})
+	}
+	extras := obj{
+		{"sequence_digest", r.Digest},
+		{"client_saturated", r.ClientBound != ""},
+		{"client_saturation_reason", r.ClientBound},
+		{"errors_by_reason", reasons},
+		{"cancelled_request_count", r.Summary.Cancelled},
+		{"token_counts", tokenSource(r.Summary)},
+	}
+	if lag := scaled(r.Summary.ScheduleLag, ms); lag != nil {
+		extras = append(extras, kv{"schedule_lag", statsObj("ms", lag)})
+	}
+	doc = append(doc,
+		kv{"was_cancelled", r.Interrupted},
+		kv{"start_time", isoTime(r.Summary.Start)},
+		kv{"end_time", isoTime(r.Summary.End)},
+		kv{"error_summary", errs},
+		kv{"input_config", r.Config.inputConfig()},
+		kv{"inferprobe", extras},
+	)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func tokenSource(s collector.Summary) string {
+	if s.TokensFromChunks {
+		return "chunks: the server sent no usage; one token per content chunk"
+	}
+	return "usage"
+}
+
+func sortedReasons(m map[prober.Reason]int) []prober.Reason {
+	out := make([]prober.Reason, 0, len(m))
+	for r := range m {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// kv and obj encode a JSON object with its keys in the order given, as
+// AIPerf's files have them.
+type kv struct {
+	k string
+	v any
+}
+
+type obj []kv
+
+func (o obj) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, e := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(e.k)
+		b.Write(k)
+		b.WriteByte(':')
+		var v bytes.Buffer
+		enc := json.NewEncoder(&v)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(e.v); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.k, err)
+		}
+		b.Write(bytes.TrimSuffix(v.Bytes(), []byte("\n")))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}

@@ -1,0 +1,219 @@
+package export
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferprobe/inferprobe/collector"
+	"github.com/inferprobe/inferprobe/prober"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// fixedRun is a run of 24 requests with made-up but fixed timings: TTFT
+// rising with the sequence number, one HTTP 429, one stall, one cancelled.
+func fixedRun(t *testing.T) Run {
+	t.Helper()
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	slo := collector.SLO{TTFT: ms(120)}
+	r := collector.NewReport(collector.WithSLO(slo))
+	for i := range 24 {
+		sched := t0.Add(ms(250 * i))
+		rec := &prober.Record{Seq: uint64(i), Scheduled: sched, Sent: sched.Add(ms(i % 3)), FirstOutput: 0,
+			InputTokens: 100 + i, OutputTokens: 8, Outcome: prober.OutcomeOK, Status: 200}
+		for c := range 8 {
+			rec.Chunks = append(rec.Chunks, ms(80+5*i+(10+i%4)*c+(c*i)%3))
+		}
+		rec.FirstChunkTokens = 1
+		rec.Duration = rec.Chunks[7] + ms(2)
+		switch i {
+		case 5:
+			*rec = prober.Record{Seq: 5, Scheduled: sched, Sent: sched, Duration: ms(3), Outcome: prober.OutcomeError,
+				Reason: prober.ReasonHTTP429, Status: 429, Err: `HTTP 429: {"error":"rate limited"}`}
+		case 11:
+			rec.Chunks, rec.Duration = rec.Chunks[:2], ms(400)
+			rec.Outcome, rec.Reason, rec.Err, rec.InputTokens, rec.OutputTokens = prober.OutcomeError, prober.ReasonStall, "no bytes for 200ms", 0, 0
+		case 23:
+			*rec = prober.Record{Seq: 23, Scheduled: sched, Outcome: prober.OutcomeCancelled}
+		}
+		r.Observe(rec)
+	}
+	return Run{
+		Summary: r.Summary(), Requests: r.Requests(), SLO: slo,
+		Config: Config{Model: "Qwen/Qwen3-0.6B", EndpointType: "chat", Streaming: true, URL: "http://127.0.0.1:8000/v1",
+			Seed: 42, RequestRate: 4, ArrivalPattern: "poisson", RequestCount: 24,
+			Command: "inferprobe bench --model Qwen/Qwen3-0.6B --url localhost:8000 --streaming --request-rate 4 --request-count 24 --random-seed 42"},
+		Digest:      "3f1c0ffee",
+		ClientBound: "schedule lag p99 12ms ≥ 10ms",
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./collector/export/ -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; if the change is meant, run go test ./collector/export/ -update and review the diff\ngot:\n%s", name, got)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	run := fixedRun(t)
+	var jsonl bytes.Buffer
+	if err := WriteJSONL(&jsonl, run); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		make func(Run) ([]byte, error)
+	}{
+		{"profile_export_inferprobe.json", JSON},
+		{"profile_export_inferprobe.csv", CSV},
+		{"profile_export.jsonl", func(Run) ([]byte, error) { return jsonl.Bytes(), nil }},
+		{"report.html", HTML},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := tc.make(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, b)
+		})
+	}
+}
+
+// TestJSONLayout reads the JSON the way AIPerf-era scripts do: metric tag →
+// unit and statistics, summary values under "avg".
+func TestJSONLayout(t *testing.T) {
+	b, err := JSON(fixedRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	type stat struct {
+		Unit string   `json:"unit"`
+		Avg  *float64 `json:"avg"`
+		P99  *float64 `json:"p99"`
+	}
+	for _, tc := range []struct {
+		tag, unit string
+		dist      bool
+		avg       float64
+	}{
+		{"time_to_first_token", "ms", true, 0}, {"inter_token_latency", "ms", true, 0}, {"request_latency", "ms", true, 0},
+		{"output_token_throughput_per_user", "tokens/sec/user", true, 0}, {"input_sequence_length", "tokens", true, 0},
+		{"request_count", "requests", false, 21}, {"error_request_count", "requests", false, 2},
+		{"request_throughput", "requests/sec", false, 0}, {"goodput", "requests/sec", false, 0},
+		{"benchmark_duration", "sec", false, 0}, {"output_token_throughput", "tokens/sec", false, 0},
+		{"total_osl", "tokens", false, 168},
+	} {
+		var s stat
+		if err := json.Unmarshal(doc[tc.tag], &s); err != nil || s.Unit != tc.unit || s.Avg == nil {
+			t.Errorf("%s = %s (%v); want unit %q and avg", tc.tag, doc[tc.tag], err, tc.unit)
+			continue
+		}
+		if tc.dist != (s.P99 != nil) {
+			t.Errorf("%s: p99 present = %v, want %v", tc.tag, s.P99 != nil, tc.dist)
+		}
+		if tc.avg != 0 && *s.Avg != tc.avg {
+			t.Errorf("%s avg = %v, want %v", tc.tag, *s.Avg, tc.avg)
+		}
+	}
+	var extras struct {
+		Digest    string `json:"sequence_digest"`
+		Saturated bool   `json:"client_saturated"`
+		Lag       stat   `json:"schedule_lag"`
+	}
+	if err := json.Unmarshal(doc["inferprobe"], &extras); err != nil || extras.Digest != "3f1c0ffee" || !extras.Saturated || extras.Lag.Unit != "ms" {
+		t.Errorf("inferprobe extras = %s (%v)", doc["inferprobe"], err)
+	}
+	var cfg struct {
+		Command string `json:"cli_command"`
+	}
+	if err := json.Unmarshal(doc["input_config"], &cfg); err != nil || !strings.HasPrefix(cfg.Command, "inferprobe bench") {
+		t.Errorf("input_config lacks the command: %s", doc["input_config"])
+	}
+}
+
+// TestCSVSections: AIPerf's two sections, then ours, separated by blank lines.
+func TestCSVSections(t *testing.T) {
+	b, err := CSV(fixedRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := strings.Split(strings.TrimSpace(string(b)), "\n\n")
+	if len(sections) != 3 {
+		t.Fatalf("%d sections, want 3:\n%s", len(sections), b)
+	}
+	for i, want := range []string{"Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std", "Metric,Value", "inferprobe,Value"} {
+		rows, err := csv.NewReader(strings.NewReader(sections[i])).ReadAll()
+		if err != nil {
+			t.Fatalf("section %d: %v", i, err)
+		}
+		if got := strings.Join(rows[0], ","); got != want {
+			t.Errorf("section %d header %q, want %q", i, got, want)
+		}
+	}
+	if !strings.Contains(sections[0], "\nTime to First Token (ms),") || !strings.Contains(sections[1], "\nRequest Throughput (requests/sec),") {
+		t.Errorf("AIPerf row names missing:\n%s", b)
+	}
+}
+
+// TestHTMLSelfContained: nothing in the report reaches the network.
+func TestHTMLSelfContained(t *testing.T) {
+	b, err := HTML(fixedRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"<script", "src=", "href=", "@import", "url("} {
+		if bytes.Contains(b, []byte(bad)) {
+			t.Errorf("report contains %q", bad)
+		}
+	}
+	if n := bytes.Count(b, []byte("<svg")); n != 6 {
+		t.Errorf("%d charts, want 6", n)
+	}
+}
+
+func TestTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{0, 10, "[0 2 4 6 8 10]"},
+		{0, 97, "[0 20 40 60 80 100]"},
+		{3, 3, "[3 3.2 3.4 3.6 3.8 4]"},
+	} {
+		got := strings.Join(strings.Fields(strings.Trim(strings.ReplaceAll(fmtFloats(ticks(tc.lo, tc.hi)), ",", " "), "[]")), " ")
+		if "["+got+"]" != tc.want {
+			t.Errorf("ticks(%v, %v) = [%s], want %s", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}
+
+func fmtFloats(v []float64) string {
+	var s []string
+	for _, x := range v {
+		s = append(s, num(x))
+	}
+	return strings.Join(s, " ")
+}

@@ -1,0 +1,181 @@
+package collector
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/inferprobe/inferprobe/prober"
+)
+
+// TestStatsOf checks every statistic against values worked out by hand
+// (numpy's linear interpolation: position p·(n−1) in the sorted samples).
+func TestStatsOf(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		samples []float64
+		want    Stats
+	}{
+		{"empty", nil, Stats{}},
+		{"one sample", []float64{7}, Stats{Count: 1, Avg: 7, Min: 7, Max: 7,
+			P1: 7, P5: 7, P10: 7, P25: 7, P50: 7, P75: 7, P90: 7, P95: 7, P99: 7}},
+		// mean 2.5; variance ((1.5²+0.5²)·2)/4 = 1.25; p25 at 0.75 → 1.75, p99 at 2.97 → 3.97.
+		{"1 2 3 4", []float64{4, 2, 1, 3}, Stats{Count: 4, Avg: 2.5, Min: 1, Max: 4, Std: math.Sqrt(1.25),
+			P1: 1.03, P5: 1.15, P10: 1.3, P25: 1.75, P50: 2.5, P75: 3.25, P90: 3.7, P95: 3.85, P99: 3.97}},
+		// two samples: every percentile is p·10.
+		{"0 10", []float64{10, 0}, Stats{Count: 2, Avg: 5, Min: 0, Max: 10, Std: 5,
+			P1: 0.1, P5: 0.5, P10: 1, P25: 2.5, P50: 5, P75: 7.5, P90: 9, P95: 9.5, P99: 9.9}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := statsOf(tc.samples); !statsClose(got, tc.want) {
+				t.Errorf("statsOf(%v) =\n %+v\nwant\n %+v", tc.samples, got, tc.want)
+			}
+		})
+	}
+}
+
+func statsClose(a, b Stats) bool {
+	av, bv := reflect.ValueOf(a), reflect.ValueOf(b)
+	for i := range av.NumField() {
+		x, y := av.Field(i), bv.Field(i)
+		if x.Kind() == reflect.Float64 {
+			if math.Abs(x.Float()-y.Float()) > 1e-9 {
+				return false
+			}
+		} else if x.Int() != y.Int() {
+			return false
+		}
+	}
+	return true
+}
+
+// reportRecords is a small run worked out by hand: two successes (one meets
+// the 100 ms TTFT SLO, one does not), an HTTP 500, a truncated stream that
+// got two chunks, and a cancelled request.
+func reportRecords(t0 time.Time) []*prober.Record {
+	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
+	return []*prober.Record{
+		{Seq: 3, Scheduled: t0.Add(ms(700)), Sent: t0.Add(ms(700)), Outcome: prober.OutcomeCancelled, Reason: prober.ReasonNone},
+		// ITL: (100−50) ms / (5 − 1 token in the first chunk) = 12.5 ms; 80 tokens/s per user.
+		{Seq: 0, Scheduled: t0, Sent: t0, Chunks: []time.Duration{ms(50), ms(60), ms(100)}, FirstChunkTokens: 1,
+			Duration: ms(110), InputTokens: 10, OutputTokens: 5, Outcome: prober.OutcomeOK, Status: 200},
+		// Sent 2 ms late; ITL (220−200)/(3−1) = 10 ms; ends at t0+2s, the end of the run.
+		{Seq: 1, Scheduled: t0.Add(ms(998)), Sent: t0.Add(time.Second), Chunks: []time.Duration{ms(200), ms(220)}, FirstChunkTokens: 1,
+			Duration: time.Second, InputTokens: 20, OutputTokens: 3, Outcome: prober.OutcomeOK, Status: 200},
+		{Seq: 2, Scheduled: t0.Add(ms(500)), Sent: t0.Add(ms(500)), Duration: ms(5), Outcome: prober.OutcomeError,
+			Reason: prober.ReasonHTTP5xx, Status: 500, Err: "HTTP 500: boom"},
+		{Seq: 4, Scheduled: t0.Add(ms(300)), Sent: t0.Add(ms(300)), Chunks: []time.Duration{ms(30), ms(35)}, Duration: ms(40),
+			Outcome: prober.OutcomeError, Reason: prober.ReasonTruncated, Status: 200, Err: "stream ended before [DONE]"},
+	}
+}
+
+func TestReportSummary(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	r := NewReport(WithSLO(SLO{TTFT: 100 * time.Millisecond}))
+	for _, rec := range reportRecords(t0) {
+		r.Observe(rec)
+	}
+	s := r.Summary()
+	ms := 1e-3
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"ok", float64(s.OK), 2}, {"failed", float64(s.Failed), 2}, {"cancelled", float64(s.Cancelled), 1},
+		{"good", float64(s.Good), 1},
+		{"duration", s.DurationSeconds, 2}, {"duration (Go)", s.Duration.Seconds(), 2},
+		{"request throughput", s.RequestThroughput, 1},
+		{"output tokens total", s.OutputTokensTotal, 8}, {"input tokens total", s.InputTokensTotal, 30},
+		{"output token throughput", s.OutputTokenThroughput, 4},
+		{"total token throughput", s.TotalTokenThroughput, 19},
+		{"goodput", s.Goodput, 0.5},
+		// TTFT counts failed requests that got a chunk: 30, 50, 200 ms.
+		{"ttft count", float64(s.TTFT.Count), 3}, {"ttft p50", s.TTFT.P50, 50 * ms}, {"ttft avg", s.TTFT.Avg, 280.0 / 3 * ms},
+		{"ttst count", float64(s.TTST.Count), 3}, {"ttst max", s.TTST.Max, 20 * ms},
+		{"inter-chunk count", float64(s.InterChunk.Count), 4}, {"inter-chunk max", s.InterChunk.Max, 40 * ms},
+		{"itl avg", s.ITL.Avg, 11.25 * ms}, {"itl min", s.ITL.Min, 10 * ms},
+		{"per-user avg", s.OutputTokenThroughputPerUser.Avg, 90}, {"per-user min", s.OutputTokenThroughputPerUser.Min, 80},
+		{"latency max", s.Latency.Max, 1}, {"latency count", float64(s.Latency.Count), 2},
+		{"isl avg", s.InputTokens.Avg, 15}, {"osl avg", s.OutputTokens.Avg, 4},
+		// lag of every request, cancelled ones too: 0, 2 ms, 0, 0, 0.
+		{"lag count", float64(s.ScheduleLag.Count), 5}, {"lag max", s.ScheduleLag.Max, 2 * ms},
+	} {
+		if math.Abs(c.got-c.want) > 1e-9 {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if want := map[prober.Reason]int{prober.ReasonHTTP5xx: 1, prober.ReasonTruncated: 1}; !reflect.DeepEqual(s.Errors, want) {
+		t.Errorf("errors = %v, want %v", s.Errors, want)
+	}
+	if !s.Start.Equal(t0) || !s.End.Equal(t0.Add(2*time.Second)) {
+		t.Errorf("start, end = %v, %v; want %v and 2s later", s.Start, s.End, t0)
+	}
+}
+
+func TestReportGoodputWithoutSLO(t *testing.T) {
+	r := NewReport()
+	for _, rec := range reportRecords(time.Unix(0, 0)) {
+		r.Observe(rec)
+	}
+	if s := r.Summary(); s.Good != 2 || s.Goodput != s.RequestThroughput {
+		t.Errorf("without an SLO every success is good: good %d, goodput %v, request throughput %v", s.Good, s.Goodput, s.RequestThroughput)
+	}
+}
+
+func TestReportRequests(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	r := NewReport(WithSLO(SLO{TTFT: 100 * time.Millisecond}))
+	for _, rec := range reportRecords(t0) {
+		r.Observe(rec)
+	}
+	got := r.Requests()
+	var seqs []uint64
+	for _, q := range got {
+		seqs = append(seqs, q.Seq)
+	}
+	if !reflect.DeepEqual(seqs, []uint64{0, 1, 2, 3, 4}) {
+		t.Fatalf("requests come in order %v, want by sequence number", seqs)
+	}
+	want := []RequestRecord{
+		{Seq: 0, Scheduled: t0, Sent: t0, TTFT: 50 * time.Millisecond, TTST: 10 * time.Millisecond, ITL: 12500 * time.Microsecond,
+			Latency: 110 * time.Millisecond, Chunks: 3, InputTokens: 10, OutputTokens: 5, Status: 200, Good: true},
+		{Seq: 1, Scheduled: t0.Add(998 * time.Millisecond), Sent: t0.Add(time.Second), Lag: 2 * time.Millisecond,
+			TTFT: 200 * time.Millisecond, TTST: 20 * time.Millisecond, ITL: 10 * time.Millisecond, Latency: time.Second,
+			Chunks: 2, InputTokens: 20, OutputTokens: 3, Status: 200},
+		{Seq: 2, Scheduled: t0.Add(500 * time.Millisecond), Sent: t0.Add(500 * time.Millisecond), Outcome: prober.OutcomeError,
+			Reason: prober.ReasonHTTP5xx, Status: 500, Err: "HTTP 500: boom"},
+	}
+	if !reflect.DeepEqual(got[:3], want) {
+		t.Errorf("requests =\n %+v\nwant\n %+v", got[:3], want)
+	}
+	// A failed request keeps the timings it got but no latency or lengths.
+	if e := got[4]; e.TTFT != 30*time.Millisecond || e.Latency != 0 || e.OutputTokens != 0 || e.Good {
+		t.Errorf("truncated request = %+v", e)
+	}
+}
+
+// TestSummaryJSON pins the snake_case names the burst API serialises.
+func TestSummaryJSON(t *testing.T) {
+	b, err := json.Marshal(Summary{Errors: map[prober.Reason]int{prober.ReasonTimeout: 2}, TTFT: Stats{Count: 1, P99: 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"time_to_first_token_seconds", "inter_token_latency_seconds", "request_latency_seconds",
+		"output_token_throughput_per_user", "errors_by_reason", "goodput", "total_token_throughput", "duration_seconds"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("summary JSON lacks %q: %s", k, b)
+		}
+	}
+	if p99 := m["time_to_first_token_seconds"].(map[string]any)["p99"]; p99 != 0.5 {
+		t.Errorf("ttft p99 = %v, want 0.5", p99)
+	}
+	if _, ok := m["start"]; ok {
+		t.Errorf("a zero start is omitted: %s", b)
+	}
+}

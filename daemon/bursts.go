@@ -1,0 +1,734 @@
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/inferprobe/inferprobe/collector"
+	"github.com/inferprobe/inferprobe/collector/gpu"
+	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/scenarios"
+)
+
+// errShuttingDown refuses a trigger that comes while the daemon drains.
+var errShuttingDown = errors.New("inferprobe is shutting down; no new burst runs start")
+
+// cancelWait bounds how long CancelBurst waits for a cancelled run's
+// requests to end, so that it can return the run's final report.
+const cancelWait = 5 * time.Second
+
+// WithHistory keeps the last size finished burst runs (--storage.history-size)
+// and, when dir is not empty (--storage.path), one JSON file per run in dir,
+// so that reports and last-run gauges survive a restart.
+func WithHistory(dir string, size int) Option {
+	return func(d *Daemon) { d.bursts.history.dir, d.bursts.history.size = dir, max(size, 1) }
+}
+
+// WithGPUWindow adds what the GPUs did during each burst run to its report.
+func WithGPUWindow(w *gpu.Window) Option { return func(d *Daemon) { d.bursts.gpu = w } }
+
+// burstManager runs the configured bursts, on their schedules and on demand,
+// one at a time per target.
+type burstManager struct {
+	d       *Daemon
+	clock   clock
+	gpu     *gpu.Window
+	metrics *collector.Bursts
+	history *history
+	wake    chan struct{} // schedules changed; buffered, so a send never blocks
+
+	mu     sync.Mutex
+	bursts map[string]*burstEntry
+	active []*burstRun          // queued and running, oldest first
+	busy   map[string]*burstRun // by target: the run that holds it
+	closed bool                 // draining: nothing new starts
+	wg     sync.WaitGroup       // the schedule loop and every run
+}
+
+// burstEntry is one configured burst.
+type burstEntry struct {
+	name    string
+	spec    burstSpec
+	sched   *schedule // nil: on demand only
+	next    time.Time // next scheduled start
+	running *burstRun
+	pending *burstRun // the run queued by overlap: queue
+}
+
+// burstSpec is everything a run is planned from; a reload that changes it
+// applies to the next run.
+type burstSpec struct {
+	seed   uint64
+	burst  scenarios.Burst
+	target scenarios.Target
+}
+
+func (s *burstSpec) labels(name string) collector.Labels {
+	return collector.Labels{Target: s.burst.Target, Model: s.target.Model, Scenario: name, Phase: "burst"}
+}
+
+// burstRun is one run, from queued or started to its end.
+type burstRun struct {
+	entry    *burstEntry // at the time it was created
+	labels   collector.Labels
+	stop     context.CancelFunc // stops sending
+	cancelRq context.CancelFunc // cuts the requests in flight
+	done     chan struct{}      // closed once the run is in the history
+
+	mu        sync.Mutex
+	info      RunInfo
+	cancelled bool
+	probe     *prober.Probe // nil until it runs
+	report    *collector.Report
+	recorder  *collector.BurstRecorder
+}
+
+func newBurstManager(d *Daemon) *burstManager {
+	metrics := collector.NewBursts(d.registry)
+	return &burstManager{
+		d:       d,
+		clock:   realClock{},
+		metrics: metrics,
+		history: newHistory(d.logger, "", defaultHistorySize, metrics.StorageWriteErrors),
+		wake:    make(chan struct{}, 1),
+		bursts:  map[string]*burstEntry{},
+		busy:    map[string]*burstRun{},
+	}
+}
+
+// startSchedules runs the schedules until ctx ends.
+func (m *burstManager) startSchedules(ctx context.Context) {
+	m.wg.Go(func() { m.runSchedules(ctx) })
+}
+
+// Bursts lists the configured bursts, by name.
+func (d *Daemon) Bursts() []BurstInfo {
+	m := d.bursts
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]BurstInfo, 0, len(m.bursts))
+	for _, name := range sortedKeys(m.bursts) {
+		e := m.bursts[name]
+		bi := BurstInfo{Name: name, Target: e.spec.burst.Target, Schedule: describe(&e.spec.burst), OnDemand: e.spec.burst.OnDemand}
+		if e.sched != nil {
+			bi.Next = e.next
+		}
+		if e.running != nil {
+			bi.Running = e.running.info.ID
+		}
+		out = append(out, bi)
+	}
+	return out
+}
+
+// TriggerBurst starts burst name now with overrides o, clamped to the
+// burst's maxima. It fails with ErrUnknownBurst, ErrNotOnDemand or a
+// *BusyError when the target runs a burst. A run whose overrides cannot be
+// applied is returned, and kept, as failed.
+func (d *Daemon) TriggerBurst(name string, o BurstOverrides) (RunInfo, error) {
+	m := d.bursts
+	m.mu.Lock()
+	e := m.bursts[name]
+	switch {
+	case m.closed:
+		m.mu.Unlock()
+		return RunInfo{}, errShuttingDown
+	case e == nil:
+		m.mu.Unlock()
+		return RunInfo{}, ErrUnknownBurst
+	case !e.spec.burst.OnDemand:
+		m.mu.Unlock()
+		return RunInfo{}, ErrNotOnDemand
+	}
+	if r := m.busy[e.spec.burst.Target]; r != nil {
+		m.mu.Unlock()
+		return RunInfo{}, &BusyError{Target: e.spec.burst.Target, RunID: r.info.ID}
+	}
+	r := m.newRun(e, TriggerAPI, o)
+	failed := m.start(r)
+	m.mu.Unlock()
+	if failed {
+		m.recordUnrun(r)
+	}
+	return r.snapshot(), nil
+}
+
+// BurstRun returns the run with id, running, queued or kept in the history.
+func (d *Daemon) BurstRun(id string) (RunInfo, bool) {
+	m := d.bursts
+	m.mu.Lock()
+	i := slices.IndexFunc(m.active, func(r *burstRun) bool { return r.id() == id })
+	var r *burstRun
+	if i >= 0 {
+		r = m.active[i]
+	}
+	m.mu.Unlock()
+	if r != nil {
+		return r.snapshot(), true
+	}
+	return m.history.get(id)
+}
+
+// CancelBurst cancels a queued or running run: it stops sending and cuts its
+// requests in flight, and returns the run once it has ended (or, should its
+// requests not end within a few seconds, as it stands).
+func (d *Daemon) CancelBurst(id string) (RunInfo, error) {
+	m := d.bursts
+	m.mu.Lock()
+	i := slices.IndexFunc(m.active, func(r *burstRun) bool { return r.id() == id })
+	if i < 0 {
+		m.mu.Unlock()
+		if _, ok := m.history.get(id); ok {
+			return RunInfo{}, ErrRunFinished
+		}
+		return RunInfo{}, ErrUnknownRun
+	}
+	r := m.active[i]
+	dequeued := m.cancel(r, true)
+	m.mu.Unlock()
+	if dequeued {
+		m.recordUnrun(r)
+	}
+	select {
+	case <-r.done:
+	case <-time.After(cancelWait):
+	}
+	return r.snapshot(), nil
+}
+
+// BurstRuns lists the runs queued, running and kept in the history, newest
+// first.
+func (d *Daemon) BurstRuns() []RunInfo {
+	m := d.bursts
+	m.mu.Lock()
+	active := slices.Clone(m.active)
+	m.mu.Unlock()
+	var out []RunInfo
+	seen := map[string]bool{}
+	for _, r := range slices.Backward(active) {
+		out = append(out, r.snapshot())
+		seen[r.id()] = true
+	}
+	for _, r := range m.history.newestFirst() {
+		if !seen[r.ID] { // a run that ends now is in both for a moment
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// activeRuns lists the queued and running runs, oldest first, for the status.
+func (m *burstManager) activeRuns() []RunInfo {
+	m.mu.Lock()
+	active := slices.Clone(m.active)
+	m.mu.Unlock()
+	out := make([]RunInfo, 0, len(active))
+	for _, r := range active {
+		out = append(out, r.snapshot())
+	}
+	return out
+}
+
+// apply makes the bursts match cfg. Runs in progress keep the settings they
+// started with; a removed burst's runs are cancelled.
+func (m *burstManager) apply(cfg *scenarios.Config) {
+	var ended []*burstRun
+	var gone []collector.Labels
+	m.mu.Lock()
+	now := m.clock.Now()
+	for _, name := range sortedKeys(cfg.Bursts) {
+		b := cfg.Bursts[name]
+		spec := burstSpec{seed: cfg.Global.Seed, burst: *b, target: *cfg.Targets[b.Target]}
+		e := m.bursts[name]
+		added := e == nil
+		switch {
+		case added:
+			e = &burstEntry{name: name}
+			m.bursts[name] = e
+		case reflect.DeepEqual(e.spec, spec):
+			continue
+		}
+		oldLabels, oldSchedule := e.spec.labels(name), describe(&e.spec.burst)
+		e.spec = spec
+		if describe(b) != oldSchedule {
+			e.sched = newSchedule(b)
+			if e.sched != nil {
+				e.next = e.sched.next(now)
+			}
+		}
+		// A run in progress keeps its labels; its series go when it ends.
+		if !added && oldLabels != spec.labels(name) && (e.running == nil || e.running.labels != oldLabels) {
+			m.forget(oldLabels, b.Target)
+		}
+		if added || oldLabels.Target != b.Target {
+			m.metrics.Declare(name, b.Target)
+			m.restoreLast(name, b.Target)
+		}
+	}
+	for _, name := range sortedKeys(m.bursts) {
+		e := m.bursts[name]
+		if cfg.Bursts[name] != nil {
+			continue
+		}
+		delete(m.bursts, name)
+		if e.pending != nil && m.cancel(e.pending, false) {
+			ended = append(ended, e.pending)
+		}
+		if e.running != nil {
+			m.cancel(e.running, true)
+		} else {
+			gone = append(gone, e.spec.labels(name))
+		}
+	}
+	ended = append(ended, m.startQueued()...)
+	m.mu.Unlock()
+	for _, r := range ended {
+		m.recordUnrun(r)
+	}
+	for _, l := range gone { // after recording, which would bring back their counters
+		m.forget(l, "")
+	}
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// forget drops the request series of labels a burst no longer has, and its
+// burst series unless they are still those of its target (current).
+func (m *burstManager) forget(l collector.Labels, current string) {
+	m.d.requests.Forget(l)
+	if l.Target != current {
+		m.metrics.Forget(l.Scenario, l.Target)
+	}
+}
+
+// restoreLast shows the newest completed run in the history on the last-run
+// gauges, so that they survive a restart.
+func (m *burstManager) restoreLast(name, target string) {
+	if r, ok := m.history.lastSucceeded(name); ok && r.Target == target {
+		m.metrics.SetLast(name, target, collector.BurstResult{Summary: r.Report.Summary, Good: r.Report.Good, End: unixSeconds(r.Ended)})
+	}
+}
+
+// startDue starts the bursts whose scheduled time has come, and returns the
+// next scheduled start (zero when there is none).
+func (m *burstManager) startDue(now time.Time) time.Time {
+	var failed []*burstRun
+	var next time.Time
+	m.mu.Lock()
+	for _, name := range sortedKeys(m.bursts) {
+		e := m.bursts[name]
+		if e.sched == nil {
+			continue
+		}
+		if !e.next.After(now) && !m.closed {
+			if r := m.scheduled(e, now); r != nil {
+				failed = append(failed, r)
+			}
+			e.next = e.sched.after(e.next, now)
+		}
+		if next.IsZero() || e.next.Before(next) {
+			next = e.next
+		}
+	}
+	m.mu.Unlock()
+	for _, r := range failed {
+		m.recordUnrun(r)
+	}
+	return next
+}
+
+// scheduled handles a scheduled start of e: it runs, or, while the target is
+// busy, is skipped or queued. It returns a run that failed to start.
+func (m *burstManager) scheduled(e *burstEntry, now time.Time) *burstRun {
+	b := &e.spec.burst
+	if holder := m.busy[b.Target]; holder != nil {
+		if b.Overlap == scenarios.OverlapQueue && e.pending == nil {
+			r := m.newRun(e, TriggerSchedule, BurstOverrides{})
+			r.info.State, r.info.Queued = RunQueued, now
+			e.pending = r
+			m.active = append(m.active, r)
+			m.metrics.Queued(e.name, b.Target)
+			m.d.logger.Info("burst queued: its target is busy", "burst", e.name, "run", r.info.ID, "busy_with", holder.info.ID)
+			return nil
+		}
+		m.metrics.Skipped(e.name, b.Target)
+		m.d.logger.Warn("scheduled burst skipped: its target is busy", "burst", e.name, "busy_with", holder.info.ID, "overlap", b.Overlap)
+		return nil
+	}
+	r := m.newRun(e, TriggerSchedule, BurstOverrides{})
+	if m.start(r) {
+		return r
+	}
+	return nil
+}
+
+// startQueued starts the queued runs, oldest first, whose targets are free,
+// and returns those that failed to start.
+func (m *burstManager) startQueued() []*burstRun {
+	var failed []*burstRun
+	for _, r := range slices.Clone(m.active) {
+		e := m.bursts[r.info.Burst]
+		if r.info.State != RunQueued || m.closed || e == nil || m.busy[e.spec.burst.Target] != nil {
+			continue
+		}
+		e.pending = nil
+		m.active = slices.DeleteFunc(m.active, func(a *burstRun) bool { return a == r })
+		r.entry = e
+		r.mu.Lock()
+		r.info.Target = e.spec.burst.Target // a reload may have moved the burst
+		r.mu.Unlock()
+		if m.start(r) {
+			failed = append(failed, r)
+		}
+	}
+	return failed
+}
+
+// newRun creates a run of e; m.mu is held.
+func (m *burstManager) newRun(e *burstEntry, trigger string, o BurstOverrides) *burstRun {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	now := m.clock.Now()
+	return &burstRun{
+		entry: e,
+		done:  make(chan struct{}),
+		info: RunInfo{
+			ID:    now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:]),
+			Burst: e.name, Target: e.spec.burst.Target, Trigger: trigger, Overrides: o,
+		},
+	}
+}
+
+// start plans r and sets it running; m.mu is held. It reports true when
+// the run could not be planned: it has then failed, and the caller records
+// it once m.mu is released.
+func (m *burstManager) start(r *burstRun) (failed bool) {
+	e := r.entry
+	p, err := planRun(e, r.info.Overrides, m.d.shard)
+	now := m.clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.info.Started = now
+	if err != nil {
+		r.info.State, r.info.Error, r.info.Ended = RunFailed, err.Error(), now
+		m.d.logger.Error("burst run failed to start", "burst", e.name, "run", r.info.ID, "err", err)
+		return true
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	reqCtx, cancelRq := context.WithCancel(m.d.reqCtx)
+	r.stop, r.cancelRq, r.labels = stop, cancelRq, p.labels
+	r.info.State = RunRunning
+	r.probe, r.report = p.main, collector.NewReport()
+	r.recorder = collector.NewBurstRecorder(m.d.requests.Series(p.labels, p.slo), r.report, p.slo)
+	e.running = r
+	m.busy[e.spec.burst.Target] = r
+	m.active = append(m.active, r)
+	m.metrics.Running(e.name, e.spec.burst.Target, true)
+	m.d.logger.Info("burst run started", "burst", e.name, "run", r.info.ID, "trigger", r.info.Trigger, "target", r.info.Target)
+	m.wg.Go(func() { m.execute(ctx, reqCtx, r, p) })
+	return false
+}
+
+// cancel marks r cancelled; m.mu is held. A running run stops sending and,
+// with cut, cuts its requests in flight (a draining daemon lets them finish
+// within its grace period instead). A queued run is dequeued at once: it
+// reports true, and the caller records it once m.mu is released.
+func (m *burstManager) cancel(r *burstRun, cut bool) (dequeued bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cancelled = true
+	if r.info.State == RunQueued {
+		if r.entry.pending == r {
+			r.entry.pending = nil
+		}
+		m.active = slices.DeleteFunc(m.active, func(a *burstRun) bool { return a == r })
+		r.info.State, r.info.Ended = RunCancelled, m.clock.Now()
+		return true
+	}
+	r.stop()
+	if cut {
+		r.cancelRq()
+	}
+	return false
+}
+
+// shutdown stops every run for the drain: queued runs are cancelled,
+// running ones stop sending and their requests in flight may finish.
+func (m *burstManager) shutdown() {
+	var dequeued []*burstRun
+	m.mu.Lock()
+	m.closed = true
+	for _, r := range slices.Clone(m.active) {
+		if m.cancel(r, false) {
+			dequeued = append(dequeued, r)
+		}
+	}
+	m.mu.Unlock()
+	for _, r := range dequeued {
+		m.recordUnrun(r)
+	}
+}
+
+// runPlan is a run made ready from its burst's settings and overrides.
+type runPlan struct {
+	warmup, main *prober.Probe
+	limit        prober.Limit
+	sends        uint64 // this shard's requests when the run ends by count
+	grace        time.Duration
+	labels       collector.Labels
+	slo          collector.SLO
+}
+
+// planRun applies o to e's settings, clamped to its maxima, and builds the
+// probes of one run: its own sequences, so every run with the same seed and
+// settings sends the same requests.
+func planRun(e *burstEntry, o BurstOverrides, shard prober.Shard) (*runPlan, error) {
+	b := e.spec.burst
+	if o.Duration < 0 || o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Concurrency < 0 {
+		return nil, fmt.Errorf("overrides must be >= 0 (0 keeps the configured value), got %+v", o)
+	}
+	limit := prober.Limit{Duration: time.Duration(b.Duration), Requests: b.Requests}
+	if o.Duration > 0 {
+		limit.Duration = clamp(o.Duration, time.Duration(b.Max.Duration))
+	}
+	if o.Requests > 0 {
+		limit.Requests = clamp(o.Requests, b.Max.Requests)
+	}
+	if o.Rate > 0 {
+		if b.Arrival.Pattern == scenarios.ArrivalConcurrency || len(b.Arrival.Series) > 0 {
+			return nil, fmt.Errorf("burst %s has no arrival rate to override (pattern %s%s); override concurrency, duration or requests instead",
+				e.name, b.Arrival.Pattern, map[bool]string{true: " with a series"}[len(b.Arrival.Series) > 0])
+		}
+		b.Arrival.Rate = clamp(o.Rate, b.Max.Rate)
+	}
+	if o.Concurrency > 0 {
+		c := clamp(o.Concurrency, b.Max.Concurrency)
+		if b.Arrival.Pattern == scenarios.ArrivalConcurrency {
+			b.Arrival.Concurrency = c
+		} else {
+			b.Arrival.MaxConcurrency = c
+		}
+	}
+	target, err := prober.NewTarget(b.Target, &e.spec.target)
+	if err != nil {
+		return nil, err
+	}
+	p := &runPlan{
+		limit:  limit,
+		grace:  time.Duration(b.GracePeriod),
+		sends:  shardShare(limit.Requests, shard),
+		labels: e.spec.labels(e.name),
+		slo: collector.SLO{
+			TTFT:           time.Duration(b.SLO.TimeToFirstToken),
+			ITL:            time.Duration(b.SLO.InterTokenLatency),
+			RequestLatency: time.Duration(b.SLO.RequestLatency),
+		},
+	}
+	// Names outside the probe namespace ('/' is not allowed in a probe
+	// name), so a burst never draws a probe's seeded streams.
+	if p.main, err = prober.NewProbe("burst/"+e.name, b.Probe(), target, e.spec.seed, shard); err != nil {
+		return nil, err
+	}
+	p.main.SetLimit(limit)
+	if w := b.Warmup; w.Requests > 0 || w.Duration > 0 {
+		if p.warmup, err = prober.NewProbe("burst/"+e.name+"/warmup", b.Probe(), target, e.spec.seed, shard); err != nil {
+			return nil, err
+		}
+		p.warmup.SetLimit(prober.Limit{Requests: w.Requests, Duration: time.Duration(w.Duration)})
+	}
+	return p, nil
+}
+
+// clamp is v, lowered to limit when there is one (> 0).
+func clamp[T time.Duration | uint64 | float64 | int](v, limit T) T {
+	if limit > 0 {
+		return min(v, limit)
+	}
+	return v
+}
+
+// shardShare is how many of the first n requests of a sequence shard sends.
+func shardShare(n uint64, shard prober.Shard) uint64 {
+	if shard.Count <= 1 {
+		return n
+	}
+	c, i := uint64(shard.Count), uint64(shard.Index)
+	if n <= i {
+		return 0
+	}
+	return (n-1-i)/c + 1
+}
+
+// execute runs r: warmup, then the measured requests; once sending ends it
+// gives the requests in flight the grace period, then records the run.
+func (m *burstManager) execute(ctx, reqCtx context.Context, r *burstRun, p *runPlan) {
+	defer r.stop()
+	defer r.cancelRq()
+	if p.warmup != nil {
+		p.warmup.Run(ctx, reqCtx, m.d.exec, discard{})
+	}
+	if ctx.Err() == nil {
+		finished := make(chan struct{})
+		rec := &countingRecorder{Recorder: r.recorder, want: p.sends, all: make(chan struct{})}
+		if p.sends == 0 && p.limit.Requests > 0 {
+			close(rec.all) // this shard has no share of the requests
+		}
+		go m.endRun(ctx, r, p, rec.all, finished)
+		p.main.Run(ctx, reqCtx, m.d.exec, rec)
+		close(finished)
+	}
+	m.finish(r)
+}
+
+// endRun ends the run once its duration has passed (it stops sending) or
+// its requests have all been sent (the probe stops by itself, after the
+// later turns of its sessions), then cuts what is still in flight after the
+// grace period.
+func (m *burstManager) endRun(ctx context.Context, r *burstRun, p *runPlan, allSent, finished <-chan struct{}) {
+	var deadline <-chan time.Time
+	if p.limit.Duration > 0 {
+		t := time.NewTimer(p.limit.Duration)
+		defer t.Stop()
+		deadline = t.C
+	}
+	select {
+	case <-deadline:
+		r.stop()
+	case <-allSent:
+	case <-ctx.Done(): // cancelled: whoever cancelled decides about the requests
+		return
+	case <-finished:
+		return
+	}
+	grace := time.NewTimer(p.grace)
+	defer grace.Stop()
+	select {
+	case <-grace.C:
+		m.d.logger.Warn("burst grace period over; cancelling its requests still in flight", "burst", r.info.Burst, "run", r.id(), "grace", p.grace)
+		r.stop()
+		r.cancelRq()
+	case <-finished:
+	}
+}
+
+// finish computes r's report, records it and frees its target.
+func (m *burstManager) finish(r *burstRun) {
+	now := m.clock.Now()
+	r.mu.Lock()
+	result := RunSucceeded
+	if r.cancelled {
+		result = RunCancelled
+	}
+	report := r.reportLocked()
+	r.mu.Unlock()
+	if s := report.Summary; m.gpu != nil && s.End.After(s.Start) {
+		st := m.gpu.Stats(s.Start, s.End, int64(s.OutputTokensTotal))
+		report.GPU = &st
+	}
+	if result == RunSucceeded {
+		m.metrics.SetLast(r.info.Burst, r.info.Target, collector.BurstResult{Summary: report.Summary, Good: report.Good, End: unixSeconds(now)})
+	}
+	m.metrics.Running(r.info.Burst, r.info.Target, false)
+	r.mu.Lock()
+	final := r.info
+	r.mu.Unlock()
+	final.State, final.Ended, final.Report = result, now, report
+	m.record(final)
+
+	// The run shows as ended only now, with its target free: whoever sees it
+	// ended can start the next one.
+	m.mu.Lock()
+	r.mu.Lock()
+	r.info = final
+	r.mu.Unlock()
+	m.active = slices.DeleteFunc(m.active, func(a *burstRun) bool { return a == r })
+	if m.busy[r.info.Target] == r {
+		delete(m.busy, r.info.Target)
+	}
+	if r.entry.running == r {
+		r.entry.running = nil
+	}
+	// A burst removed, or moved to other labels, while it ran: its old series go now.
+	if e := m.bursts[r.info.Burst]; e == nil {
+		m.forget(r.labels, "")
+	} else if l := e.spec.labels(e.name); l != r.labels {
+		m.forget(r.labels, l.Target)
+	}
+	failed := m.startQueued()
+	m.mu.Unlock()
+	for _, f := range failed {
+		m.recordUnrun(f)
+	}
+	close(r.done)
+}
+
+// record keeps an ended run in the history and counts it.
+func (m *burstManager) record(info RunInfo) {
+	m.metrics.Ended(info.Burst, info.Target, info.State)
+	m.history.add(info)
+	m.d.logger.Info("burst run ended", "burst", info.Burst, "run", info.ID, "state", info.State)
+}
+
+// recordUnrun records a run that ended without running (it failed to start,
+// or was cancelled while queued), which has nothing else to close done.
+func (m *burstManager) recordUnrun(r *burstRun) {
+	m.record(r.snapshot())
+	close(r.done)
+}
+
+func (r *burstRun) id() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.info.ID
+}
+
+// snapshot is r as the API shows it; a running run's report is its progress.
+func (r *burstRun) snapshot() RunInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	info := r.info
+	if info.State == RunRunning && r.report != nil {
+		info.Report = r.reportLocked()
+	}
+	return info
+}
+
+// reportLocked computes r's report from what has finished; r.mu is held.
+func (r *burstRun) reportLocked() *BurstReport {
+	return &BurstReport{Summary: r.report.Summary(), Good: r.recorder.Good(), Digest: r.probe.Digest().String()}
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// countingRecorder closes all once want requests have started: the run has
+// then sent everything it will.
+type countingRecorder struct {
+	prober.Recorder
+	want    uint64
+	started atomic.Uint64
+	all     chan struct{}
+}
+
+func (c *countingRecorder) Started() {
+	c.Recorder.Started()
+	if c.started.Add(1) == c.want {
+		close(c.all)
+	}
+}
+
+// discard drops warmup requests: they are neither reported nor exported.
+type discard struct{}
+
+func (discard) Started()               {}
+func (discard) Observe(*prober.Record) {}

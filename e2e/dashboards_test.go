@@ -1,0 +1,375 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDashboardQueriesReturnData runs the demo with a burst, lets a real
+// Prometheus scrape it, and then evaluates every query of every Grafana
+// dashboard (panels, annotations, variables) the way Grafana would: each
+// must be valid and return data. A panel that stays empty on a demo run is
+// a panel with a wrong metric, label or function.
+func TestDashboardQueriesReturnData(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "dashboards", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dashboards in ../dashboards (%v)", err)
+	}
+	addr := freeAddr(t)
+	demo := inferprobe(t, "inferprobe demo", t.TempDir(), "demo", "--web.listen-address="+addr,
+		"--web.enable-burst-api", "--workers=2",
+		// Some failures, so that the error panels have series.
+		"--sim.error-rate=0.05")
+	base := "http://" + addr
+	waitHealthy(t, demo, base+"/metrics", 15*time.Second)
+	prom := startDashboardPrometheus(t, addr)
+	begin := time.Now()
+
+	// Probe traffic first, then a short burst beside it, so that probe and
+	// burst series exist side by side.
+	time.Sleep(8 * time.Second)
+	var run struct {
+		ID        string `json:"id"`
+		StatusURL string `json:"status_url"`
+	}
+	if code := dashboardCall(t, "POST", base+"/api/v1/bursts/demo-burst", `{"duration":"8s"}`, &run); code != http.StatusAccepted || run.StatusURL == "" {
+		t.Fatalf("POST /api/v1/bursts/demo-burst: status %d (%+v), want 202 with a status_url", code, run)
+	}
+	eventually(t, 60*time.Second, "burst run "+run.ID+" ends", func() error {
+		var info struct{ State string }
+		dashboardCall(t, "GET", base+run.StatusURL, "", &info)
+		if info.State != "succeeded" {
+			if info.State != "queued" && info.State != "running" {
+				t.Fatalf("burst run %s ended %q, want succeeded", run.ID, info.State)
+			}
+			return fmt.Errorf("state %s", info.State)
+		}
+		return nil
+	})
+	eventually(t, 15*time.Second, "Prometheus has scraped the burst's results", func() error {
+		res, err := prom.query(`inferprobe_burst_last_end_timestamp_seconds`)
+		if err == nil && len(res) == 0 {
+			err = fmt.Errorf("no inferprobe_burst_last_end_timestamp_seconds yet")
+		}
+		return err
+	})
+	time.Sleep(3 * time.Second) // a few more scrapes after the burst
+
+	end := time.Now()
+	// The demo's GPUs are simulated, say so, and follow the load.
+	for _, expr := range []string{
+		`inferprobe_gpu_telemetry_backend_info{backend="simulated"} == 1`,
+		fmt.Sprintf(`max_over_time(DCGM_FI_DEV_GPU_UTIL{gpu="0"}[%ds]) > 10`, int(end.Sub(begin).Seconds())),
+	} {
+		if res, err := prom.query(expr); err != nil || len(res) != 1 {
+			t.Errorf("%s: %d samples (%v), want 1", expr, len(res), err)
+		}
+	}
+	builtins := map[string]string{
+		// What Grafana substitutes for a 1s scrape interval and this run.
+		"__rate_interval": "1m",
+		"__interval":      "2s",
+		"__range":         strconv.Itoa(int(end.Sub(begin).Seconds())+1) + "s",
+	}
+	queries := 0
+	for _, file := range files {
+		d := dashRead(t, file)
+		vars := map[string]string{}
+		for k, v := range builtins {
+			vars[k] = v
+		}
+		for _, v := range d.Templating.List {
+			if v.Type == "query" {
+				vars[v.Name] = ".*" // All, as the variables' allValue
+			}
+		}
+		name := filepath.Base(file)
+		for _, v := range d.Templating.List {
+			if v.Type != "query" {
+				continue
+			}
+			queries++
+			if err := dashLabelValuesHaveData(prom.url, dashSubstitute(t, v.Definition, vars)); err != nil {
+				t.Errorf("%s: variable %s: %v", name, v.Name, err)
+			}
+		}
+		for _, a := range d.Annotations.List {
+			if a.Expr == "" {
+				continue
+			}
+			queries++
+			if err := dashRangeHasData(prom.url, dashSubstitute(t, a.Expr, vars), begin, end); err != nil {
+				t.Errorf("%s: annotation %q: %v", name, a.Name, err)
+			}
+		}
+		for _, p := range d.panels() {
+			for _, tg := range p.Targets {
+				queries++
+				expr := dashSubstitute(t, tg.Expr, vars)
+				var err error
+				if tg.Instant {
+					err = dashInstantHasData(prom.url, expr, end)
+				} else {
+					err = dashRangeHasData(prom.url, expr, begin, end)
+				}
+				if err != nil {
+					t.Errorf("%s: panel %q, query %s: %v", name, p.Title, tg.RefID, err)
+				}
+			}
+		}
+	}
+	t.Logf("%d dashboard queries evaluated against %s", queries, prom.version)
+}
+
+// dashboardPrometheus is a Prometheus for the dashboard test.
+type dashboardPrometheus struct {
+	*prometheusServer
+	version string
+}
+
+// startDashboardPrometheus scrapes target every second with native
+// histograms on. It prefers Prometheus 3 ($PROMETHEUS, or .cache/bin from
+// `make tools`), which is what the dashboards are for, and falls back to
+// the Prometheus on PATH (Debian's 2.42 with the feature flag).
+func startDashboardPrometheus(t *testing.T, target string) *dashboardPrometheus {
+	t.Helper()
+	bin := os.Getenv("PROMETHEUS")
+	if bin == "" {
+		if abs, err := filepath.Abs(filepath.Join("..", ".cache", "bin", "prometheus")); err == nil {
+			if _, err := os.Stat(abs); err == nil {
+				bin = abs
+			}
+		}
+	}
+	if bin == "" {
+		bin = requirePrometheus(t)
+	}
+	out, _ := exec.Command(bin, "--version").CombinedOutput()
+	version, _, _ := strings.Cut(string(out), "\n")
+	// Prometheus 2 turns native histograms on by a flag and refuses the
+	// Prometheus 3 setting; a binary from go install prints no version.
+	legacy := strings.Contains(version, "version 2.")
+	native, flags := "  scrape_native_histograms: true\n", []string(nil)
+	if legacy {
+		native, flags = "", []string{"--enable-feature=native-histograms"}
+	}
+	dir := t.TempDir()
+	config := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n%sscrape_configs:\n  - job_name: inferprobe\n    static_configs:\n      - targets: ['%s']\n", native, target)
+	configFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	p := start(t, "prometheus", dir, bin, append([]string{
+		"--config.file=" + configFile,
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr,
+	}, flags...)...)
+	s := &dashboardPrometheus{&prometheusServer{url: "http://" + addr}, version}
+	waitHealthy(t, p, s.url+"/-/ready", 60*time.Second)
+	return s
+}
+
+// dashboardCall sends a request to inferprobe and decodes its JSON answer
+// into into; it returns the status code.
+func dashboardCall(t *testing.T, method, u, body string, into any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, u, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, u, err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
+		t.Fatalf("%s %s: status %d, answer not JSON: %v", method, u, resp.StatusCode, err)
+	}
+	return resp.StatusCode
+}
+
+// grafanaDashboard is the part of a dashboard file the test evaluates.
+type grafanaDashboard struct {
+	Annotations struct {
+		List []struct {
+			Name string `json:"name"`
+			Expr string `json:"expr"`
+		} `json:"list"`
+	} `json:"annotations"`
+	Templating struct {
+		List []struct {
+			Name       string `json:"name"`
+			Type       string `json:"type"`
+			Definition string `json:"definition"`
+		} `json:"list"`
+	} `json:"templating"`
+	Panels []grafanaPanel `json:"panels"`
+}
+
+type grafanaPanel struct {
+	Title   string         `json:"title"`
+	Panels  []grafanaPanel `json:"panels"` // of a collapsed row
+	Targets []struct {
+		RefID   string `json:"refId"`
+		Expr    string `json:"expr"`
+		Instant bool   `json:"instant"`
+	} `json:"targets"`
+}
+
+// panels returns every panel, those in collapsed rows included.
+func (d *grafanaDashboard) panels() []grafanaPanel {
+	var out []grafanaPanel
+	var walk func([]grafanaPanel)
+	walk = func(ps []grafanaPanel) {
+		for _, p := range ps {
+			out = append(out, p)
+			walk(p.Panels)
+		}
+	}
+	walk(d.Panels)
+	return out
+}
+
+func dashRead(t *testing.T, file string) *grafanaDashboard {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d grafanaDashboard
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return &d
+}
+
+var dashVarRE = regexp.MustCompile(`\$(?:\{(\w+)(?::\w+)?\}|(\w+))`)
+
+// dashSubstitute replaces Grafana variables as Grafana would; an unknown one
+// fails the test.
+func dashSubstitute(t *testing.T, expr string, vars map[string]string) string {
+	t.Helper()
+	return dashVarRE.ReplaceAllStringFunc(expr, func(ref string) string {
+		m := dashVarRE.FindStringSubmatch(ref)
+		v, ok := vars[m[1]+m[2]]
+		if !ok {
+			t.Errorf("%q uses %s, which the dashboard does not define", expr, ref)
+		}
+		return v
+	})
+}
+
+var dashLabelValuesRE = regexp.MustCompile(`^label_values\((.+), *(\w+)\)$`)
+
+// dashLabelValuesHaveData evaluates a label_values(selector, label) variable
+// query through the label values API, as Grafana's Prometheus source does.
+func dashLabelValuesHaveData(promURL, def string) error {
+	m := dashLabelValuesRE.FindStringSubmatch(def)
+	if m == nil {
+		return fmt.Errorf("%q: not a label_values(selector, label) query", def)
+	}
+	var values []string
+	if err := dashPromGet(promURL+"/api/v1/label/"+m[2]+"/values?"+url.Values{"match[]": {m[1]}}.Encode(), &values); err != nil {
+		return fmt.Errorf("%s: %w", def, err)
+	}
+	if len(values) == 0 {
+		return fmt.Errorf("%s: no values", def)
+	}
+	return nil
+}
+
+// dashResult is an instant or range query result: floats or native
+// histograms.
+type dashResult struct {
+	ResultType string `json:"resultType"`
+	Result     []struct {
+		Value      []json.RawMessage   `json:"value"`
+		Values     [][]json.RawMessage `json:"values"`
+		Histogram  []json.RawMessage   `json:"histogram"`
+		Histograms [][]json.RawMessage `json:"histograms"`
+	} `json:"result"`
+}
+
+func dashInstantHasData(promURL, expr string, at time.Time) error {
+	return dashQueryHasData(promURL+"/api/v1/query?"+url.Values{
+		"query": {expr}, "time": {strconv.FormatInt(at.Unix(), 10)},
+	}.Encode(), expr)
+}
+
+func dashRangeHasData(promURL, expr string, from, to time.Time) error {
+	return dashQueryHasData(promURL+"/api/v1/query_range?"+url.Values{
+		"query": {expr}, "start": {strconv.FormatInt(from.Unix(), 10)},
+		"end": {strconv.FormatInt(to.Unix(), 10)}, "step": {"2"},
+	}.Encode(), expr)
+}
+
+// dashQueryHasData requires at least one sample that is a number (not NaN) or
+// a native histogram with observations.
+func dashQueryHasData(u, expr string) error {
+	var res dashResult
+	if err := dashPromGet(u, &res); err != nil {
+		return fmt.Errorf("%w\n\t%s", err, expr)
+	}
+	if res.ResultType != "vector" && res.ResultType != "matrix" {
+		return fmt.Errorf("result type %q, want a vector or matrix\n\t%s", res.ResultType, expr)
+	}
+	for _, s := range res.Result {
+		points := append([][]json.RawMessage{s.Value, s.Histogram}, append(s.Values, s.Histograms...)...)
+		for _, p := range points {
+			if len(p) == 2 && dashPointHasData(p[1]) {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("no data (%d series, none with a number)\n\t%s", len(res.Result), expr)
+}
+
+// dashPointHasData reads a float ("1.5") or a histogram ({"count": "3", …}).
+func dashPointHasData(raw json.RawMessage) bool {
+	var f string
+	if json.Unmarshal(raw, &f) == nil {
+		v, err := strconv.ParseFloat(f, 64)
+		return err == nil && !math.IsNaN(v)
+	}
+	var h struct {
+		Count string `json:"count"`
+	}
+	if json.Unmarshal(raw, &h) != nil {
+		return false
+	}
+	n, err := strconv.ParseFloat(h.Count, 64)
+	return err == nil && n > 0
+}
+
+// dashPromGet calls a Prometheus API and decodes its data into into.
+func dashPromGet(u string, into any) error {
+	resp, err := httpClient.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string          `json:"status"`
+		Error  string          `json:"error"`
+		Data   json.RawMessage `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return fmt.Errorf("status %d, answer not JSON: %w", resp.StatusCode, err)
+	}
+	if body.Status != "success" {
+		return fmt.Errorf("status %d: %s", resp.StatusCode, body.Error)
+	}
+	return json.Unmarshal(body.Data, into)
+}

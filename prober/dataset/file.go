@@ -1,0 +1,352 @@
+package dataset
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/inferprobe/inferprobe/prober/seeded"
+	"github.com/inferprobe/inferprobe/scenarios"
+)
+
+// Limits on what one entry of a file may ask for: beyond them a value is
+// taken as corrupt rather than built (a prompt of 10^12 tokens would exhaust
+// memory, not test a server).
+const (
+	maxTokens = 1 << 20
+	maxLine   = 64 << 20
+	// maxOffset bounds a replayed timestamp (after the speed-up): a century.
+	maxOffset = 100 * 365 * 24 * time.Hour
+	// defaultOutput is the output length of entries that do not give one,
+	// as synthetic's default.
+	defaultOutput = 64
+)
+
+// LineError is a bad entry in a dataset file.
+type LineError struct {
+	File string
+	// Line is the 1-based line (the row for Parquet files).
+	Line   int
+	Reason string
+}
+
+func (e *LineError) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Reason)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
+}
+
+// input is an open dataset file: read as a stream, except Parquet, which
+// needs random access.
+type input interface {
+	io.Reader
+	io.ReaderAt
+	io.Seeker
+}
+
+// record is one entry of a file, as parsed, before any text is built.
+type record struct {
+	line int
+	// ts is the timestamp in ms; hasTS says the entry has one.
+	ts    float64
+	hasTS bool
+	// delay is the think time before a session's later turn, in ms.
+	delay float64
+	// text is a literal prompt; when empty, in tokens are built.
+	text     string
+	in, out  int
+	hashIDs  []uint64
+	block    int // tokens per hash id given by the file; 0 for the probe's
+	session  string
+	cancel   bool
+	duration float64 // recorded duration in ms of a cancelled request
+	// turns are a multi-turn session's turns, user and assistant.
+	turns []turn
+}
+
+// turn is one turn of a multi-turn session as written.
+type turn struct {
+	assistant bool
+	text      string
+	out       int
+	delay     float64
+}
+
+// reader yields a file's records in order, then io.EOF.
+type reader interface {
+	next() (record, error)
+}
+
+// openers open a reader on each format. The reader must report a bad entry
+// as a *LineError.
+var openers = map[string]func(in input, name string) (reader, error){
+	scenarios.FormatSingleTurn: newSingleTurn,
+	scenarios.FormatMultiTurn:  newMultiTurn,
+	scenarios.FormatMooncake:   newMooncake,
+	scenarios.FormatShareGPT:   newShareGPT,
+	scenarios.FormatAzure:      newAzure,
+	scenarios.FormatBurstGPT:   newBurstGPT,
+	scenarios.FormatBaseten:    newBaseten,
+	scenarios.FormatWekaAgentX: newWeka,
+}
+
+// fileSource streams a file's records and turns them into items, pass after
+// pass.
+type fileSource struct {
+	cfg    scenarios.File
+	in     input
+	name   string
+	text   *Text
+	seed   uint64
+	rest   *rand.Rand // words of prompts beyond their hash blocks, and placeholders
+	replay bool
+
+	// From the check pass: the first timestamp and the length of a pass in ms.
+	first, period float64
+	count         uint64
+
+	r       reader
+	pass    uint64
+	index   uint64 // of the next record in its pass
+	lastTS  float64
+	lastRow int
+}
+
+func openFile(cfg scenarios.File, text *Text, o Options) (Source, error) {
+	f, err := os.Open(cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("dataset file: %w", err)
+	}
+	// The probe reads f for as long as it runs; the process exit closes it.
+	return newFileSource(cfg, f, cfg.Path, text, o)
+}
+
+func newFileSource(cfg scenarios.File, in input, name string, text *Text, o Options) (*fileSource, error) {
+	s := &fileSource{
+		cfg:    cfg,
+		in:     in,
+		name:   name,
+		text:   text,
+		seed:   o.Seed,
+		rest:   seeded.New(o.Seed, o.Component+"/text"),
+		replay: cfg.Timing == scenarios.TimingReplay,
+	}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// check reads the file once, so that a bad entry fails the probe before it
+// starts, and measures a replay pass.
+func (s *fileSource) check() error {
+	r, err := s.open()
+	if err != nil {
+		return err
+	}
+	var last float64
+	for {
+		rec, err := r.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.validate(rec, s.count == 0, last); err != nil {
+			return err
+		}
+		if s.count == 0 {
+			s.first = rec.ts
+		}
+		last = rec.ts
+		s.count++
+	}
+	if s.count == 0 {
+		return &LineError{File: s.name, Reason: "holds no requests; check the format (" + s.cfg.Format + ") and the file"}
+	}
+	// A pass lasts the trace's span plus one mean gap, so the next pass keeps
+	// the trace's rate; at least a second, so a trace whose timestamps are all
+	// equal does not repeat without pause.
+	span := last - s.first
+	s.period = max(span+span/float64(max(s.count-1, 1)), 1000)
+	if s.replay && s.period/s.cfg.Speedup*float64(time.Millisecond) > float64(maxOffset) {
+		return &LineError{File: s.name, Reason: fmt.Sprintf("the timestamps span %.0f ms, over a century at speedup %g; check their unit (milliseconds)", span, s.cfg.Speedup)}
+	}
+	s.r, err = s.open()
+	return err
+}
+
+// validate checks what the readers leave to every format: lengths and the
+// order of timestamps.
+func (s *fileSource) validate(rec record, first bool, last float64) error {
+	bad := func(format string, args ...any) error {
+		return &LineError{File: s.name, Line: rec.line, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case rec.in < 0 || rec.out < 0:
+		return bad("negative length (input %d, output %d tokens); lengths are >= 0", rec.in, rec.out)
+	case rec.in > maxTokens || rec.out > maxTokens:
+		return bad("length over %d tokens (input %d, output %d); this is taken for corrupt data", maxTokens, rec.in, rec.out)
+	case rec.text == "" && rec.turns == nil && rec.in == 0 && len(rec.hashIDs) == 0:
+		return bad("has no prompt: give text or an input length >= 1")
+	case rec.block < 0:
+		return bad("block_size %d; it must be >= 1", rec.block)
+	}
+	for _, t := range rec.turns {
+		if t.out < 0 || t.out > maxTokens || t.delay < 0 {
+			return bad("a turn has output_length %d or delay %g ms out of range (0 to %d tokens, delay >= 0)", t.out, t.delay, maxTokens)
+		}
+	}
+	if !s.replay {
+		return nil
+	}
+	switch {
+	case !rec.hasTS:
+		return bad("has no timestamp, which timing: replay needs; add one, or use timing: arrival")
+	case math.IsNaN(rec.ts) || math.IsInf(rec.ts, 0):
+		return bad("timestamp %v is not a number", rec.ts)
+	case !first && rec.ts < last:
+		return bad("timestamp %g ms is earlier than the one before (%g ms); replay needs them in order: sort the file by timestamp, or use timing: arrival", rec.ts, last)
+	}
+	return nil
+}
+
+// open starts reading the file from its beginning.
+func (s *fileSource) open() (reader, error) {
+	if _, err := s.in.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("dataset file %s: %w", s.name, err)
+	}
+	return openers[s.cfg.Format](s.in, s.name)
+}
+
+func (s *fileSource) Next() (Item, error) {
+	rec, err := s.r.next()
+	if errors.Is(err, io.EOF) {
+		if s.r, err = s.open(); err != nil {
+			return Item{}, err
+		}
+		s.pass++
+		s.index = 0
+		rec, err = s.r.next()
+		if errors.Is(err, io.EOF) {
+			return Item{}, &LineError{File: s.name, Reason: "is empty now; it held requests when the probe started"}
+		}
+	}
+	if err != nil {
+		return Item{}, err
+	}
+	// The file may have changed since the check: hold it to the same rules.
+	if err := s.validate(rec, s.index == 0, s.lastTS); err != nil {
+		return Item{}, err
+	}
+	s.index++
+	s.lastTS = rec.ts
+	return s.item(rec), nil
+}
+
+// item builds the prompts of rec.
+func (s *fileSource) item(rec record) Item {
+	it := Item{Prompt: s.prompt(rec, rec.in, rec.text)}
+	if s.replay {
+		ms := (rec.ts - s.first + float64(s.pass)*s.period) / s.cfg.Speedup
+		it.At = min(time.Duration(ms*float64(time.Millisecond)), maxOffset)
+	}
+	if rec.cancel {
+		// A cancelled request without a recorded duration is cut when it is sent.
+		it.CancelAfter = max(s.scaled(rec.duration), 1)
+	}
+	if rec.turns != nil {
+		s.session(rec, &it)
+	}
+	return it
+}
+
+// scaled converts ms of trace time to wall time under the speed-up.
+func (s *fileSource) scaled(ms float64) time.Duration {
+	if s.replay {
+		ms /= s.cfg.Speedup
+	}
+	return min(time.Duration(ms*float64(time.Millisecond)), maxOffset)
+}
+
+// prompt builds one request: the literal text, or in tokens of hash blocks
+// and words.
+func (s *fileSource) prompt(rec record, in int, text string) Prompt {
+	// An output length of 0 (a request that failed in the trace) still asks
+	// for one token.
+	p := Prompt{Session: rec.session, OutputTokens: max(rec.out, 1), Exact: s.text.Exact()}
+	if text != "" {
+		p.Text, p.InputTokens = text, s.text.Count(text)
+		return p
+	}
+	block := s.cfg.BlockSize
+	if rec.block > 0 {
+		block = rec.block
+	}
+	p.Text = s.text.Blocks(s.seed, s.pass, rec.hashIDs, block, max(in, 1), s.rest)
+	p.InputTokens = max(in, 1)
+	if s.text.Exact() {
+		p.InputTokens = s.text.Count(p.Text)
+	}
+	return p
+}
+
+// session turns rec's turns into the first request and the later ones, each
+// carrying the conversation so far: the file's assistant turns where it has
+// them, else a placeholder of the asked output length in words.
+func (s *fileSource) session(rec record, it *Item) {
+	var history []Message
+	var turns []Turn
+	for i, t := range rec.turns {
+		if t.assistant {
+			history = append(history, Message{Role: "assistant", Content: t.text})
+			continue
+		}
+		if i > 0 && !rec.turns[i-1].assistant && len(turns) > 0 {
+			// Two user turns in a row: the answer to the first was not recorded.
+			history = append(history, Message{Role: "assistant", Content: s.text.Words(s.rest, turns[len(turns)-1].Prompt.OutputTokens)})
+		}
+		out := t.out
+		if out == 0 {
+			out = defaultOutput
+			if i+1 < len(rec.turns) && rec.turns[i+1].assistant {
+				out = max(s.text.Count(rec.turns[i+1].text), 1)
+			}
+		}
+		history = append(history, Message{Role: "user", Content: t.text})
+		p := Prompt{Text: t.text, Session: rec.session, OutputTokens: out, Exact: s.text.Exact()}
+		p.Messages = append([]Message(nil), history...)
+		for _, m := range p.Messages {
+			p.InputTokens += s.text.Count(m.Content)
+		}
+		turns = append(turns, Turn{Prompt: p, Delay: s.scaled(t.delay)})
+	}
+	it.Prompt = turns[0].Prompt
+	it.Turns = turns[1:]
+}
+
+// lineOf returns the line of byte offset off in data read from in, for
+// readers that only know offsets.
+func lineOf(in input, off int64) int {
+	if _, err := in.Seek(0, io.SeekStart); err != nil {
+		return 0
+	}
+	line := 1
+	buf := make([]byte, 64<<10)
+	for off > 0 {
+		n, err := in.Read(buf[:min(int64(len(buf)), off)])
+		line += bytes.Count(buf[:n], []byte{'\n'})
+		off -= int64(n)
+		if err != nil {
+			break
+		}
+	}
+	return line
+}

@@ -1,0 +1,265 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Prompts sends prompts from a fixed list.
+type Prompts struct {
+	// Texts are the prompts; each request sends one, picked at random (seeded)
+	// from the list. At least one, none empty. Their length in tokens is
+	// counted with the target's tokenizer when one is set, else estimated
+	// as one token per word.
+	Texts []string `yaml:"texts"`
+	// OutputTokens is sent as max_tokens. Default mean 64, stddev 0.
+	OutputTokens Lengths `yaml:"output_tokens"`
+}
+
+// File formats a dataset file may have.
+const (
+	FormatSingleTurn = "single_turn"
+	FormatMultiTurn  = "multi_turn"
+	FormatShareGPT   = "sharegpt"
+	FormatMooncake   = "mooncake"
+	FormatBaseten    = "baseten"
+	FormatWekaAgentX = "weka_agentx"
+	FormatAzure      = "azure"
+	FormatBurstGPT   = "burstgpt"
+)
+
+// Formats lists the file formats, for messages.
+var Formats = []string{FormatSingleTurn, FormatMultiTurn, FormatShareGPT, FormatMooncake,
+	FormatBaseten, FormatWekaAgentX, FormatAzure, FormatBurstGPT}
+
+// Timings of a dataset file.
+const (
+	TimingReplay  = "replay"
+	TimingArrival = "arrival"
+)
+
+// File reads requests from a dataset or trace file. The file is checked
+// line by line when the probe starts (a bad line is an error naming the file,
+// the line and the reason) and then read as it is sent; JSONL, CSV and
+// Parquet files are streamed, never held whole.
+type File struct {
+	// Path is the file; a relative path is relative to the scenario file's
+	// directory, and Load rewrites it to the resolved path. Required.
+	Path string `yaml:"path"`
+	// Format is one of:
+	//   single_turn  JSONL, one request a line: {"text" or "texts", "output_length",
+	//                "timestamp" (ms) or "delay" (ms), "session_id"}
+	//   multi_turn   JSONL, one session a line: {"session_id", "turns": [single_turn
+	//                objects, with "role" user or assistant]}; each user turn is sent
+	//                with the history before it, "delay" (think time) after the
+	//                previous turn of the session ended
+	//   sharegpt     JSON array [{"id", "conversations": [{"from": "human"|"gpt",
+	//                "value"}]}]: the first human turn is the prompt, the gpt answer's
+	//                length (in words) its output length
+	//   mooncake     JSONL {"timestamp" (ms), "input_length", "output_length",
+	//                "hash_ids", "session_id"}; also "text_input" instead of lengths
+	//   baseten      Parquet with timestamp_start_unix_ms, prompt, input_tokens,
+	//                output_tokens, and optionally provided_session_id, total_hashes,
+	//                block_size, request_canceled
+	//   weka_agentx  JSON trace object(s) {"id", "block_size", "requests": [{"t" (s),
+	//                "in", "out", "hash_ids", "think_time"} or {"type": "subagent",
+	//                "agent_id", "requests": [...]}]}
+	//   azure        CSV TIMESTAMP,ContextTokens,GeneratedTokens (Azure LLM inference trace)
+	//   burstgpt     CSV Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type
+	// Required.
+	Format string `yaml:"format"`
+	// Timing is replay (send at the file's timestamps, divided by speedup, on
+	// one timeline from the probe's start) or arrival (ignore them and send at
+	// the probe's arrival process). A never-ending probe replays the file again
+	// and again, each pass starting one mean gap after the last request of the
+	// one before. Default replay for the trace formats (mooncake, baseten,
+	// weka_agentx, azure, burstgpt), arrival for the others. sharegpt has no
+	// timestamps, so it is arrival only; multi_turn replays the timestamp of
+	// each session's first turn. Think times (multi_turn delays) are divided
+	// by speedup too.
+	Timing string `yaml:"timing"`
+	// Speedup divides the file's timestamps: 10 replays an hour in six
+	// minutes. Replay only; > 0. Default 1.
+	Speedup float64 `yaml:"speedup"`
+	// BlockSize is the number of tokens each hash id stands for (mooncake,
+	// baseten, weka_agentx): requests whose first k hash ids are equal get
+	// identical first k blocks of tokens, so a server's prefix cache hits
+	// where the trace's did. A block_size written in the file wins. >= 1;
+	// default 512.
+	BlockSize int `yaml:"block_size"`
+}
+
+// Cancel cancels some requests client-side, as impatient users do; they are
+// counted with outcome cancelled.
+type Cancel struct {
+	// Rate is the fraction of requests cancelled, chosen at random (seeded);
+	// 0 to 1. A trace's own cancellation flag (baseten request_canceled)
+	// cancels that request regardless.
+	Rate float64 `yaml:"rate"`
+	// After is how long after its scheduled send a request is cancelled;
+	// > 0. Required when rate is set.
+	After Duration `yaml:"after"`
+}
+
+// Replays reports whether the probe sends at a file's timestamps instead of
+// its arrival process.
+func (d *Dataset) Replays() bool { return d.File != nil && d.File.Timing == TimingReplay }
+
+// defaultBlockSize is the tokens per hash id of the Mooncake traces.
+const defaultBlockSize = 512
+
+// timedFormats carry timestamps, so they default to replay.
+var timedFormats = []string{FormatMooncake, FormatBaseten, FormatWekaAgentX, FormatAzure, FormatBurstGPT}
+
+// untimedFormats have no timestamps to replay.
+var untimedFormats = []string{FormatShareGPT}
+
+func (d *Dataset) setDefaults(written func(field string) bool) {
+	if !written("dataset") {
+		d.Synthetic = &Synthetic{}
+	}
+	if s := d.Synthetic; s != nil {
+		if !written("dataset.synthetic.input_tokens.mean") {
+			s.InputTokens.Mean = defaultInputTokens
+		}
+		if !written("dataset.synthetic.output_tokens.mean") {
+			s.OutputTokens.Mean = defaultOutputTokens
+		}
+	}
+	if p := d.Prompts; p != nil && !written("dataset.prompts.output_tokens.mean") {
+		p.OutputTokens.Mean = defaultOutputTokens
+	}
+	if f := d.File; f != nil {
+		if !written("dataset.file.timing") {
+			f.Timing = TimingArrival
+			if slices.Contains(timedFormats, f.Format) {
+				f.Timing = TimingReplay
+			}
+		}
+		if !written("dataset.file.speedup") {
+			f.Speedup = 1
+		}
+		if !written("dataset.file.block_size") {
+			f.BlockSize = defaultBlockSize
+		}
+	}
+}
+
+// sources lists the dataset sources that are set; a new source kind adds its line.
+func (d *Dataset) sources() []string {
+	var set []string
+	if d.Synthetic != nil {
+		set = append(set, "synthetic")
+	}
+	if d.Prompts != nil {
+		set = append(set, "prompts")
+	}
+	if d.File != nil {
+		set = append(set, "file")
+	}
+	return set
+}
+
+func (d *Dataset) validate(l *loader, path string) {
+	switch set := d.sources(); len(set) {
+	case 0:
+		l.errorf(path, "must set exactly one source (synthetic, prompts or file), e.g. synthetic: {input_tokens: {mean: %d}, output_tokens: {mean: %d}}",
+			defaultInputTokens, defaultOutputTokens)
+	case 1:
+	default:
+		l.errorf(path, "sets %s; keep exactly one source", strings.Join(set, " and "))
+	}
+	if s := d.Synthetic; s != nil {
+		s.InputTokens.validate(l, join(path, "synthetic.input_tokens"), defaultInputTokens)
+		s.OutputTokens.validate(l, join(path, "synthetic.output_tokens"), defaultOutputTokens)
+	}
+	if p := d.Prompts; p != nil {
+		p.validate(l, join(path, "prompts"))
+	}
+	if f := d.File; f != nil {
+		f.validate(l, join(path, "file"))
+	}
+	if c := d.Cancel; c != nil {
+		c.validate(l, join(path, "cancel"))
+	}
+}
+
+func (p *Prompts) validate(l *loader, path string) {
+	if len(p.Texts) == 0 {
+		l.errorf(join(path, "texts"), `must list at least one prompt, e.g. texts: ["What is the capital of France?"]`)
+	}
+	for i, t := range p.Texts {
+		if strings.TrimSpace(t) == "" {
+			l.errorf(fmt.Sprintf("%s[%d]", join(path, "texts"), i), "is empty; remove it or write the prompt")
+		}
+	}
+	p.OutputTokens.validate(l, join(path, "output_tokens"), defaultOutputTokens)
+}
+
+func (f *File) validate(l *loader, path string) {
+	if !slices.Contains(Formats, f.Format) {
+		l.errorf(join(path, "format"), "must be one of %s, not %q", strings.Join(Formats, ", "), f.Format)
+	}
+	switch f.Timing {
+	case TimingArrival:
+		if l.written(join(path, "speedup")) {
+			l.errorf(join(path, "speedup"), "applies only to timing: %s; remove it", TimingReplay)
+		}
+	case TimingReplay:
+		if slices.Contains(untimedFormats, f.Format) {
+			l.errorf(join(path, "timing"), "%s files have no timestamps to replay; write timing: %s", f.Format, TimingArrival)
+		}
+		if !(f.Speedup > 0) || math.IsInf(f.Speedup, 1) {
+			l.errorf(join(path, "speedup"), "must be > 0 (10 replays the file ten times faster), not %v", f.Speedup)
+		}
+	default:
+		l.errorf(join(path, "timing"), "must be %s (the file's timestamps) or %s (the probe's arrival process), not %q",
+			TimingReplay, TimingArrival, f.Timing)
+	}
+	if f.BlockSize < 1 {
+		l.errorf(join(path, "block_size"), "must be >= 1 (tokens per hash id), e.g. block_size: %d", defaultBlockSize)
+	}
+	fp := join(path, "path")
+	if f.Path == "" {
+		l.errorf(fp, "is required: the dataset file, e.g. path: ./conversations.jsonl")
+		return
+	}
+	if !filepath.IsAbs(f.Path) {
+		f.Path = filepath.Join(filepath.Dir(l.file), f.Path)
+	}
+	switch st, err := os.Stat(f.Path); {
+	case err != nil:
+		l.errorf(fp, "cannot read %s: %v", f.Path, err)
+	case !st.Mode().IsRegular():
+		l.errorf(fp, "%s is not a regular file", f.Path)
+	}
+}
+
+// validateReplay checks the arrival of a probe that replays a file: the
+// file's timestamps say when to send, so only the cap on requests in flight
+// applies.
+func (a *Arrival) validateReplay(l *loader, path string) {
+	written := l.under(path)
+	for _, f := range []string{"pattern", "rate", "smoothness", "concurrency", "ramp_to", "ramp_over", "series"} {
+		if written(f) {
+			l.errorf(join(path, f), "does not apply when dataset.file.timing is %s, which sends at the file's timestamps; remove it, or write timing: %s",
+				TimingReplay, TimingArrival)
+		}
+	}
+	if written("max_concurrency") && a.MaxConcurrency < 1 {
+		l.errorf(join(path, "max_concurrency"), "must be >= 1; leave it out for no cap")
+	}
+}
+
+func (c *Cancel) validate(l *loader, path string) {
+	if !(c.Rate >= 0 && c.Rate <= 1) {
+		l.errorf(join(path, "rate"), "must be between 0 and 1 (the fraction of requests cancelled), not %v", c.Rate)
+	}
+	if c.After <= 0 {
+		l.errorf(join(path, "after"), "must be > 0 (how long after its send a request is cancelled), e.g. after: 2s")
+	}
+}

@@ -1,0 +1,82 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// datasetScenario is a scenario whose probe has the given arrival and dataset,
+// written in dir beside a trace file, trace.jsonl.
+func datasetScenario(t *testing.T, arrival, dataset string) (dir string, cfg *Config, err error) {
+	t.Helper()
+	dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "trace.jsonl"), []byte(`{"timestamp": 0, "input_length": 5}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	y := "targets: {t: {url: http://127.0.0.1:9/v1, model: m}}\nprobes:\n  p:\n    target: t\n"
+	if arrival != "" {
+		y += "    arrival: " + arrival + "\n"
+	}
+	y += "    dataset: " + dataset + "\n"
+	cfg, err = Parse([]byte(y), filepath.Join(dir, "s.yml"))
+	return dir, cfg, err
+}
+
+func TestDatasetDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name, arrival, dataset string
+		want                   File
+	}{
+		{"trace replays", "", "{file: {path: trace.jsonl, format: mooncake}}",
+			File{Format: FormatMooncake, Timing: TimingReplay, Speedup: 1, BlockSize: 512}},
+		{"jsonl follows arrival", "{rate: 1}", "{file: {path: trace.jsonl, format: single_turn}}",
+			File{Format: FormatSingleTurn, Timing: TimingArrival, Speedup: 1, BlockSize: 512}},
+		{"written values", "{max_concurrency: 4}", "{file: {path: trace.jsonl, format: azure, speedup: 10, block_size: 16}}",
+			File{Format: FormatAzure, Timing: TimingReplay, Speedup: 10, BlockSize: 16}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, cfg, err := datasetScenario(t, tc.arrival, tc.dataset)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := *cfg.Probes["p"].Dataset.File
+			tc.want.Path = filepath.Join(dir, "trace.jsonl")
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDatasetErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, arrival, dataset, want string
+	}{
+		{"two sources", "{rate: 1}", "{synthetic: {}, prompts: {texts: [hi]}}", "probes.p.dataset: sets synthetic and prompts; keep exactly one source"},
+		{"no texts", "{rate: 1}", "{prompts: {texts: []}}", "probes.p.dataset.prompts.texts: must list at least one prompt"},
+		{"empty text", "{rate: 1}", `{prompts: {texts: [hi, " "]}}`, "probes.p.dataset.prompts.texts[1]: is empty; remove it or write the prompt"},
+		{"prompts output", "{rate: 1}", "{prompts: {texts: [hi], output_tokens: {mean: 0}}}", "probes.p.dataset.prompts.output_tokens.mean: must be >= 1, e.g. mean: 64"},
+		{"no path", "", "{file: {format: mooncake}}", "probes.p.dataset.file.path: is required: the dataset file, e.g. path: ./conversations.jsonl"},
+		{"missing file", "", "{file: {path: nope.jsonl, format: mooncake}}", "probes.p.dataset.file.path: cannot read"},
+		{"directory", "", "{file: {path: ., format: mooncake}}", "is not a regular file"},
+		{"bad format", "", "{file: {path: trace.jsonl, format: csv}}", `probes.p.dataset.file.format: must be one of single_turn, multi_turn, sharegpt, mooncake, baseten, weka_agentx, azure, burstgpt, not "csv"`},
+		{"bad timing", "", "{file: {path: trace.jsonl, format: mooncake, timing: live}}", `probes.p.dataset.file.timing: must be replay (the file's timestamps) or arrival (the probe's arrival process), not "live"`},
+		{"sharegpt replay", "", "{file: {path: trace.jsonl, format: sharegpt, timing: replay}}", "probes.p.dataset.file.timing: sharegpt files have no timestamps to replay; write timing: arrival"},
+		{"speedup zero", "", "{file: {path: trace.jsonl, format: mooncake, speedup: 0}}", "probes.p.dataset.file.speedup: must be > 0"},
+		{"speedup with arrival", "{rate: 1}", "{file: {path: trace.jsonl, format: mooncake, timing: arrival, speedup: 2}}", "probes.p.dataset.file.speedup: applies only to timing: replay; remove it"},
+		{"block size", "", "{file: {path: trace.jsonl, format: mooncake, block_size: 0}}", "probes.p.dataset.file.block_size: must be >= 1"},
+		{"rate with replay", "{rate: 1}", "{file: {path: trace.jsonl, format: mooncake}}", "probes.p.arrival.rate: does not apply when dataset.file.timing is replay"},
+		{"arrival needs rate", "", "{file: {path: trace.jsonl, format: mooncake, timing: arrival}}", "probes.p.arrival.rate: must be > 0"},
+		{"cancel rate", "{rate: 1}", "{synthetic: {}, cancel: {rate: 1.5, after: 1s}}", "probes.p.dataset.cancel.rate: must be between 0 and 1"},
+		{"cancel after", "{rate: 1}", "{synthetic: {}, cancel: {rate: 0.5}}", "probes.p.dataset.cancel.after: must be > 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := datasetScenario(t, tc.arrival, tc.dataset)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v\nwant an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
