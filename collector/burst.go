@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -119,8 +118,6 @@ func (b *Bursts) Queued(burst, target string) { b.queued.WithLabelValues(burst, 
 // BurstResult is what the last-run gauges show of one run.
 type BurstResult struct {
 	Summary Summary
-	// Good is the number of requests that succeeded and met every SLO.
-	Good int
 	// End is the Unix time the run ended, in seconds.
 	End float64
 }
@@ -145,7 +142,7 @@ func (b *Bursts) SetLast(burst, target string, r BurstResult) {
 	finished := s.OK + s.Failed
 	goodput, errRatio := 0.0, 0.0
 	if finished > 0 {
-		goodput, errRatio = float64(r.Good)/float64(finished), float64(s.Failed)/float64(finished)
+		goodput, errRatio = float64(s.Good)/float64(finished), float64(s.Failed)/float64(finished)
 	}
 	b.reqThroughput.WithLabelValues(burst, target).Set(s.RequestThroughput)
 	b.outThroughput.WithLabelValues(burst, target).Set(s.OutputTokenThroughput)
@@ -156,20 +153,15 @@ func (b *Bursts) SetLast(burst, target string, r BurstResult) {
 }
 
 // BurstRecorder records a burst's requests twice: into its phase="burst"
-// series and into its report, and counts the requests that met the SLO. It
-// implements prober.Recorder.
+// series and into its report. It implements prober.Recorder.
 type BurstRecorder struct {
 	series *Series
 	report *Report
-	slo    SLO
-	mu     sync.Mutex
-	good   int
 }
 
-// NewBurstRecorder returns a recorder feeding series and report; requests
-// that meet slo count as good.
-func NewBurstRecorder(series *Series, report *Report, slo SLO) *BurstRecorder {
-	return &BurstRecorder{series: series, report: report, slo: slo}
+// NewBurstRecorder returns a recorder feeding series and report.
+func NewBurstRecorder(series *Series, report *Report) *BurstRecorder {
+	return &BurstRecorder{series: series, report: report}
 }
 
 // Started is part of prober.Recorder.
@@ -179,16 +171,4 @@ func (r *BurstRecorder) Started() { r.series.Started() }
 func (r *BurstRecorder) Observe(rec *prober.Record) {
 	r.series.Observe(rec)
 	r.report.Observe(rec)
-	if r.slo.met(rec) {
-		r.mu.Lock()
-		r.good++
-		r.mu.Unlock()
-	}
-}
-
-// Good is the number of requests so far that succeeded and met the SLO.
-func (r *BurstRecorder) Good() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.good
 }

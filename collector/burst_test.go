@@ -17,9 +17,9 @@ func TestBurstsSetLast(t *testing.T) {
 	b.SetLast("nightly", "vllm", BurstResult{
 		Summary: Summary{
 			TTFT: Stats{Count: 3, P50: 0.1, P90: 0.2, P95: 0.3, P99: 0.4},
-			OK:   3, Failed: 1, Duration: 2 * time.Second, RequestThroughput: 1.5, OutputTokenThroughput: 96,
+			OK:   3, Failed: 1, Good: 2, Duration: 2 * time.Second, RequestThroughput: 1.5, OutputTokenThroughput: 96,
 		},
-		Good: 2, End: 1700000000,
+		End: 1700000000,
 	})
 	for _, tc := range []struct {
 		name  string

@@ -316,7 +316,7 @@ func (m *burstManager) forget(l collector.Labels, current string) {
 // gauges, so that they survive a restart.
 func (m *burstManager) restoreLast(name, target string) {
 	if r, ok := m.history.lastSucceeded(name); ok && r.Target == target {
-		m.metrics.SetLast(name, target, collector.BurstResult{Summary: r.Report.Summary, Good: r.Report.Good, End: unixSeconds(r.Ended)})
+		m.metrics.SetLast(name, target, collector.BurstResult{Summary: r.Report.Summary, End: unixSeconds(r.Ended)})
 	}
 }
 
@@ -429,8 +429,8 @@ func (m *burstManager) start(r *burstRun) (failed bool) {
 	reqCtx, cancelRq := context.WithCancel(m.d.reqCtx)
 	r.stop, r.cancelRq, r.labels = stop, cancelRq, p.labels
 	r.info.State = RunRunning
-	r.probe, r.report = p.main, collector.NewReport()
-	r.recorder = collector.NewBurstRecorder(m.d.requests.Series(p.labels, p.slo), r.report, p.slo)
+	r.probe, r.report = p.main, collector.NewReport(collector.WithSLO(p.slo))
+	r.recorder = collector.NewBurstRecorder(m.d.requests.Series(p.labels, p.slo), r.report)
 	e.running = r
 	m.busy[e.spec.burst.Target] = r
 	m.active = append(m.active, r)
@@ -637,7 +637,7 @@ func (m *burstManager) finish(r *burstRun) {
 		report.GPU = &st
 	}
 	if result == RunSucceeded {
-		m.metrics.SetLast(r.info.Burst, r.info.Target, collector.BurstResult{Summary: report.Summary, Good: report.Good, End: unixSeconds(now)})
+		m.metrics.SetLast(r.info.Burst, r.info.Target, collector.BurstResult{Summary: report.Summary, End: unixSeconds(now)})
 	}
 	m.metrics.Running(r.info.Burst, r.info.Target, false)
 	r.mu.Lock()
@@ -706,7 +706,7 @@ func (r *burstRun) snapshot() RunInfo {
 
 // reportLocked computes r's report from what has finished; r.mu is held.
 func (r *burstRun) reportLocked() *BurstReport {
-	return &BurstReport{Summary: r.report.Summary(), Good: r.recorder.Good(), Digest: r.probe.Digest().String()}
+	return &BurstReport{Summary: r.report.Summary(), Digest: r.probe.Digest().String()}
 }
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

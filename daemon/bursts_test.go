@@ -578,9 +578,9 @@ bursts:
 
 	rep := ri.Report
 	s := rep.Summary
-	if s.OK < 10 || s.Failed != 0 || s.TTFT.P50 < 0.005 || s.OutputTokens.P50 != 8 || rep.Good != s.OK || len(rep.Digest) != 64 {
+	if s.OK < 10 || s.Failed != 0 || s.TTFT.P50 < 0.005 || s.OutputTokens.P50 != 8 || s.Good != s.OK || len(rep.Digest) != 64 {
 		t.Fatalf("report: %d ok, %d failed, TTFT p50 %v, output p50 %v, %d good, digest %q",
-			s.OK, s.Failed, s.TTFT.P50, s.OutputTokens.P50, rep.Good, rep.Digest)
+			s.OK, s.Failed, s.TTFT.P50, s.OutputTokens.P50, s.Good, rep.Digest)
 	}
 	if v, _ := metric(t, d, "inferprobe_requests_total", map[string]string{"scenario": "load", "phase": "burst", "outcome": "ok"}); v != float64(s.OK) {
 		t.Errorf("requests_total{phase=burst} = %v, want the report's %d (warmup left out)", v, s.OK)

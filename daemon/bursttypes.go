@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/inferprobe/inferprobe/collector"
@@ -48,10 +50,45 @@ const (
 // BurstOverrides change one run of a burst; zero fields keep the configured
 // value. Each is clamped to the burst's configured maxima.
 type BurstOverrides struct {
-	Duration    time.Duration `json:"duration,omitempty"`
-	Requests    uint64        `json:"requests,omitempty"`
-	Rate        float64       `json:"rate,omitempty"`
-	Concurrency int           `json:"concurrency,omitempty"`
+	Duration    time.Duration
+	Requests    uint64
+	Rate        float64
+	Concurrency int
+}
+
+// overridesJSON is BurstOverrides as JSON: the duration as text ("30s"),
+// the form the API takes, so a run reads back as it was asked for.
+type overridesJSON struct {
+	Duration    string  `json:"duration,omitempty"`
+	Requests    uint64  `json:"requests,omitempty"`
+	Rate        float64 `json:"rate,omitempty"`
+	Concurrency int     `json:"concurrency,omitempty"`
+}
+
+// MarshalJSON writes the duration as text.
+func (o BurstOverrides) MarshalJSON() ([]byte, error) {
+	j := overridesJSON{Requests: o.Requests, Rate: o.Rate, Concurrency: o.Concurrency}
+	if o.Duration != 0 {
+		j.Duration = o.Duration.String()
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (o *BurstOverrides) UnmarshalJSON(b []byte) error {
+	var j overridesJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*o = BurstOverrides{Requests: j.Requests, Rate: j.Rate, Concurrency: j.Concurrency}
+	if j.Duration != "" {
+		d, err := time.ParseDuration(j.Duration)
+		if err != nil {
+			return fmt.Errorf("overrides duration: %w", err)
+		}
+		o.Duration = d
+	}
+	return nil
 }
 
 // BurstInfo describes one configured burst.
@@ -83,10 +120,7 @@ type RunInfo struct {
 
 // BurstReport is a run's result, computed from its raw samples.
 type BurstReport struct {
-	Summary collector.Summary `json:"summary"`
-	// Good is the number of requests that succeeded and met every SLO of
-	// the burst (goodput).
-	Good   int              `json:"good_requests"`
-	GPU    *gpu.WindowStats `json:"gpu,omitempty"`
-	Digest string           `json:"sequence_digest"`
+	Summary collector.Summary `json:"summary"` // summary.good counts the requests that met every SLO
+	GPU     *gpu.WindowStats  `json:"gpu,omitempty"`
+	Digest  string            `json:"sequence_digest"`
 }

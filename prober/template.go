@@ -2,6 +2,7 @@ package prober
 
 import (
 	"encoding/json"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -103,9 +104,7 @@ func (c *templateCodec) body(t *Target, p dataset.Prompt, params map[string]any)
 		return v
 	}
 	body := fill(c.tmpl).(map[string]any)
-	for k, v := range params {
-		body[k] = v
-	}
+	maps.Copy(body, params)
 	return body
 }
 

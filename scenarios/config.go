@@ -14,8 +14,9 @@ type Config struct {
 	// Targets are the servers to probe, by name; at least one. Names may use
 	// letters, digits, '_', '.' and '-', as they become label values.
 	Targets map[string]*Target `yaml:"targets"`
-	// Probes are the request streams, by name (same rules as target names); at
-	// least one. The name is the scenario label.
+	// Probes are the never-ending request streams, by name (same rules as
+	// target names). The name is the scenario label. A file needs at least
+	// one probe or burst.
 	Probes map[string]*Probe `yaml:"probes"`
 	// Bursts are finite, heavier runs started on a schedule or through the
 	// API, by name (same rules as probe names, and the scenario label of
@@ -130,8 +131,9 @@ type Template struct {
 	// placeholder becomes the value itself: "{{prompt}}" (string),
 	// "{{messages}}" (array of {role, content}), "{{max_tokens}}" (number),
 	// "{{model}}" (string), "{{stream}}" (bool). Inside a longer string,
-	// {{prompt}}, {{max_tokens}} and {{model}} are replaced as text.
-	// Required, and must use {{prompt}} or {{messages}}.
+	// {{prompt}}, {{max_tokens}} and {{model}} are replaced as text. Probe
+	// params are merged at its top level. Required, and must use
+	// {{prompt}} or {{messages}}.
 	Body map[string]any `yaml:"body"`
 	// TextPath locates the generated text in each streamed event (or in the
 	// reply), as dot-separated keys and array indexes, e.g. choices.0.text.

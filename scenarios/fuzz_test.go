@@ -132,9 +132,9 @@ func checkConfig(t *testing.T, c *Config) {
 			t.Errorf("probe name %q is invalid", name)
 		case c.Targets[p.Target] == nil:
 			t.Errorf("probe %q names target %q, which is not defined", name, p.Target)
-		case p.Dataset.Synthetic == nil:
-			t.Errorf("probe %q has no dataset", name)
-		case p.Dataset.Synthetic.InputTokens.Mean < 1 || p.Dataset.Synthetic.OutputTokens.Mean < 1:
+		case len(p.Dataset.sources()) != 1:
+			t.Errorf("probe %q has dataset sources %v, want exactly one", name, p.Dataset.sources())
+		case p.Dataset.Synthetic != nil && (p.Dataset.Synthetic.InputTokens.Mean < 1 || p.Dataset.Synthetic.OutputTokens.Mean < 1):
 			t.Errorf("probe %q has token means %+v", name, *p.Dataset.Synthetic)
 		}
 		switch p.Arrival.Pattern {

@@ -19,12 +19,12 @@ func (c *Config) validate(l *loader) {
 	if len(c.Targets) == 0 {
 		l.errorf("targets", "at least one target is required, e.g. targets: {vllm: {url: http://127.0.0.1:8000/v1, model: Qwen/Qwen3-0.6B}}")
 	}
-	if len(c.Probes) == 0 {
+	if len(c.Probes) == 0 && len(c.Bursts) == 0 {
 		target := "vllm"
 		if len(c.Targets) > 0 {
 			target = slices.Sorted(maps.Keys(c.Targets))[0]
 		}
-		l.errorf("probes", "at least one probe is required, e.g. probes: {steady: {target: %s, arrival: {rate: 0.2}}}", target)
+		l.errorf("probes", "at least one probe or burst is required, e.g. probes: {steady: {target: %s, arrival: {rate: 0.2}}}", target)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Targets)) {
 		path := join("targets", name)

@@ -147,7 +147,7 @@ s.yml:8:5: probes.steady.arrival.ramp_over: is required with ramp_to: the time t
 		// Sections.
 		{"no targets", "targets:\n  qwen:\n    url: http://127.0.0.1:8000/v1\n    model: Qwen/Qwen3-0.6B\n", "targets: {}\n", `s.yml:1:1: targets: at least one target is required, e.g. targets: {vllm: {url: http://127.0.0.1:8000/v1, model: Qwen/Qwen3-0.6B}}
 s.yml:4:13: probes.steady.target: target "qwen" is not defined; defined targets: (none)`},
-		{"no probes", "probes:\n  steady:\n    target: qwen\n    arrival: {rate: 0.2}\n", "", `s.yml:1:1: probes: at least one probe is required, e.g. probes: {steady: {target: qwen, arrival: {rate: 0.2}}}`},
+		{"no probes", "probes:\n  steady:\n    target: qwen\n    arrival: {rate: 0.2}\n", "", `s.yml:1:1: probes: at least one probe or burst is required, e.g. probes: {steady: {target: qwen, arrival: {rate: 0.2}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := parseError(t, edit(t, tc.old, tc.new)); got != tc.want {

@@ -212,36 +212,17 @@ func saveScenario(f *benchFlags, sp *benchSpec) error {
 	if sp.warmup > 0 {
 		burst["warmup"] = map[string]any{"requests": sp.warmup}
 	}
-	// A scenario needs a probe: a low-rate one with the burst's workload
-	// keeps watching the target between bursts. A trace is sent at the
-	// probe's rate, not replayed at its own.
-	probeDataset := dataset
-	if file, ok := dataset["file"].(map[string]any); ok {
-		copied := map[string]any{}
-		for k, v := range file {
-			copied[k] = v
-		}
-		copied["timing"] = "arrival"
-		probeDataset = map[string]any{"file": copied}
-	}
-	probe := map[string]any{"target": "bench", "arrival": map[string]any{"pattern": "poisson", "rate": 0.2}, "dataset": probeDataset}
-	for _, k := range []string{"params", "slo"} {
-		if v, ok := burst[k]; ok {
-			probe[k] = v
-		}
-	}
 	b, err := yaml.Marshal(map[string]any{
 		"global":  map[string]any{"seed": f.seed},
 		"targets": map[string]any{"bench": target},
-		"probes":  map[string]any{"bench-probe": probe},
 		"bursts":  map[string]any{"bench": burst},
 	})
 	if err != nil {
 		return err
 	}
 	header := "# Written by: " + repeatCommand(f.args) + "\n" +
-		"# Burst bench is the run; trigger it with POST /api/v1/bursts/bench (inferprobe serve --web.enable-burst-api).\n" +
-		"# Probe bench-probe sends the same workload at 0.2 requests/s between bursts.\n"
+		"# Burst bench is the run; trigger it with POST /api/v1/bursts/bench (inferprobe serve --web.enable-burst-api),\n" +
+		"# or give it a schedule (every: 6h, or a cron expression). Add probes to watch the target between bursts.\n"
 	return os.WriteFile(f.saveScenario, append([]byte(header), b...), 0o644)
 }
 

@@ -28,7 +28,6 @@ func addDaemonFlags(cmd *kingpin.CmdClause, withShard bool) *daemonFlags {
 		StringVar(&f.storagePath)
 	cmd.Flag("storage.history-size", "Finished burst runs kept (in memory, and in --storage.path); the oldest go first.").
 		Default("100").Action(func(*kingpin.ParseContext) error {
-		// An action, not cmd.Validate: a command keeps only one validator, the workers flags'.
 		if f.historySize < 1 {
 			return fmt.Errorf("--storage.history-size=%d: must be >= 1", f.historySize)
 		}
@@ -37,12 +36,11 @@ func addDaemonFlags(cmd *kingpin.CmdClause, withShard bool) *daemonFlags {
 	if withShard {
 		var shard string
 		cmd.Flag("shard", "Send only share i of n (0-based, i/n) of every probe's seeded request sequence, at the unsharded send times, so that n replicas together send exactly what one would. In a StatefulSet, i is the pod's ordinal and n the replica count.").
-			Default("0/1").StringVar(&shard)
-		cmd.Validate(func(*kingpin.CmdClause) error {
+			Default("0/1").Action(func(*kingpin.ParseContext) error {
 			var err error
 			f.shard, err = prober.ParseShard(shard)
 			return err
-		})
+		}).StringVar(&shard)
 	}
 	return f
 }

@@ -26,13 +26,13 @@ type workerFlags struct {
 func addWorkerFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *workerFlags {
 	f := &workerFlags{logLevel: logConfig.Level}
 	cmd.Flag("workers", "Worker processes that send the requests, at least 1. Default: global.workers from the scenario file, else the number of CPUs.").
-		Default(strconv.Itoa(runtime.NumCPU())).IsSetByUser(&f.set).IntVar(&f.n)
-	cmd.Validate(func(*kingpin.CmdClause) error {
+		// Flag actions, not cmd.Validate: a command keeps only one validator.
+		Default(strconv.Itoa(runtime.NumCPU())).IsSetByUser(&f.set).Action(func(*kingpin.ParseContext) error {
 		if f.n < 1 {
 			return fmt.Errorf("--workers must be at least 1, not %d", f.n)
 		}
 		return nil
-	})
+	}).IntVar(&f.n)
 	return f
 }
 

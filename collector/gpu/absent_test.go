@@ -50,7 +50,7 @@ func TestNoGPULibrary(t *testing.T) {
 # HELP inferprobe_gpu_telemetry_up Whether GPU telemetry is being read (1) or not (0): no GPU library or GPU, or the hostengine is unreachable.
 # TYPE inferprobe_gpu_telemetry_up gauge
 inferprobe_gpu_telemetry_up 0
-# HELP inferprobe_gpu_telemetry_backend_info The library GPU telemetry is read from: dcgm, nvml, or none.
+# HELP inferprobe_gpu_telemetry_backend_info The library GPU telemetry is read from: dcgm, nvml, simulated (the demo's fake GPUs), or none.
 # TYPE inferprobe_gpu_telemetry_backend_info gauge
 inferprobe_gpu_telemetry_backend_info{backend="none"} 1
 # HELP inferprobe_collector_scrape_success inferprobe: Whether a collector's latest read of its source succeeded.

@@ -85,7 +85,7 @@ var (
 	upDesc = prometheus.NewDesc(namespace+"_gpu_telemetry_up",
 		"Whether GPU telemetry is being read (1) or not (0): no GPU library or GPU, or the hostengine is unreachable.", nil, nil)
 	backendDesc = prometheus.NewDesc(namespace+"_gpu_telemetry_backend_info",
-		"The library GPU telemetry is read from: dcgm, nvml, or none.", []string{"backend"}, nil)
+		"The library GPU telemetry is read from: dcgm, nvml, simulated (the demo's fake GPUs), or none.", []string{"backend"}, nil)
 	// The collector label is constant, so other collectors can export the
 	// same families with the same help text (node_exporter's pattern).
 	scrapeDurationDesc = prometheus.NewDesc(namespace+"_collector_scrape_duration_seconds",

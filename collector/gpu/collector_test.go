@@ -131,7 +131,7 @@ DCGM_FI_PROF_SM_ACTIVE{Hostname="node1",UUID="GPU-0a",gpu="0",modelName="NVIDIA 
 # HELP inferprobe_gpu_telemetry_up Whether GPU telemetry is being read (1) or not (0): no GPU library or GPU, or the hostengine is unreachable.
 # TYPE inferprobe_gpu_telemetry_up gauge
 inferprobe_gpu_telemetry_up 1
-# HELP inferprobe_gpu_telemetry_backend_info The library GPU telemetry is read from: dcgm, nvml, or none.
+# HELP inferprobe_gpu_telemetry_backend_info The library GPU telemetry is read from: dcgm, nvml, simulated (the demo's fake GPUs), or none.
 # TYPE inferprobe_gpu_telemetry_backend_info gauge
 inferprobe_gpu_telemetry_backend_info{backend="dcgm"} 1
 # HELP inferprobe_collector_scrape_success inferprobe: Whether a collector's latest read of its source succeeded.
@@ -242,7 +242,7 @@ func TestScrapeDoesNotWaitForConnection(t *testing.T) {
 		t.Errorf("telemetry_up %v while connecting, want 0", up)
 	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP inferprobe_gpu_telemetry_backend_info The library GPU telemetry is read from: dcgm, nvml, or none.
+# HELP inferprobe_gpu_telemetry_backend_info The library GPU telemetry is read from: dcgm, nvml, simulated (the demo's fake GPUs), or none.
 # TYPE inferprobe_gpu_telemetry_backend_info gauge
 inferprobe_gpu_telemetry_backend_info{backend="none"} 1
 `), "inferprobe_gpu_telemetry_backend_info"); err != nil {

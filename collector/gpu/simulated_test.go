@@ -112,7 +112,7 @@ func TestNewSimulatedExportsSimulatedBackend(t *testing.T) {
 	t.Cleanup(c.Close)
 	waitFor(t, "telemetry up", func() bool { return gauge(t, reg, "inferprobe_gpu_telemetry_up") == 1 })
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP inferprobe_gpu_telemetry_backend_info The library GPU telemetry is read from: dcgm, nvml, or none.
+# HELP inferprobe_gpu_telemetry_backend_info The library GPU telemetry is read from: dcgm, nvml, simulated (the demo's fake GPUs), or none.
 # TYPE inferprobe_gpu_telemetry_backend_info gauge
 inferprobe_gpu_telemetry_backend_info{backend="simulated"} 1
 `), "inferprobe_gpu_telemetry_backend_info"); err != nil {
