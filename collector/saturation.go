@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -24,6 +25,9 @@ const (
 	saturatedSchedLatencyP99 = 10 * time.Millisecond
 
 	lagWindow = time.Minute
+	// A client hovering at a threshold flips every few seconds; after one
+	// warning the flips go to debug for this long (the gauge still follows).
+	saturationQuiet = 10 * time.Minute
 	// lagCapacity bounds the window's memory at high request rates; at
 	// 1,000 requests/s it holds the last 8 s.
 	lagCapacity = 8192
@@ -44,6 +48,8 @@ type Saturation struct {
 	lags      []lagSample // ring
 	next      int
 	saturated bool
+	warned    time.Time // last warning; zero before the first
+	loud      bool      // the current or last episode was warned of
 }
 
 type lagSample struct {
@@ -85,14 +91,27 @@ func (s *Saturation) Check(now time.Time) {
 	s.mu.Lock()
 	was := s.saturated
 	s.saturated = why != ""
+	if why != "" && !was {
+		s.loud = s.warned.IsZero() || now.Sub(s.warned) >= saturationQuiet
+		if s.loud {
+			s.warned = now
+		}
+	}
+	loud := s.loud
 	s.mu.Unlock()
+	level := func(l slog.Level) slog.Level {
+		if loud {
+			return l
+		}
+		return slog.LevelDebug
+	}
 	switch {
 	case why != "" && !was:
 		s.gauge.Set(1)
-		s.logger.Warn("the client is saturated: latency figures may describe inferprobe rather than the server; add --workers, lower the rate or give inferprobe more CPU", "why", why)
+		s.logger.Log(context.Background(), level(slog.LevelWarn), "the client is saturated: latency figures may describe inferprobe rather than the server; add --workers, lower the rate or give inferprobe more CPU", "why", why)
 	case why == "" && was:
 		s.gauge.Set(0)
-		s.logger.Info("the client is no longer saturated")
+		s.logger.Log(context.Background(), level(slog.LevelInfo), "the client is no longer saturated")
 	}
 }
 

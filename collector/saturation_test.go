@@ -75,6 +75,24 @@ func TestSaturationRecovers(t *testing.T) {
 	if !strings.Contains(logs.String(), "no longer saturated") {
 		t.Errorf("no recovery line in %q", logs.String())
 	}
+
+	// Flapping at a threshold: the next flips within the quiet period are
+	// not warnings, and the gauge still follows each one.
+	cpu = 0.95
+	s.Check(now.Add(3 * time.Second))
+	if got := testutil.ToFloat64(s.gauge); got != 1 {
+		t.Fatalf("gauge %v when saturated again, want 1", got)
+	}
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
+		t.Errorf("%d warnings after a flip within %v, want 1:\n%s", n, saturationQuiet, logs.String())
+	}
+	cpu = 0.1
+	s.Check(now.Add(4 * time.Second))
+	cpu = 0.95
+	s.Check(now.Add(saturationQuiet + 5*time.Second))
+	if n := strings.Count(logs.String(), "level=WARN"); n != 2 {
+		t.Errorf("%d warnings once the quiet period is over, want 2:\n%s", n, logs.String())
+	}
 }
 
 func TestSaturationWindowIsBounded(t *testing.T) {
