@@ -24,6 +24,7 @@ type Report struct {
 	errors                             map[prober.Reason]int
 	firstSent, lastEnd                 time.Time
 	chunkCounted                       bool // some token counts are chunk counts, not usage
+	tokenizerCounted                   bool // some came from the target's tokenizer
 	requests                           []RequestRecord
 }
 
@@ -133,6 +134,7 @@ func (r *Report) Observe(rec *prober.Record) {
 	r.inTokens = append(r.inTokens, float64(rec.InputTokens))
 	r.outTokens = append(r.outTokens, float64(rec.OutputTokens))
 	r.chunkCounted = r.chunkCounted || rec.TokenSource == prober.TokensFromChunks
+	r.tokenizerCounted = r.tokenizerCounted || rec.TokenSource == prober.TokensFromTokenizer
 }
 
 // Counts returns the requests finished so far, for progress lines.
@@ -251,6 +253,9 @@ type Summary struct {
 	// TokensFromChunks says some output lengths were counted as one token per
 	// chunk because the server sent no usage.
 	TokensFromChunks bool `json:"tokens_from_chunks"`
+	// TokensFromTokenizer says some were counted with the target's
+	// tokenizer on the received text, because the server sent no usage.
+	TokensFromTokenizer bool `json:"tokens_from_tokenizer"`
 }
 
 // Summary computes the summary of what was observed so far.
@@ -264,7 +269,7 @@ func (r *Report) Summary() Summary {
 		OutputTokenThroughputPerUser: statsOf(r.perUser),
 		OK:                           r.ok, Failed: r.failed, Cancelled: r.cancelled, Good: r.good,
 		Errors:           make(map[prober.Reason]int, len(r.errors)),
-		TokensFromChunks: r.chunkCounted,
+		TokensFromChunks: r.chunkCounted, TokensFromTokenizer: r.tokenizerCounted,
 	}
 	for k, v := range r.errors {
 		s.Errors[k] = v

@@ -107,8 +107,9 @@ func runFiles(t *testing.T, dir string) []string {
 // drains, inferprobe accounts every request received as finished or in
 // flight, once; requests in flight finish within the grace period, or are
 // cut at its end and counted cancelled; the runs' reports, read back after
-// each restart, count exactly the requests their target received; and the
-// last-run gauges come back.
+// each restart, count exactly the requests their target received; the
+// last-run gauges come back; and a file left half-written by a killed
+// daemon is cleared.
 func TestRestartDrainsAndKeepsHistory(t *testing.T) {
 	dir := t.TempDir()
 	sim := freeAddr(t)
@@ -206,7 +207,11 @@ func TestRestartDrainsAndKeepsHistory(t *testing.T) {
 	secondSent := burstRec.counts().arrived - 10
 
 	// Restart: both runs are back with their reports, the gauges show the
-	// last completed run, and restoring counts nothing again.
+	// last completed run, and restoring counts nothing again. A temporary
+	// file left by a daemon killed while writing (kill -9) is cleared.
+	if err := os.WriteFile(filepath.Join(storage, ".run-killed"), []byte(`{"id":"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p, base = serve("1s")
 	var list struct{ Runs []keptRun }
 	if status, _, body := apiCall(t, "GET", base+"/api/v1/bursts/runs", "", nil, &list); status != http.StatusOK || len(list.Runs) != 2 {
@@ -236,12 +241,14 @@ func TestRestartDrainsAndKeepsHistory(t *testing.T) {
 	}
 
 	// SIGTERM with burst requests held past a 1s grace period: they are cut
-	// and counted cancelled, once each.
+	// and counted cancelled, once each. The run sends its 5 requests at
+	// once and then waits for them, so all 5 are at the target when the
+	// signal comes.
 	burstRec.hold()
 	before := burstRec.counts()
-	third := startRun(t, base, "")
+	third := startRun(t, base, `{"requests":5}`)
 	eventually(t, 10*time.Second, "the third run's requests held", func() error {
-		if n := burstRec.counts().held; n < 3 {
+		if n := burstRec.counts().held; n != 5 {
 			return fmt.Errorf("%d held", n)
 		}
 		return nil
@@ -250,19 +257,17 @@ func TestRestartDrainsAndKeepsHistory(t *testing.T) {
 	if code := p.exitCode(t, 20*time.Second); code != 0 {
 		t.Fatalf("serve exited %d after SIGTERM", code)
 	}
-	thirdSent := burstRec.counts().arrived - before.arrived
 	eventually(t, 5*time.Second, "the cut requests seen ending at the target", func() error {
-		if c := burstRec.counts(); c.cut-before.cut != thirdSent || c.completed != before.completed {
-			return fmt.Errorf("target saw %+v, %+v before the run; want the run's %d requests all cut", c, before, thirdSent)
+		if c := burstRec.counts(); c.arrived-before.arrived != 5 || c.cut-before.cut != 5 || c.completed != before.completed {
+			return fmt.Errorf("target saw %+v, %+v before the run; want the run's 5 requests, all cut", c, before)
 		}
 		return nil
 	})
 	burstRec.release()
 
 	_, base = serve("1s")
-	if r := getRun(t, base, third); r.State != "cancelled" || r.counts() != [3]int{0, 0, thirdSent} {
-		t.Errorf("run cut by the shutdown: %s with counts %v, want cancelled with %d cancelled (every request its target received)",
-			r.State, r.counts(), thirdSent)
+	if r := getRun(t, base, third); r.State != "cancelled" || r.counts() != [3]int{0, 0, 5} {
+		t.Errorf("run cut by the shutdown: %s with counts %v, want cancelled with its 5 requests cancelled", r.State, r.counts())
 	}
 	if got := lastRunGauges(t, base); got != gauges {
 		t.Errorf("last-run gauges after a cancelled run and a restart = %v, want the completed run's %v", got, gauges)
@@ -319,8 +324,8 @@ func TestFullStorageDisk(t *testing.T) {
 	// sh mounts and fills the tmpfs, then becomes inferprobe: one process,
 	// whose pid the test signals and whose mounts it reads via /proc/PID/root.
 	fill := `mount -t tmpfs -o size=16k tmpfs "$1" || exit 97; cat /dev/zero > "$1/fill" 2>/dev/null; shift; exec "$@"`
-	args := slices.Concat(ns, []string{"sh", "-c", fill, "sh", storage, binary, "serve", "--workers=2", "--config.file="+config,
-		"--web.listen-address="+addr, "--storage.path="+storage, "--web.enable-burst-api"})
+	args := slices.Concat(ns, []string{"sh", "-c", fill, "sh", storage, binary, "serve", "--workers=2", "--config.file=" + config,
+		"--web.listen-address=" + addr, "--storage.path=" + storage, "--web.enable-burst-api"})
 	p := start(t, "inferprobe serve (full storage)", dir, "unshare", args...)
 	base := "http://" + addr
 	waitHealthy(t, p, base+"/-/ready", 10*time.Second)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"io"
 	"log"
 	"maps"
@@ -55,6 +56,14 @@ func newRecorder(t *testing.T, upstream string) *recorder {
 func (r *recorder) base() string { return r.srv.URL + "/v1" }
 
 func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	// Read the body first: the server notices a client that goes away only
+	// once the body is read, and a held request must notice.
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
 	r.mu.Lock()
 	r.arrived++
 	r.paths[req.Method+" "+req.URL.Path]++

@@ -135,6 +135,11 @@ func (p *Probe) setCap(c int) error {
 	return nil
 }
 
+// PassRequests returns how many requests one pass through the probe's
+// dataset file sends, and false when its dataset is not a file: a Limit of
+// that many requests sends the file once, as a trace replay in AIPerf does.
+func (p *Probe) PassRequests() (uint64, bool) { return dataset.PassRequests(p.source) }
+
 // Digest identifies the requests sent so far; see Digest.
 func (p *Probe) Digest() Digest { return p.sent.digest() }
 

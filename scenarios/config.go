@@ -85,10 +85,11 @@ type Target struct {
 	// endpoint chat: max_tokens (default; what vLLM, SGLang and most servers
 	// read) or max_completion_tokens (OpenAI's newer name).
 	MaxTokensField string `yaml:"max_tokens_field"`
-	// Tokenizer is a Hugging Face tokenizer.json (byte-level BPE, as GPT-2,
-	// and checked at load) used without network access to count tokens when
-	// the server reports no usage, and to count prompts exactly. A relative
-	// path is relative to the scenario file's directory, like api_key_file.
+	// Tokenizer is a Hugging Face tokenizer.json (byte-level BPE of the
+	// GPT-2, Llama 3 or Qwen2 kind; checked at load) used without network
+	// access to count tokens when the server reports no usage, and to count
+	// prompts exactly. A relative path is relative to the scenario file's
+	// directory, like api_key_file.
 	// Default none: counts then come from the server's usage, else from
 	// content chunks, and reports say which.
 	Tokenizer string `yaml:"tokenizer"`

@@ -295,7 +295,7 @@ func (t *Target) checkTokenizer(l *loader, path string) {
 	}
 	t.Tokenizer = l.resolve(t.Tokenizer)
 	if _, err := tokenizer.Load(t.Tokenizer); err != nil {
-		l.errorf(path, "%v; give a Hugging Face tokenizer.json of a byte-level BPE model, or remove tokenizer", err)
+		l.errorf(path, "%v; give the model's Hugging Face tokenizer.json (GPT-2, Llama 3 or Qwen2 kind), or remove tokenizer and rely on the server's usage", err)
 	}
 }
 

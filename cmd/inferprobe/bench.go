@@ -124,7 +124,7 @@ func (f *benchFlags) spec() (*benchSpec, error) {
 	if !*f.set["output-tokens-mean"] && !*f.set["osl"] {
 		f.oslMean = 256
 	}
-	base, err := baseURL(f.url)
+	base, err := baseURL(f.url, f.endpointType)
 	if err != nil {
 		return nil, err
 	}
@@ -231,8 +231,9 @@ func (f *benchFlags) replays() bool {
 }
 
 // baseURL applies AIPerf's conventions to --url: http:// when no scheme is
-// given, /v1 when there is no path.
-func baseURL(raw string) (string, error) {
+// given, /v1 when there is no path — except for the APIs served at the
+// server root (TGI, TEI).
+func baseURL(raw, endpoint string) (string, error) {
 	if !strings.Contains(raw, "://") {
 		raw = "http://" + raw
 	}
@@ -240,7 +241,7 @@ func baseURL(raw string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("--url %q: %w", raw, err)
 	}
-	if u.Path == "" || u.Path == "/" {
+	if (u.Path == "" || u.Path == "/") && endpoint != scenarios.EndpointTGI && endpoint != scenarios.EndpointTEIRerank {
 		u.Path = "/v1"
 	}
 	return u.String(), nil
@@ -296,7 +297,8 @@ func flagFor(field string) string {
 	for _, m := range []struct{ prefix, flag string }{
 		{"targets.bench.url", "--url"}, {"targets.bench.model", "--model"}, {"targets.bench.endpoint", "--endpoint-type"},
 		{"targets.bench.timeout", "--request-timeout-seconds"}, {"targets.bench.headers", "-H"},
-		{"targets.bench.api_key_env", "--api-key"},
+		{"targets.bench.api_key_env", "--api-key"}, {"targets.bench.stream", "--streaming"},
+		{"targets.bench.template", "--endpoint-type=template (a template endpoint needs a scenario file: use inferprobe serve or check-config)"},
 		{"probes.bench.arrival.rate", "--request-rate"}, {"probes.bench.arrival.smoothness", "--arrival-smoothness"},
 		{"probes.bench.arrival.max_concurrency", "--concurrency"}, {"probes.bench.arrival.concurrency", "--concurrency"},
 		{"probes.bench.arrival", "--arrival-pattern"},
@@ -557,8 +559,11 @@ func printReport(w io.Writer, r export.Run, d prober.Digest, seed uint64) {
 		sort.Strings(reasons)
 		fmt.Fprintf(w, "%-44s %s\n", "Errors by reason", strings.Join(reasons, " "))
 	}
-	if s.TokensFromChunks {
-		fmt.Fprintln(w, "Note: the server sent no usage; output lengths count one token per content chunk.")
+	switch {
+	case s.TokensFromChunks:
+		fmt.Fprintln(w, "Note: the server sent no usage; output lengths count one token per content chunk (give --tokenizer for exact counts).")
+	case s.TokensFromTokenizer:
+		fmt.Fprintln(w, "Note: the server sent no usage; output lengths were counted with --tokenizer.")
 	}
 	fmt.Fprintf(w, "\nSequence digest: %s (%d requests, seed %d)\n", d, d.Requests, seed)
 }

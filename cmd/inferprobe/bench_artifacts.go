@@ -60,7 +60,7 @@ func writeArtifacts(dir string, run export.Run) ([]byte, error) {
 // exportConfig is the run's configuration for the artifacts; it never
 // carries the API key.
 func (f *benchFlags) exportConfig() export.Config {
-	base, _ := baseURL(f.url) // validated before the run
+	base, _ := baseURL(f.url, f.endpointType) // validated before the run
 	c := export.Config{
 		Model: f.model, EndpointType: f.endpointType, Streaming: f.streaming, URL: base, Seed: f.seed,
 		RequestCount: 10, Command: repeatCommand(f.args),

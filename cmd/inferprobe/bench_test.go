@@ -320,3 +320,18 @@ func TestSaveScenario(t *testing.T) {
 		t.Errorf("saved scenario has probes %v; it should hold only the run, as a burst", cfg.Probes)
 	}
 }
+
+func TestBaseURL(t *testing.T) {
+	for _, tc := range []struct{ raw, endpoint, want string }{
+		{"localhost:8000", "chat", "http://localhost:8000/v1"},
+		{"http://h:8000/", "completions", "http://h:8000/v1"},
+		{"https://h/api/v2", "cohere_rerank", "https://h/api/v2"},
+		{"localhost:8080", "tgi", "http://localhost:8080"},
+		{"http://tei:80", "tei_rerank", "http://tei:80"},
+	} {
+		got, err := baseURL(tc.raw, tc.endpoint)
+		if err != nil || got != tc.want {
+			t.Errorf("baseURL(%q, %s) = %q, %v; want %q", tc.raw, tc.endpoint, got, err, tc.want)
+		}
+	}
+}

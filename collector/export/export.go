@@ -234,8 +234,11 @@ func JSON(r Run) ([]byte, error) {
 }
 
 func tokenSource(s collector.Summary) string {
-	if s.TokensFromChunks {
-		return "chunks: the server sent no usage; one token per content chunk"
+	switch {
+	case s.TokensFromChunks:
+		return "chunks: the server sent no usage and no tokenizer was configured; one token per content chunk"
+	case s.TokensFromTokenizer:
+		return "tokenizer: the server sent no usage; output counted with the configured tokenizer"
 	}
 	return "usage"
 }

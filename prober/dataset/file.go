@@ -107,9 +107,10 @@ type fileSource struct {
 	rest   *rand.Rand // words of prompts beyond their hash blocks, and placeholders
 	replay bool
 
-	// From the check pass: the first timestamp and the length of a pass in ms.
-	first, period float64
-	count         uint64
+	// From the check pass: the first timestamp and the length of a pass in
+	// ms, the entries and the requests (a session's turns each count) in it.
+	first, period   float64
+	count, requests uint64
 
 	r       reader
 	pass    uint64
@@ -167,6 +168,13 @@ func (s *fileSource) check() error {
 		}
 		last = rec.ts
 		s.count++
+		users := 0
+		for _, t := range rec.turns {
+			if !t.assistant {
+				users++
+			}
+		}
+		s.requests += uint64(max(users, 1))
 	}
 	if s.count == 0 {
 		return &LineError{File: s.name, Reason: "holds no requests; check the format (" + s.cfg.Format + ") and the file"}
@@ -330,6 +338,17 @@ func (s *fileSource) session(rec record, it *Item) {
 	}
 	it.Prompt = turns[0].Prompt
 	it.Turns = turns[1:]
+}
+
+// PassRequests returns how many requests one pass through a file dataset
+// sends (each turn of a session counts), and false for other sources: a run
+// limited to that many requests sends the file once.
+func PassRequests(s Source) (uint64, bool) {
+	f, ok := s.(*fileSource)
+	if !ok {
+		return 0, false
+	}
+	return f.requests, true
 }
 
 // lineOf returns the line of byte offset off in data read from in, for

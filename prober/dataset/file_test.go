@@ -150,6 +150,9 @@ func TestMultiTurnHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n, ok := PassRequests(s); !ok || n != 3 {
+		t.Errorf("PassRequests = %d, %v; want the 3 user turns", n, ok)
+	}
 	roles := func(p Prompt) (out []string) {
 		for _, m := range p.Messages {
 			out = append(out, m.Role+":"+m.Content)

@@ -1,5 +1,6 @@
-// Package tokenizer is a pure-Go, offline implementation of the GPT-2 style
-// byte-level BPE tokenizer, loaded from a Hugging Face tokenizer.json file.
+// Package tokenizer is a pure-Go, offline implementation of the byte-level
+// BPE tokenizers of GPT-2, Llama 3 and Qwen2 and the models built on them,
+// loaded from a Hugging Face tokenizer.json file.
 //
 // Supported tokenizer.json kind (anything else fails at Load with an error that
 // names the unsupported part, so counts are never silently wrong):
@@ -8,19 +9,22 @@
 //     ["a","b"] pairs), no dropout, empty continuing_subword_prefix and
 //     end_of_word_suffix, byte_fallback false; every one of the 256 byte-level
 //     symbols must be in the vocabulary;
-//   - normalizer: null;
+//   - normalizer: null, or NFC (Qwen2);
 //   - pre_tokenizer: ByteLevel with use_regex true (the GPT-2 split regex
 //     's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+,
-//     implemented by hand) and add_prefix_space false;
-//   - post_processor: null or ByteLevel (which does not change ids);
+//     implemented by hand) and add_prefix_space false; or a Sequence of a
+//     Split with Llama 3's or Qwen2's regex (behavior Isolated, not
+//     inverted; also implemented by hand) and ByteLevel with use_regex false;
+//   - post_processor: null, ByteLevel, TemplateProcessing or a Sequence of
+//     them: ids are counted without the special tokens a template adds, as
+//     for Hugging Face's encode(text, add_special_tokens=False);
 //   - decoder: null or ByteLevel;
 //   - added_tokens: matched literally in the input before pre-tokenization,
 //     as Hugging Face does by default; lstrip, rstrip and single_word must be
 //     false;
 //   - truncation and padding: null.
 //
-// Encode matches Hugging Face's Tokenizer.encode(text) (add_special_tokens
-// has no effect with these post-processors). Decode concatenates the bytes of
+// Encode matches Hugging Face's Tokenizer.encode(text, add_special_tokens=False). Decode concatenates the bytes of
 // every token, added/special tokens included, so Decode(Encode(s)) == s for any
 // valid UTF-8 s. BPE results are kept per pre-tokenized word in a bounded
 // cache (two generations of at most 65,536 words of up to 256 bytes), so
@@ -37,6 +41,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Tokenizer is a loaded byte-level BPE tokenizer.
@@ -47,6 +53,10 @@ type Tokenizer struct {
 	merges  map[uint64]merge
 	added   []addedToken
 	cache   wordCache
+	// split returns the length of the next pre-tokenized piece of a
+	// non-empty string.
+	split func(string) int
+	nfc   bool // normalize to NFC first
 }
 
 type merge struct {
@@ -76,6 +86,79 @@ type component struct {
 	Type           string `json:"type"`
 	AddPrefixSpace *bool  `json:"add_prefix_space"`
 	UseRegex       *bool  `json:"use_regex"`
+	// Sequence
+	Pretokenizers []component `json:"pretokenizers"`
+	Processors    []component `json:"processors"`
+	// Split
+	Pattern struct {
+		Regex *string `json:"Regex"`
+	} `json:"pattern"`
+	Behavior string `json:"behavior"`
+	Invert   bool   `json:"invert"`
+}
+
+// Split regexes implemented by hand, by the pattern as tokenizer.json
+// writes it.
+const (
+	llama3Pattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	qwen2Pattern  = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+)
+
+// splitter returns the split function of a pre_tokenizer, or why it is not supported.
+func splitter(pre *component) (func(string) int, error) {
+	switch {
+	case pre == nil:
+		return nil, errors.New("unsupported: pre_tokenizer is null (only ByteLevel, or a Split and ByteLevel Sequence, is supported)")
+	case pre.Type == "Sequence":
+		if len(pre.Pretokenizers) != 2 || pre.Pretokenizers[0].Type != "Split" || pre.Pretokenizers[1].Type != "ByteLevel" {
+			return nil, errors.New("unsupported pre_tokenizer Sequence (only [Split, ByteLevel] is supported)")
+		}
+		sp, bl := &pre.Pretokenizers[0], &pre.Pretokenizers[1]
+		switch {
+		case bl.AddPrefixSpace != nil && *bl.AddPrefixSpace:
+			return nil, errors.New("unsupported: pre_tokenizer ByteLevel with add_prefix_space=true")
+		case bl.UseRegex == nil || *bl.UseRegex:
+			return nil, errors.New("unsupported: pre_tokenizer ByteLevel after Split with use_regex=true")
+		case sp.Behavior != "Isolated" || sp.Invert:
+			return nil, fmt.Errorf("unsupported: pre_tokenizer Split with behavior %q, invert %v (only Isolated, not inverted)", sp.Behavior, sp.Invert)
+		case sp.Pattern.Regex == nil:
+			return nil, errors.New("unsupported: pre_tokenizer Split on a string, not a regex")
+		}
+		switch *sp.Pattern.Regex {
+		case llama3Pattern:
+			return func(s string) int { return splitLlama(s, 3) }, nil
+		case qwen2Pattern:
+			return func(s string) int { return splitLlama(s, 1) }, nil
+		}
+		return nil, fmt.Errorf("unsupported pre_tokenizer Split regex %q (only GPT-2's, Llama 3's and Qwen2's are implemented)", *sp.Pattern.Regex)
+	case pre.Type != "ByteLevel":
+		return nil, fmt.Errorf("unsupported pre_tokenizer %q (only ByteLevel, or a Split and ByteLevel Sequence, is supported)", pre.Type)
+	case pre.AddPrefixSpace != nil && *pre.AddPrefixSpace:
+		return nil, errors.New("unsupported: pre_tokenizer ByteLevel with add_prefix_space=true")
+	case pre.UseRegex != nil && !*pre.UseRegex:
+		return nil, errors.New("unsupported: pre_tokenizer ByteLevel with use_regex=false")
+	}
+	return splitNext, nil
+}
+
+// checkPost accepts post-processors that leave the ids of
+// encode(text, add_special_tokens=False) as they are.
+func checkPost(post *component) error {
+	if post == nil {
+		return nil
+	}
+	switch post.Type {
+	case "ByteLevel", "TemplateProcessing":
+		return nil
+	case "Sequence":
+		for i := range post.Processors {
+			if err := checkPost(&post.Processors[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unsupported post_processor %q (only null, ByteLevel, TemplateProcessing or a Sequence of them is supported)", post.Type)
 }
 
 type fileFormat struct {
@@ -131,34 +214,27 @@ func parse(data []byte) (*Tokenizer, error) {
 	if !isNull(f.Padding) {
 		return nil, errors.New("unsupported: padding is set (only null is supported)")
 	}
-	if !isNull(f.Normalizer) {
-		c, _ := parseComponent("normalizer", f.Normalizer)
-		typ := "?"
-		if c != nil {
-			typ = c.Type
-		}
-		return nil, fmt.Errorf("unsupported normalizer %q (only null is supported)", typ)
+	norm, err := parseComponent("normalizer", f.Normalizer)
+	if err != nil {
+		return nil, err
+	}
+	if norm != nil && norm.Type != "NFC" {
+		return nil, fmt.Errorf("unsupported normalizer %q (only null or NFC is supported)", norm.Type)
 	}
 	pre, err := parseComponent("pre_tokenizer", f.PreTokenizer)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case pre == nil:
-		return nil, errors.New("unsupported: pre_tokenizer is null (only ByteLevel is supported)")
-	case pre.Type != "ByteLevel":
-		return nil, fmt.Errorf("unsupported pre_tokenizer %q (only ByteLevel is supported)", pre.Type)
-	case pre.AddPrefixSpace != nil && *pre.AddPrefixSpace:
-		return nil, errors.New("unsupported: pre_tokenizer ByteLevel with add_prefix_space=true")
-	case pre.UseRegex != nil && !*pre.UseRegex:
-		return nil, errors.New("unsupported: pre_tokenizer ByteLevel with use_regex=false")
+	split, err := splitter(pre)
+	if err != nil {
+		return nil, err
 	}
 	post, err := parseComponent("post_processor", f.PostProcessor)
 	if err != nil {
 		return nil, err
 	}
-	if post != nil && post.Type != "ByteLevel" {
-		return nil, fmt.Errorf("unsupported post_processor %q (only null or ByteLevel is supported)", post.Type)
+	if err := checkPost(post); err != nil {
+		return nil, err
 	}
 	dec, err := parseComponent("decoder", f.Decoder)
 	if err != nil {
@@ -184,7 +260,7 @@ func parse(data []byte) (*Tokenizer, error) {
 		return nil, errors.New("model has an empty vocab")
 	}
 
-	t := &Tokenizer{vocab: m.Vocab, merges: make(map[uint64]merge, len(m.Merges))}
+	t := &Tokenizer{vocab: m.Vocab, merges: make(map[uint64]merge, len(m.Merges)), split: split, nfc: norm != nil}
 	maxID := -1
 	for s, id := range m.Vocab {
 		if id < 0 {
@@ -323,9 +399,12 @@ func (t *Tokenizer) nextAdded(text string) (int, addedToken) {
 }
 
 func (t *Tokenizer) encodeSegment(s string, out *[]int) int {
+	if t.nfc && !norm.NFC.IsNormalString(s) {
+		s = norm.NFC.String(s)
+	}
 	count := 0
 	for len(s) > 0 {
-		n := splitNext(s)
+		n := t.split(s)
 		if n == 1 {
 			count++
 			if out != nil {
@@ -674,4 +753,88 @@ func (c *wordCache) putLocked(w string, ids []int) {
 		c.prev, c.cur = c.cur, make(map[string][]int, c.limit/4)
 	}
 	c.cur[w] = ids
+}
+
+// splitLlama returns the byte length of the first match of Llama 3's split
+// regex (Qwen2's when maxDigits is 1: it splits numbers digit by digit)
+//
+//	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// at the start of the non-empty s, trying the alternatives in order as the
+// regex does.
+func splitLlama(s string, maxDigits int) int {
+	if s[0] == '\'' && len(s) > 1 {
+		switch lower(s[1]) {
+		case 's', 't', 'm', 'd':
+			return 2
+		case 'r', 'v', 'l':
+			if len(s) > 2 {
+				switch string([]byte{lower(s[1]), lower(s[2])}) {
+				case "re", "ve", "ll":
+					return 3
+				}
+			}
+		}
+	}
+	r, n := decode(s)
+	cls := classOf(r)
+	switch {
+	case cls == clsLetter:
+		return n + runOf(s[n:], clsLetter)
+	case cls != clsNumber && r != '\r' && r != '\n' && len(s) > n:
+		// One character that is not a letter, digit or line break, before letters.
+		if r2, n2 := decode(s[n:]); classOf(r2) == clsLetter {
+			return n + n2 + runOf(s[n+n2:], clsLetter)
+		}
+	}
+	if cls == clsNumber {
+		end := n
+		for d := 1; d < maxDigits && end < len(s); d++ {
+			r2, n2 := decode(s[end:])
+			if classOf(r2) != clsNumber {
+				break
+			}
+			end += n2
+		}
+		return end
+	}
+	// ' ?[^\s\p{L}\p{N}]+[\r\n]*'
+	start := -1
+	switch {
+	case cls == clsOther:
+		start = 0
+	case r == ' ' && len(s) > 1:
+		if r2, _ := decode(s[1:]); classOf(r2) == clsOther {
+			start = 1
+		}
+	}
+	if start >= 0 {
+		end := start + runOf(s[start:], clsOther)
+		for end < len(s) && (s[end] == '\r' || s[end] == '\n') {
+			end++
+		}
+		return end
+	}
+	// Whitespace. \s*[\r\n]+ takes the run up to its last line break;
+	// \s+(?!\S) the run, less its last character when a non-space follows;
+	// \s+ a single space before a non-space.
+	end := runOf(s, clsSpace)
+	if nl := strings.LastIndexAny(s[:end], "\r\n"); nl >= 0 {
+		return nl + 1
+	}
+	if end == len(s) {
+		return end
+	}
+	if _, lastLen := utf8.DecodeLastRuneInString(s[:end]); end-lastLen > 0 {
+		return end - lastLen
+	}
+	return end
+}
+
+// lower folds an ASCII letter to lower case.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

@@ -236,15 +236,18 @@ func TestLoadRejectsUnsupported(t *testing.T) {
 		edit       func(m map[string]any)
 	}{
 		{"wordpiece", `model type "WordPiece"`, func(m map[string]any) { m["model"].(map[string]any)["type"] = "WordPiece" }},
-		{"normalizer", `normalizer "NFC"`, func(m map[string]any) { m["normalizer"] = map[string]any{"type": "NFC"} }},
+		{"normalizer", `normalizer "Lowercase"`, func(m map[string]any) { m["normalizer"] = map[string]any{"type": "Lowercase"} }},
 		{"metaspace", `pre_tokenizer "Metaspace"`, func(m map[string]any) { m["pre_tokenizer"] = map[string]any{"type": "Metaspace"} }},
-		{"sequence", `pre_tokenizer "Sequence"`, func(m map[string]any) { m["pre_tokenizer"] = map[string]any{"type": "Sequence"} }},
+		{"sequence", `pre_tokenizer Sequence (only [Split, ByteLevel]`, func(m map[string]any) { m["pre_tokenizer"] = map[string]any{"type": "Sequence"} }},
+		{"other split regex", `Split regex "\\s+" (only GPT-2's, Llama 3's and Qwen2's`, func(m map[string]any) { m["pre_tokenizer"] = splitSequence(`\s+`, "Isolated", false) }},
+		{"split removed", `Split with behavior "Removed"`, func(m map[string]any) { m["pre_tokenizer"] = splitSequence(llama3Pattern, "Removed", false) }},
+		{"split inverted", "invert true", func(m map[string]any) { m["pre_tokenizer"] = splitSequence(llama3Pattern, "Isolated", true) }},
 		{"no pre", "pre_tokenizer is null", func(m map[string]any) { m["pre_tokenizer"] = nil }},
 		{"prefix space", "add_prefix_space=true", func(m map[string]any) {
 			m["pre_tokenizer"] = map[string]any{"type": "ByteLevel", "add_prefix_space": true}
 		}},
-		{"template", `post_processor "TemplateProcessing"`, func(m map[string]any) {
-			m["post_processor"] = map[string]any{"type": "TemplateProcessing"}
+		{"roberta", `post_processor "RobertaProcessing"`, func(m map[string]any) {
+			m["post_processor"] = map[string]any{"type": "Sequence", "processors": []any{map[string]any{"type": "RobertaProcessing"}}}
 		}},
 		{"decoder", `decoder "Metaspace"`, func(m map[string]any) { m["decoder"] = map[string]any{"type": "Metaspace"} }},
 		{"byte fallback", "byte_fallback", func(m map[string]any) { m["model"].(map[string]any)["byte_fallback"] = true }},
@@ -334,6 +337,79 @@ func TestBPEHeapMatchesScan(t *testing.T) {
 		}
 		if a, b := tok.bpeScan(w), tok.bpeHeap(w); !slices.Equal(a, b) {
 			t.Errorf("word %q: scan %v, heap %v", w, a, b)
+		}
+	}
+}
+
+// splitSequence is a Llama 3 style pre_tokenizer with the given Split.
+func splitSequence(regex, behavior string, invert bool) map[string]any {
+	return map[string]any{"type": "Sequence", "pretokenizers": []any{
+		map[string]any{"type": "Split", "pattern": map[string]any{"Regex": regex}, "behavior": behavior, "invert": invert},
+		map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": false},
+	}}
+}
+
+// TestLlama3AndQwen2 checks the Split pre-tokenizers against Hugging Face:
+// testdata/gen_bpe_cases.py trains small tokenizers of each kind with
+// Hugging Face tokenizers (Llama 3's regex and template post-processor;
+// Qwen2's regex, which splits numbers digit by digit, and NFC normalizer)
+// and records their ids for edge cases and 300 random strings.
+func TestLlama3AndQwen2(t *testing.T) {
+	for _, name := range []string{"llama3", "qwen2"} {
+		t.Run(name, func(t *testing.T) {
+			tok, err := Load(filepath.Join("testdata", name+"_tokenizer.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(filepath.Join("testdata", name+"_cases.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cases []fixtureCase
+			if err := json.Unmarshal(data, &cases); err != nil {
+				t.Fatal(err)
+			}
+			if len(cases) < 300 {
+				t.Fatalf("only %d cases", len(cases))
+			}
+			for _, c := range cases {
+				if c.IDs == nil {
+					c.IDs = []int{}
+				}
+				if got := tok.Encode(c.Text); !slices.Equal(got, c.IDs) {
+					t.Errorf("Encode(%q)\n got %v\nwant %v", c.Text, got, c.IDs)
+					continue
+				}
+				if n := tok.Count(c.Text); n != len(c.IDs) {
+					t.Errorf("Count(%q) = %d, want %d", c.Text, n, len(c.IDs))
+				}
+			}
+		})
+	}
+}
+
+func TestSplitLlama(t *testing.T) {
+	cases := []struct {
+		in        string
+		maxDigits int
+		want      []string
+	}{
+		{"I'LL go", 3, []string{"I", "'LL", " go"}},
+		{" 12345", 3, []string{" ", "123", "45"}},
+		{" 12345", 1, []string{" ", "1", "2", "3", "4", "5"}},
+		{"\tx!!\n\ny", 3, []string{"\tx", "!!\n\n", "y"}},
+		{"a \n \n  b", 3, []string{"a", " \n \n", " ", " b"}},
+		{"(x) =  y  ", 3, []string{"(x", ")", " =", " ", " y", "  "}},
+	}
+	for _, c := range cases {
+		var got []string
+		for s := c.in; len(s) > 0; {
+			n := splitLlama(s, c.maxDigits)
+			got = append(got, s[:n])
+			s = s[n:]
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("split(%q, %d) = %q, want %q", c.in, c.maxDigits, got, c.want)
 		}
 	}
 }

@@ -136,6 +136,7 @@ func (d *Decoder) Credit() (*Credit, error) {
 	r.Scheduled = fromUnixNano(p.varint())
 	r.InputTokens = p.int()
 	r.PinnedOutputTokens = p.int()
+	r.Session = p.string()
 	r.Body = bytes.Clone(p.bytes())
 	if err := p.done(); err != nil {
 		return nil, err
@@ -197,6 +198,7 @@ func (d *Decoder) Record() (uint64, *prober.Record, error) {
 	r.Duration = time.Duration(p.varint())
 	r.InputTokens = p.int()
 	r.OutputTokens = p.int()
+	r.ReasoningTokens = p.int()
 	r.TokenSource = prober.TokenSource(p.byte())
 	r.PinnedOutputTokens = p.int()
 	r.Outcome = prober.Outcome(p.byte())

@@ -15,14 +15,14 @@
 //	1 hello      both  "inferprobe-wire", version uvarint, pid uvarint
 //	2 target     down  id uvarint, name str, spec str (scenarios.Target as JSON, API key included)
 //	3 credit     down  id uvarint, target id uvarint, seq uvarint, scheduled time,
-//	                   input tokens varint, pinned output tokens varint, body str
+//	                   input tokens varint, pinned output tokens varint, session str, body str
 //	4 cancel     down  credit id uvarint
 //	5 shutdown   down  (empty): cancel every request, send the records, exit
 //	6 record     up    credit id uvarint, seq uvarint, scheduled time, sent time,
 //	                   cap wait varint ns, chunk count uvarint, chunk offsets as
 //	                   varint ns deltas (the first from 0), first output varint,
 //	                   first chunk tokens varint, duration varint ns, input tokens
-//	                   varint, output tokens varint, token source byte, pinned output
+//	                   varint, output tokens varint, reasoning tokens varint, token source byte, pinned output
 //	                   tokens varint, outcome byte, reason str, HTTP status varint, error str
 //	7 heartbeat  up    in flight uvarint, process CPU uvarint ns, sched latency p99 uvarint ns
 //
@@ -41,7 +41,7 @@ import (
 )
 
 // Version is the protocol version; any change to a frame's layout bumps it.
-const Version = 1
+const Version = 2
 
 // MaxFrameSize bounds a frame (type byte and payload). It leaves room for
 // request bodies far larger than any prompt a model accepts, and bounds what

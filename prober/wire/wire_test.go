@@ -20,7 +20,7 @@ var t0 = time.Unix(1_750_000_000, 123_456_789)
 func sampleRecord(n int) *prober.Record {
 	r := &prober.Record{
 		Seq: 42, Scheduled: t0, Sent: t0.Add(150 * time.Microsecond), CapWait: 100 * time.Microsecond,
-		FirstOutput: 3, FirstChunkTokens: 1, InputTokens: 512, OutputTokens: n,
+		FirstOutput: 3, FirstChunkTokens: 1, InputTokens: 512, OutputTokens: n, ReasoningTokens: n / 2,
 		TokenSource: prober.TokensFromUsage, PinnedOutputTokens: n, Status: 200,
 	}
 	for i := range n {
@@ -39,7 +39,7 @@ func TestRoundTrip(t *testing.T) {
 		APIKeyEnv: "KEY", APIKey: "sk-secret",
 	}}
 	credit := &Credit{ID: 1 << 40, Target: 7, Request: prober.Request{
-		Seq: 9, Scheduled: t0, Body: []byte(`{"model":"m"}`), InputTokens: 128, PinnedOutputTokens: 64,
+		Seq: 9, Scheduled: t0, Body: []byte(`{"model":"m"}`), Session: "s-1", InputTokens: 128, PinnedOutputTokens: 64,
 	}}
 	failed := &prober.Record{Seq: 3, Scheduled: t0, FirstOutput: -1, Outcome: prober.OutcomeError,
 		Reason: prober.ReasonHTTP5xx, Status: 503, Err: "HTTP 503: overloaded"}
@@ -159,7 +159,7 @@ func TestDecodeErrors(t *testing.T) {
 		is     error
 	}{
 		{"version mismatch", hello(Version + 1), helloErr,
-			"the peer speaks version 2, this process version 1; they are different inferprobe builds", ErrVersion},
+			"the peer speaks version 3, this process version 2; they are different inferprobe builds", ErrVersion},
 		{"not a worker", frame(TypeHello, []byte("HTTP/1.1 200 OK")), helloErr, "the peer is not an inferprobe worker", nil},
 		{"oversized frame", append(huge[:], 1), nil, "frame too large: 8388609 bytes, limit 8388608", ErrFrameTooLarge},
 		{"empty frame", []byte{0, 0, 0, 0}, nil, "empty frame", nil},
