@@ -522,6 +522,8 @@ probes:
 	}
 	if code, _, body := get(t, http.MethodGet, url+"/", nil); code != 200 || !strings.Contains(body, "/metrics") {
 		t.Errorf("landing page: %d, links to /metrics: %v", code, strings.Contains(body, "/metrics"))
+	} else if strings.Contains(body, "/debug/pprof") {
+		t.Error("landing page links to /debug/pprof, which is not served")
 	}
 
 	t.Run("reload", func(t *testing.T) {

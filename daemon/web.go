@@ -56,6 +56,8 @@ func (d *Daemon) Handler(enableLifecycle bool, burstAPI BurstAPIOptions) (http.H
 		Name:        "inferprobe",
 		Description: "Continuous benchmark of LLM inference endpoints",
 		Version:     version.Info(),
+		// No pprof handlers are served, so the toolkit's profiling links would 404.
+		Profiling: "false",
 		Links: []web.LandingLinks{
 			{Address: "/metrics", Text: "Metrics", Description: "TTFT, inter-token latency and the rest, as native histograms"},
 			{Address: "/api/v1/status", Text: "Status", Description: "Configuration state and running probes (JSON)"},
