@@ -127,6 +127,10 @@ type BurstResult struct {
 // an older run's value.
 func (b *Bursts) SetLast(burst, target string, r BurstResult) {
 	s := r.Summary
+	// The end timestamp goes first: the burst alert tells runs apart by it,
+	// and a scrape between the two writes must not show this run's
+	// quantiles under the previous run's end.
+	b.end.WithLabelValues(burst, target).Set(r.End)
 	for _, g := range []struct {
 		vec   *prometheus.GaugeVec
 		stats Stats
@@ -149,7 +153,6 @@ func (b *Bursts) SetLast(burst, target string, r BurstResult) {
 	b.goodput.WithLabelValues(burst, target).Set(goodput)
 	b.errorRatio.WithLabelValues(burst, target).Set(errRatio)
 	b.duration.WithLabelValues(burst, target).Set(s.Duration.Seconds())
-	b.end.WithLabelValues(burst, target).Set(r.End)
 }
 
 // BurstRecorder records a burst's requests twice: into its phase="burst"

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -16,16 +17,19 @@ import (
 type Report struct {
 	slo SLO
 
-	mu                                 sync.Mutex
-	ttft, ttst, itl, icl, latency, lag []float64
-	perUser                            []float64
-	inTokens, outTokens                []float64
-	ok, failed, cancelled, good        int
-	errors                             map[prober.Reason]int
-	firstSent, lastEnd                 time.Time
-	chunkCounted                       bool // some token counts are chunk counts, not usage
-	tokenizerCounted                   bool // some came from the target's tokenizer
-	requests                           []RequestRecord
+	mu                            sync.Mutex
+	ttft, ttst, itl, latency, lag []float64
+	// icl has one sample per gap between chunks, not per request, so it is
+	// the one kept in bounded memory.
+	icl                         reservoir
+	perUser                     []float64
+	inTokens, outTokens         []float64
+	ok, failed, cancelled, good int
+	errors                      map[prober.Reason]int
+	firstSent, lastEnd          time.Time
+	chunkCounted                bool // some token counts are chunk counts, not usage
+	tokenizerCounted            bool // some came from the target's tokenizer
+	requests                    []RequestRecord
 }
 
 // ReportOption configures a Report.
@@ -37,7 +41,7 @@ func WithSLO(slo SLO) ReportOption { return func(r *Report) { r.slo = slo } }
 
 // NewReport returns an empty report.
 func NewReport(opts ...ReportOption) *Report {
-	r := &Report{errors: map[prober.Reason]int{}}
+	r := &Report{errors: map[prober.Reason]int{}, icl: newReservoir(maxChunkSamples)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -118,7 +122,7 @@ func (r *Report) Observe(rec *prober.Record) {
 		r.ttst = append(r.ttst, req.TTST.Seconds())
 	}
 	for i := 1; i < len(rec.Chunks); i++ {
-		r.icl = append(r.icl, (rec.Chunks[i] - rec.Chunks[i-1]).Seconds())
+		r.icl.add((rec.Chunks[i] - rec.Chunks[i-1]).Seconds())
 	}
 	if rec.Outcome != prober.OutcomeOK {
 		return
@@ -208,6 +212,53 @@ func statsOf(samples []float64) Stats {
 	}
 }
 
+// maxChunkSamples bounds the inter-chunk gaps a report keeps: 8 MiB. A run of
+// a million requests of a thousand tokens has a billion gaps.
+const maxChunkSamples = 1 << 20
+
+// reservoir keeps a uniform random sample of at most max values (Vitter's
+// algorithm R, seeded, so that a run's report does not vary with the clock)
+// and the exact count, mean, spread and extremes of all of them. Until more
+// than max values come, its statistics are exactly statsOf's.
+type reservoir struct {
+	max      int
+	kept     []float64
+	n        int
+	mean, m2 float64 // Welford's running mean and sum of squared deviations
+	lo, hi   float64
+	rng      *rand.Rand
+}
+
+func newReservoir(max int) reservoir {
+	return reservoir{max: max, rng: rand.New(rand.NewPCG(1, 2))}
+}
+
+func (r *reservoir) add(v float64) {
+	r.n++
+	if r.n == 1 {
+		r.lo, r.hi = v, v
+	}
+	r.lo, r.hi = min(r.lo, v), max(r.hi, v)
+	d := v - r.mean
+	r.mean += d / float64(r.n)
+	r.m2 += d * (v - r.mean)
+	if len(r.kept) < r.max {
+		r.kept = append(r.kept, v)
+	} else if j := r.rng.IntN(r.n); j < r.max {
+		r.kept[j] = v
+	}
+}
+
+// stats are exact while every value is kept; after that the percentiles
+// come from the sample and the rest stays exact.
+func (r *reservoir) stats() Stats {
+	s := statsOf(r.kept)
+	if r.n > len(r.kept) {
+		s.Count, s.Avg, s.Min, s.Max, s.Std = r.n, r.mean, r.lo, r.hi, math.Sqrt(r.m2/float64(r.n))
+	}
+	return s
+}
+
 // Summary is a report's result, with AIPerf's definitions: timings in
 // seconds, throughputs per second of Duration, which runs from the first
 // send to the end of the last response.
@@ -263,7 +314,7 @@ func (r *Report) Summary() Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := Summary{
-		TTFT: statsOf(r.ttft), TTST: statsOf(r.ttst), ITL: statsOf(r.itl), InterChunk: statsOf(r.icl),
+		TTFT: statsOf(r.ttft), TTST: statsOf(r.ttst), ITL: statsOf(r.itl), InterChunk: r.icl.stats(),
 		Latency: statsOf(r.latency), ScheduleLag: statsOf(r.lag),
 		InputTokens: statsOf(r.inTokens), OutputTokens: statsOf(r.outTokens),
 		OutputTokenThroughputPerUser: statsOf(r.perUser),

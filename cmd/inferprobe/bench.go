@@ -141,10 +141,11 @@ func (f *benchFlags) spec() (*benchSpec, error) {
 	}
 	if len(f.headers) > 0 {
 		h := map[string]string{}
-		for _, kv := range f.headers {
+		for i, kv := range f.headers {
 			k, v, ok := strings.Cut(kv, ":")
 			if !ok {
-				return nil, fmt.Errorf("-H %q: want 'Name: value'", kv)
+				// The value is not echoed: it is likely a credential.
+				return nil, fmt.Errorf("-H (header %d of %d) has no ':'; write it as 'Name: value', e.g. -H 'X-Team: sre'", i+1, len(f.headers))
 			}
 			h[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
@@ -239,7 +240,12 @@ func baseURL(raw, endpoint string) (string, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("--url %q: %w", raw, err)
+		// Only the parser's reason: the URL itself may hold a password.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", fmt.Errorf("--url is not a valid URL (%v); write host:port or http(s)://host:port/v1", err)
 	}
 	if (u.Path == "" || u.Path == "/") && endpoint != scenarios.EndpointTGI && endpoint != scenarios.EndpointTEIRerank {
 		u.Path = "/v1"
@@ -336,6 +342,13 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if *f.set["request-count"] && *f.set["benchmark-duration"] {
 		return usage("give --request-count or --benchmark-duration, not both")
 	}
+	// A zero limit would mean "no limit" to the prober: the run would never end.
+	if *f.set["request-count"] && f.requestCount < 1 {
+		return usage("--request-count %d: must be at least 1", f.requestCount)
+	}
+	if *f.set["benchmark-duration"] && !(f.duration > 0 && f.duration <= math.MaxInt64/float64(time.Second)) {
+		return usage("--benchmark-duration %g: must be a number of seconds > 0", f.duration)
+	}
 	rules, err := parseRules(f.compareFail)
 	if err != nil {
 		return usage("%v", err)
@@ -348,6 +361,12 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		}
 	case len(rules) > 0:
 		return usage("--compare-fail needs a baseline: add --compare BASELINE.json")
+	}
+	// A relative rule needs the baseline's value: say so now, not after the run.
+	for _, r := range rules {
+		if _, ok := baseline[r.metric][r.stat]; r.relative && !ok {
+			return usage("--compare-fail %q: %s has no %s.%s; metrics there: %s", r.text, f.compare, r.metric, r.stat, strings.Join(baseline.tags(), ", "))
+		}
 	}
 	sp, err := f.spec()
 	var cfg *scenarios.Config
@@ -440,8 +459,17 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 		defer telemetry.Close()
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// The first SIGINT or SIGTERM stops sending and lets the requests in
+	// flight finish (they can take up to --request-timeout-seconds); a second
+	// cancels them; a third ends the process at once. The report is written
+	// after the first two.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	reqCtx, abort := context.WithCancel(context.Background())
+	defer abort()
 	mode := progressMode(f.progress, stderr)
 	var peakCPU float64
 	var peakSched time.Duration
@@ -452,7 +480,7 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			probe.Run(ctx, context.Background(), p, report)
+			probe.Run(ctx, reqCtx, p, report)
 		}()
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
@@ -461,6 +489,15 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 			case <-done:
 				bar.finish(report)
 				return ctx.Err() == nil
+			case <-sigs:
+				if ctx.Err() == nil {
+					interrupt()
+					bar.note("inferprobe bench: interrupted; waiting for the requests in flight to finish (Ctrl-C again cancels them)")
+				} else {
+					abort()
+					signal.Stop(sigs) // one more ends the process
+					bar.note("inferprobe bench: cancelling the requests in flight")
+				}
 			case <-tick.C:
 				cpu, sched := p.Utilisation()
 				peakCPU, peakSched = max(peakCPU, cpu), max(peakSched, sched)
@@ -478,7 +515,7 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 	summary := report.Summary()
 	clientBound := collector.SaturationReason(time.Duration(summary.ScheduleLag.P99*float64(time.Second)), summary.ScheduleLag.Count, peakCPU, peakSched)
 	result := export.Run{
-		Summary: summary, Requests: report.Requests(), Config: f.exportConfig(), SLO: run.slo,
+		Summary: summary, Requests: scrubErrors(report.Requests(), f.secrets()), Config: f.exportConfig(), SLO: run.slo,
 		Digest: run.probe.Digest().String(), ClientBound: clientBound, Interrupted: interrupted,
 	}
 	printReport(stdout, result, run.probe.Digest(), f.seed)

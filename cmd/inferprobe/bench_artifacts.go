@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/collector/export"
 )
 
@@ -65,6 +67,9 @@ func (f *benchFlags) exportConfig() export.Config {
 		Model: f.model, EndpointType: f.endpointType, Streaming: f.streaming, URL: base, Seed: f.seed,
 		RequestCount: 10, Command: repeatCommand(f.args),
 	}
+	if n := f.fileRequests(); n > 0 { // one pass over --input-file, as benchProbe sends
+		c.RequestCount = int(n)
+	}
 	if *f.set["request-rate"] {
 		c.RequestRate, c.ArrivalPattern = f.requestRate, f.arrivalPattern
 	}
@@ -104,6 +109,53 @@ func sensitiveHeader(name string) bool {
 		}
 	}
 	return false
+}
+
+// secrets are the credentials the run sends: the API key and the values of
+// credential headers, and the token in each (the key of "Bearer KEY").
+func (f *benchFlags) secrets() []string {
+	var out []string
+	add := func(v string) {
+		if v = strings.TrimSpace(v); len(v) >= 4 {
+			out = append(out, v)
+		}
+	}
+	add(f.apiKey)
+	for _, h := range f.headers {
+		name, v, ok := strings.Cut(h, ":")
+		if !ok || !sensitiveHeader(name) {
+			continue
+		}
+		add(v)
+		for _, w := range strings.Fields(v) {
+			if len(w) >= 8 { // not the scheme word (Bearer, Basic)
+				add(w)
+			}
+		}
+	}
+	return out
+}
+
+// scrubErrors replaces every secret in the requests' error messages, which
+// quote the server's reply, with REDACTED: a server that echoes the key it
+// refused must not put it in the artifacts.
+func scrubErrors(reqs []collector.RequestRecord, secrets []string) []collector.RequestRecord {
+	if len(secrets) == 0 {
+		return reqs
+	}
+	// Longest first, so a token inside a longer header value goes with it.
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	pairs := make([]string, 0, 2*len(secrets))
+	for _, s := range secrets {
+		pairs = append(pairs, s, "REDACTED")
+	}
+	r := strings.NewReplacer(pairs...)
+	for i := range reqs {
+		if reqs[i].Err != "" {
+			reqs[i].Err = r.Replace(reqs[i].Err)
+		}
+	}
+	return reqs
 }
 
 // repeatCommand is the command line that repeats the run, without the API

@@ -71,6 +71,15 @@ func (p *progress) finish(r *collector.Report) {
 	}
 }
 
+// note says something on a line of its own, whatever the mode: on a
+// terminal it replaces the live line, which the next update redraws.
+func (p *progress) note(msg string) {
+	if p.mode == progressTTY {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintln(p.w, msg)
+}
+
 // line is "profiling: 120/200 requests (60%), 9.8 req/s, 2 errors, elapsed 12s, ETA 8s".
 func (p *progress) line(r *collector.Report, now time.Time) string {
 	ok, failed, cancelled := r.Counts()
