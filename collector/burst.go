@@ -1,7 +1,6 @@
 package collector
 
 import (
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/inferprobe/inferprobe/prober"

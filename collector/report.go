@@ -60,7 +60,10 @@ type RequestRecord struct {
 	Lag time.Duration
 	// TTFT and TTST are set when the request got one and two content chunks;
 	// ITL and Latency only for successful requests (ITL with ≥ 2 chunks).
-	TTFT, TTST, ITL, Latency  time.Duration
+	TTFT, TTST, ITL, Latency time.Duration
+	// Duration runs from Sent to the end of the response or the failure, for
+	// every request that was sent: it places failures in time.
+	Duration                  time.Duration
 	Chunks                    int // content chunks received
 	InputTokens, OutputTokens int
 	Outcome                   prober.Outcome
@@ -78,7 +81,7 @@ func (r *Report) Started() {}
 // It only appends, so that it stays cheap at high request rates.
 func (r *Report) Observe(rec *prober.Record) {
 	req := RequestRecord{
-		Seq: rec.Seq, Scheduled: rec.Scheduled, Sent: rec.Sent, Lag: rec.Lag(), Chunks: len(rec.Chunks),
+		Seq: rec.Seq, Scheduled: rec.Scheduled, Sent: rec.Sent, Lag: rec.Lag(), Chunks: len(rec.Chunks), Duration: rec.Duration,
 		Outcome: rec.Outcome, Reason: rec.Reason, Status: rec.Status,
 	}
 	if rec.Outcome != prober.OutcomeOK {
@@ -242,10 +245,13 @@ func (r *reservoir) add(v float64) {
 	d := v - r.mean
 	r.mean += d / float64(r.n)
 	r.m2 += d * (v - r.mean)
-	if len(r.kept) < r.max {
+	switch {
+	case len(r.kept) < r.max:
 		r.kept = append(r.kept, v)
-	} else if j := r.rng.IntN(r.n); j < r.max {
-		r.kept[j] = v
+	case r.max > 0:
+		if j := r.rng.IntN(r.n); j < r.max {
+			r.kept[j] = v
+		}
 	}
 }
 

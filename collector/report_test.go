@@ -140,18 +140,19 @@ func TestReportRequests(t *testing.T) {
 	}
 	want := []RequestRecord{
 		{Seq: 0, Scheduled: t0, Sent: t0, TTFT: 50 * time.Millisecond, TTST: 10 * time.Millisecond, ITL: 12500 * time.Microsecond,
-			Latency: 110 * time.Millisecond, Chunks: 3, InputTokens: 10, OutputTokens: 5, Status: 200, Good: true},
+			Latency: 110 * time.Millisecond, Duration: 110 * time.Millisecond, Chunks: 3, InputTokens: 10, OutputTokens: 5, Status: 200, Good: true},
 		{Seq: 1, Scheduled: t0.Add(998 * time.Millisecond), Sent: t0.Add(time.Second), Lag: 2 * time.Millisecond,
-			TTFT: 200 * time.Millisecond, TTST: 20 * time.Millisecond, ITL: 10 * time.Millisecond, Latency: time.Second,
+			TTFT: 200 * time.Millisecond, TTST: 20 * time.Millisecond, ITL: 10 * time.Millisecond, Latency: time.Second, Duration: time.Second,
 			Chunks: 2, InputTokens: 20, OutputTokens: 3, Status: 200},
 		{Seq: 2, Scheduled: t0.Add(500 * time.Millisecond), Sent: t0.Add(500 * time.Millisecond), Outcome: prober.OutcomeError,
-			Reason: prober.ReasonHTTP5xx, Status: 500, Err: "HTTP 500: boom"},
+			Reason: prober.ReasonHTTP5xx, Status: 500, Err: "HTTP 500: boom", Duration: 5 * time.Millisecond},
 	}
 	if !reflect.DeepEqual(got[:3], want) {
 		t.Errorf("requests =\n %+v\nwant\n %+v", got[:3], want)
 	}
 	// A failed request keeps the timings it got but no latency or lengths.
-	if e := got[4]; e.TTFT != 30*time.Millisecond || e.Latency != 0 || e.OutputTokens != 0 || e.Good {
+	// Its Duration still places it in time.
+	if e := got[4]; e.TTFT != 30*time.Millisecond || e.Latency != 0 || e.Duration != 40*time.Millisecond || e.OutputTokens != 0 || e.Good {
 		t.Errorf("truncated request = %+v", e)
 	}
 }
@@ -177,5 +178,51 @@ func TestSummaryJSON(t *testing.T) {
 	}
 	if _, ok := m["start"]; ok {
 		t.Errorf("a zero start is omitted: %s", b)
+	}
+}
+
+// TestInterChunkBounded: inter-chunk gaps, one per chunk, are kept in bounded
+// memory; count, mean, spread and extremes stay exact, and percentiles come
+// from a uniform sample once there are too many to keep.
+func TestInterChunkBounded(t *testing.T) {
+	r := newReservoir(1000)
+	var all []float64
+	for i := range 100_000 {
+		v := float64(i%1000) / 1000 // uniform over [0, 0.999]
+		r.add(v)
+		all = append(all, v)
+	}
+	if len(r.kept) != 1000 {
+		t.Fatalf("kept %d samples, want the bound of 1000", len(r.kept))
+	}
+	got, exact := r.stats(), statsOf(all)
+	for _, c := range []struct {
+		name      string
+		got, want float64
+		tol       float64
+	}{
+		{"count", float64(got.Count), float64(exact.Count), 0},
+		{"avg", got.Avg, exact.Avg, 1e-9}, {"std", got.Std, exact.Std, 1e-9},
+		{"min", got.Min, exact.Min, 0}, {"max", got.Max, exact.Max, 0},
+		{"p50", got.P50, exact.P50, 0.06}, {"p90", got.P90, exact.P90, 0.06},
+	} {
+		if math.Abs(c.got-c.want) > c.tol {
+			t.Errorf("%s = %v, want %v (±%v)", c.name, c.got, c.want, c.tol)
+		}
+	}
+
+	// Under the bound the statistics are exactly statsOf's.
+	small := newReservoir(1000)
+	for _, v := range []float64{4, 2, 1, 3} {
+		small.add(v)
+	}
+	if got, want := small.stats(), statsOf([]float64{1, 2, 3, 4}); !statsClose(got, want) {
+		t.Errorf("under the bound: %+v, want %+v", got, want)
+	}
+
+	// The report itself uses the bound.
+	rep := NewReport()
+	if rep.icl.max != maxChunkSamples {
+		t.Errorf("report keeps up to %d gaps, want %d", rep.icl.max, maxChunkSamples)
 	}
 }

@@ -245,9 +245,10 @@ func (a *burstAPI) trigger(c *call) {
 }
 
 // triggerLimited starts a run if the rate limit allows one now, else says
-// how long to wait. Only runs that start spend the limit: a refused trigger
-// loads nothing. Triggers are serialized so that the check and the spending
-// of a token cannot interleave.
+// how long to wait. Only runs that start spend the limit: a refused trigger,
+// or a run that failed to start (overrides that cannot apply), loads
+// nothing. Triggers are serialized so that the check and the spending of a
+// token cannot interleave.
 func (a *burstAPI) triggerLimited(name string, o BurstOverrides) (RunInfo, time.Duration, error) {
 	a.triggerMu.Lock()
 	defer a.triggerMu.Unlock()
@@ -255,7 +256,7 @@ func (a *burstAPI) triggerLimited(name string, o BurstOverrides) (RunInfo, time.
 		return RunInfo{}, time.Duration((1 - tokens) * float64(a.opts.TriggerInterval)), nil
 	}
 	run, err := a.ctl.TriggerBurst(name, o)
-	if err == nil {
+	if err == nil && run.State != RunFailed { // a run that failed to start sent nothing
 		a.limiter.Allow() // the token checked above
 	}
 	return run, 0, err

@@ -312,6 +312,40 @@ func TestBurstAPIRateLimit(t *testing.T) {
 	}
 }
 
+// failingControl answers a trigger with a rate override with a run that
+// failed to start, as the daemon does for a rate on a closed loop.
+type failingControl struct{ *fakeControl }
+
+func (f failingControl) TriggerBurst(name string, o BurstOverrides) (RunInfo, error) {
+	if o.Rate > 0 {
+		return RunInfo{ID: "failed-" + name, Burst: name, State: RunFailed, Error: "no arrival rate to override"}, nil
+	}
+	return f.fakeControl.TriggerBurst(name, o)
+}
+
+// A run that failed to start sent nothing, so it does not spend the limit:
+// "start with a bad override, fix it, start again" must not be refused.
+func TestBurstAPIRateLimitFailedRuns(t *testing.T) {
+	ctl := failingControl{newFakeControl()}
+	for i := range TriggerBurst {
+		ctl.bursts = append(ctl.bursts, BurstInfo{Name: fmt.Sprint("b", i), Target: fmt.Sprint("t", i), OnDemand: true})
+	}
+	h := NewBurstAPI(ctl, BurstAPIOptions{Enabled: true, TriggerInterval: time.Hour}, discardLogger())
+	for range 2 * TriggerBurst {
+		if resp, body := (apiRequest{method: "POST", path: "/api/v1/bursts/load", body: `{"rate":5}`}).do(t, h); resp.StatusCode != http.StatusAccepted || !strings.Contains(body, `"id":"failed-load"`) {
+			t.Fatalf("trigger of a run that fails to start: %d %s, want 202 naming the failed run", resp.StatusCode, body)
+		}
+	}
+	for i := range TriggerBurst {
+		if resp, body := (apiRequest{method: "POST", path: fmt.Sprint("/api/v1/bursts/b", i)}).do(t, h); resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("trigger %d of %d after failed runs: %d %s, want 202: failed runs spent the limit", i+1, TriggerBurst, resp.StatusCode, body)
+		}
+	}
+	if resp, _ := (apiRequest{method: "POST", path: "/api/v1/bursts/load"}).do(t, h); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("trigger %d: %d, want 429: runs that start still spend the limit", TriggerBurst+1, resp.StatusCode)
+	}
+}
+
 func TestBurstAPIOverrides(t *testing.T) {
 	for _, c := range []struct {
 		name, body string
@@ -434,5 +468,25 @@ func TestReadTokenFile(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, c.wantErr)
 			}
 		})
+	}
+}
+
+// A DELETE that comes after the run has taken its result, but before it has
+// left the running list, cancels nothing: it answers 409 like any DELETE of
+// an ended run, not 200 with a run that succeeded.
+func TestBurstAPICancelRunThatJustEnded(t *testing.T) {
+	d := New(discardLogger(), nil, nil)
+	m := d.bursts
+	r := &burstRun{entry: &burstEntry{name: "b"}, done: make(chan struct{}), ended: true,
+		stop: func() { t.Error("the ended run was stopped") }, cancelRq: func() { t.Error("the ended run's requests were cut") },
+		info: RunInfo{ID: "ending-1", Burst: "b", Target: "t", State: RunRunning}}
+	m.active = append(m.active, r)
+	h := NewBurstAPI(d, BurstAPIOptions{Enabled: true}, discardLogger())
+	resp, body := apiRequest{method: "DELETE", path: "/api/v1/bursts/runs/ending-1"}.do(t, h)
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "already finished") {
+		t.Errorf("DELETE of a run that has just ended: %d %s, want 409", resp.StatusCode, body)
+	}
+	if r.cancelled {
+		t.Error("the run was marked cancelled after its result was taken")
 	}
 }

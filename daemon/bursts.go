@@ -87,6 +87,7 @@ type burstRun struct {
 	mu        sync.Mutex
 	info      RunInfo
 	cancelled bool
+	ended     bool          // finish has taken its result
 	probe     *prober.Probe // nil until it runs
 	report    *collector.Report
 	recorder  *collector.BurstRecorder
@@ -193,8 +194,11 @@ func (d *Daemon) CancelBurst(id string) (RunInfo, error) {
 		return RunInfo{}, ErrUnknownRun
 	}
 	r := m.active[i]
-	dequeued := m.cancel(r, true)
+	dequeued, ended := m.cancel(r, true)
 	m.mu.Unlock()
+	if ended { // it ran to its end just before: there is nothing to cancel
+		return RunInfo{}, ErrRunFinished
+	}
 	if dequeued {
 		m.recordUnrun(r)
 	}
@@ -269,6 +273,13 @@ func (m *burstManager) apply(cfg *scenarios.Config) {
 		if !added && oldLabels != spec.labels(name) && (e.running == nil || e.running.labels != oldLabels) {
 			m.forget(oldLabels, b.Target)
 		}
+		if e.pending != nil && oldLabels.Target != b.Target {
+			// The queued run will run on the new target; counted on the old
+			// one, its end would bring back the series forgotten above.
+			e.pending.mu.Lock()
+			e.pending.info.Target = b.Target
+			e.pending.mu.Unlock()
+		}
 		if added || oldLabels.Target != b.Target {
 			m.metrics.Declare(name, b.Target)
 			m.restoreLast(name, b.Target)
@@ -280,8 +291,10 @@ func (m *burstManager) apply(cfg *scenarios.Config) {
 			continue
 		}
 		delete(m.bursts, name)
-		if e.pending != nil && m.cancel(e.pending, false) {
-			ended = append(ended, e.pending)
+		if e.pending != nil {
+			if dequeued, _ := m.cancel(e.pending, false); dequeued {
+				ended = append(ended, e.pending)
+			}
 		}
 		if e.running != nil {
 			m.cancel(e.running, true)
@@ -443,10 +456,14 @@ func (m *burstManager) start(r *burstRun) (failed bool) {
 // cancel marks r cancelled; m.mu is held. A running run stops sending and,
 // with cut, cuts its requests in flight (a draining daemon lets them finish
 // within its grace period instead). A queued run is dequeued at once: it
-// reports true, and the caller records it once m.mu is released.
-func (m *burstManager) cancel(r *burstRun, cut bool) (dequeued bool) {
+// reports dequeued, and the caller records it once m.mu is released. A run
+// whose result finish has already taken is left as it is: it reports ended.
+func (m *burstManager) cancel(r *burstRun, cut bool) (dequeued, ended bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.ended {
+		return false, true
+	}
 	r.cancelled = true
 	if r.info.State == RunQueued {
 		if r.entry.pending == r {
@@ -454,13 +471,13 @@ func (m *burstManager) cancel(r *burstRun, cut bool) (dequeued bool) {
 		}
 		m.active = slices.DeleteFunc(m.active, func(a *burstRun) bool { return a == r })
 		r.info.State, r.info.Ended = RunCancelled, m.clock.Now()
-		return true
+		return true, false
 	}
 	r.stop()
 	if cut {
 		r.cancelRq()
 	}
-	return false
+	return false, false
 }
 
 // shutdown stops every run for the drain: queued runs are cancelled,
@@ -470,7 +487,7 @@ func (m *burstManager) shutdown() {
 	m.mu.Lock()
 	m.closed = true
 	for _, r := range slices.Clone(m.active) {
-		if m.cancel(r, false) {
+		if dq, _ := m.cancel(r, false); dq {
 			dequeued = append(dequeued, r)
 		}
 	}
@@ -506,15 +523,27 @@ func planRun(e *burstEntry, o BurstOverrides, shard prober.Shard) (*runPlan, err
 		limit.Requests = clamp(o.Requests, b.Max.Requests)
 	}
 	if o.Rate > 0 {
-		if b.Arrival.Pattern == scenarios.ArrivalConcurrency || len(b.Arrival.Series) > 0 {
+		switch {
+		case b.Arrival.Pattern == scenarios.ArrivalConcurrency || len(b.Arrival.Series) > 0:
 			return nil, fmt.Errorf("burst %s has no arrival rate to override (pattern %s%s); override concurrency, duration or requests instead",
 				e.name, b.Arrival.Pattern, map[bool]string{true: " with a series"}[len(b.Arrival.Series) > 0])
+		case b.Dataset.Replays(): // the rate would be silently ignored
+			return nil, fmt.Errorf("burst %s has no arrival rate to override: it sends at its dataset's timestamps (timing: replay); override concurrency, duration or requests instead", e.name)
+		}
+		// A ramp may start from rate 0, which makes the default max.rate 0:
+		// clamp would read that as "no limit" and let the override raise it.
+		if !(b.Max.Rate > 0) {
+			return nil, fmt.Errorf("burst %s ramps its rate up from 0, so a rate override has no configured rate to stay under; set max.rate in the scenario file, or override duration or requests instead", e.name)
 		}
 		b.Arrival.Rate = clamp(o.Rate, b.Max.Rate)
 	}
 	if o.Concurrency > 0 {
+		closed := b.Arrival.Pattern == scenarios.ArrivalConcurrency
+		if closed && b.Max.Concurrency <= 0 { // a closed loop ramping up from 0, as above
+			return nil, fmt.Errorf("burst %s ramps its concurrency up from 0, so a concurrency override has no configured concurrency to stay under; set max.concurrency in the scenario file, or override duration or requests instead", e.name)
+		}
 		c := clamp(o.Concurrency, b.Max.Concurrency)
-		if b.Arrival.Pattern == scenarios.ArrivalConcurrency {
+		if closed {
 			b.Arrival.Concurrency = c
 		} else {
 			b.Arrival.MaxConcurrency = c
@@ -615,7 +644,7 @@ func (m *burstManager) endRun(ctx context.Context, r *burstRun, p *runPlan, allS
 	defer grace.Stop()
 	select {
 	case <-grace.C:
-		m.d.logger.Warn("burst grace period over; cancelling its requests still in flight", "burst", r.info.Burst, "run", r.id(), "grace", p.grace)
+		m.d.logger.Warn("burst grace period over; cancelling its requests still in flight", "burst", p.labels.Scenario, "run", r.id(), "grace", p.grace)
 		r.stop()
 		r.cancelRq()
 	case <-finished:
@@ -626,6 +655,7 @@ func (m *burstManager) endRun(ctx context.Context, r *burstRun, p *runPlan, allS
 func (m *burstManager) finish(r *burstRun) {
 	now := m.clock.Now()
 	r.mu.Lock()
+	r.ended = true // a cancel from now on comes too late
 	result := RunSucceeded
 	if r.cancelled {
 		result = RunCancelled

@@ -634,3 +634,125 @@ func TestBurstGracePeriod(t *testing.T) {
 		})
 	}
 }
+
+// TestBurstOverridesRampFromZero: a ramp may start from 0, which makes the
+// default maximum 0; an override must not read that as "no limit" and raise
+// the load past what the file configures.
+func TestBurstOverridesRampFromZero(t *testing.T) {
+	exec := newFakeExec()
+	d, _, _ := startBursts(t, burstYAML(
+		"open: {target: tb, on_demand: true, requests: 2, arrival: {pattern: constant, rate: 0, ramp_to: 1000, ramp_over: 10ms}}",
+		"closed: {target: tc, on_demand: true, requests: 2, arrival: {pattern: concurrency, concurrency: 0, ramp_to: 2, ramp_over: 10ms}}",
+	), exec)
+	for _, tc := range []struct {
+		burst string
+		o     daemon.BurstOverrides
+		state string
+		err   string
+	}{
+		{"open", daemon.BurstOverrides{}, daemon.RunSucceeded, ""},
+		{"open", daemon.BurstOverrides{Rate: 1e6}, daemon.RunFailed, "burst open ramps its rate up from 0, so a rate override has no configured rate to stay under; set max.rate"},
+		{"closed", daemon.BurstOverrides{}, daemon.RunSucceeded, ""},
+		{"closed", daemon.BurstOverrides{Concurrency: 1000}, daemon.RunFailed, "burst closed ramps its concurrency up from 0, so a concurrency override has no configured concurrency to stay under; set max.concurrency"},
+	} {
+		ri := waitRun(t, d, trigger(t, d, tc.burst, tc.o).ID, tc.state)
+		if !strings.Contains(ri.Error, tc.err) {
+			t.Errorf("%s with %+v: error %q, want %q", tc.burst, tc.o, ri.Error, tc.err)
+		}
+	}
+}
+
+// TestBurstQueuedRunMovedTarget: a run queued by overlap: queue whose burst a
+// reload moves to another target belongs to the new target: cancelled
+// there, it must not bring back the series of the target it left.
+func TestBurstQueuedRunMovedTarget(t *testing.T) {
+	clk := newFakeClock(t0)
+	exec := newFakeExec()
+	openB, openC := exec.gate("tb"), exec.gate("tc")
+	burst := func(target string) string {
+		return "sched: {target: " + target + ", every: 1m, overlap: queue, requests: 1, " + fast + "}"
+	}
+	busyB := "hold-b: {target: tb, on_demand: true, requests: 1, " + fast + "}"
+	busyC := "hold-c: {target: tc, on_demand: true, requests: 1, " + fast + "}"
+	d, ld, _ := startBursts(t, burstYAML(busyB, busyC, burst("tb")), exec, daemon.WithClock(clk))
+	holdB, holdC := trigger(t, d, "hold-b", daemon.BurstOverrides{}), trigger(t, d, "hold-c", daemon.BurstOverrides{})
+	clk.set(t0.Add(time.Minute))
+	waitFor(t, "the scheduled start to queue", func() bool { return len(runsOf(d, "sched")) == 1 })
+	queued := runsOf(d, "sched")[0]
+
+	ld.set(burstYAML(busyB, busyC, burst("tc")), nil)
+	if err := d.RequestReload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ri, _ := d.BurstRun(queued.ID); ri.State != daemon.RunQueued || ri.Target != "tc" {
+		t.Errorf("queued run after the move: %+v, want queued for tc", ri)
+	}
+	if got, err := d.CancelBurst(queued.ID); err != nil || got.State != daemon.RunCancelled || got.Target != "tc" {
+		t.Errorf("CancelBurst = %+v, %v; want it cancelled on tc", got, err)
+	}
+	if _, ok := metric(t, d, "inferprobe_burst_runs_total", map[string]string{"burst": "sched", "target": "tb"}); ok {
+		t.Error("the cancelled run brought back sched's series on tb, the target it left")
+	}
+	if v, _ := metric(t, d, "inferprobe_burst_runs_total", map[string]string{"burst": "sched", "target": "tc", "result": "cancelled"}); v != 1 {
+		t.Errorf(`runs_total{target="tc",result="cancelled"} = %v, want 1`, v)
+	}
+	openB()
+	openC()
+	waitRun(t, d, holdB.ID, daemon.RunSucceeded)
+	waitRun(t, d, holdC.ID, daemon.RunSucceeded)
+}
+
+// TestBurstRateOverrideOfReplay: a burst that replays its dataset's
+// timestamps has no rate to override; the run says so instead of
+// succeeding with the override silently ignored.
+func TestBurstRateOverrideOfReplay(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(trace, []byte(`{"timestamp": 0, "input_length": 4, "output_length": 2}`+"\n"+`{"timestamp": 5, "input_length": 4, "output_length": 2}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exec := newFakeExec()
+	d, _, _ := startBursts(t, burstYAML("r: {target: tb, on_demand: true, requests: 2, dataset: {file: {path: "+trace+", format: mooncake, timing: replay}}}"), exec)
+	ri := waitRun(t, d, trigger(t, d, "r", daemon.BurstOverrides{Rate: 1000}).ID, daemon.RunFailed)
+	if want := "burst r has no arrival rate to override: it sends at its dataset's timestamps (timing: replay)"; !strings.Contains(ri.Error, want) || len(exec.sent("tb")) != 0 {
+		t.Errorf("error %q after %d requests, want %q and none sent", ri.Error, len(exec.sent("tb")), want)
+	}
+	if ri := waitRun(t, d, trigger(t, d, "r", daemon.BurstOverrides{}).ID, daemon.RunSucceeded); ri.Report.Summary.OK != 2 {
+		t.Errorf("replay without overrides: %+v", ri.Report.Summary)
+	}
+}
+
+// TestBurstDrainQueued: at shutdown a run queued by overlap: queue is
+// cancelled, recorded once, and never started; the run it waited for ends
+// cancelled too.
+func TestBurstDrainQueued(t *testing.T) {
+	clk := newFakeClock(t0)
+	exec := newFakeExec()
+	exec.gate("tb")
+	d, _, stop := startBursts(t, burstYAML(
+		"long: {target: tb, on_demand: true, requests: 1, "+fast+"}",
+		"sched: {target: tb, every: 1m, overlap: queue, requests: 1, "+fast+"}",
+	), exec, daemon.WithClock(clk))
+	long := trigger(t, d, "long", daemon.BurstOverrides{})
+	clk.set(t0.Add(time.Minute))
+	waitFor(t, "the scheduled start to queue", func() bool { return len(runsOf(d, "sched")) == 1 })
+	queued := runsOf(d, "sched")[0]
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{long.ID, queued.ID} {
+		if ri, ok := d.BurstRun(id); !ok || ri.State != daemon.RunCancelled {
+			t.Errorf("run %s after shutdown: %+v (kept %v), want cancelled", id, ri, ok)
+		}
+	}
+	if n := len(exec.sent("tb")); n != 1 {
+		t.Errorf("%d requests, want long's 1: the queued run started during the drain", n)
+	}
+	for _, b := range []string{"long", "sched"} {
+		if v, _ := metric(t, d, "inferprobe_burst_runs_total", map[string]string{"burst": b, "result": "cancelled"}); v != 1 {
+			t.Errorf("runs_total{burst=%q,result=cancelled} = %v, want 1", b, v)
+		}
+	}
+	if n := len(d.BurstRuns()); n != 2 {
+		t.Errorf("%d runs kept, want 2", n)
+	}
+}

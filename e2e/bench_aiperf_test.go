@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -240,5 +241,72 @@ func TestBenchTraceReplay(t *testing.T) {
 	}
 	if doc.ISL.Min != 100 || doc.ISL.Max != 119 {
 		t.Errorf("input lengths %v..%v, want the trace's 100..119", doc.ISL.Min, doc.ISL.Max)
+	}
+}
+
+// TestBenchInterrupt: Ctrl-C stops sending, lets the requests in flight
+// finish, writes the report of what finished and exits 130; a second Ctrl-C
+// cancels the requests in flight instead of waiting for them.
+func TestBenchInterrupt(t *testing.T) {
+	addr := freeAddr(t)
+	// 20 ms per token: a 100-token request takes 2 s.
+	sim := inferprobe(t, "inferprobe simulate", t.TempDir(), "simulate", "--web.listen-address="+addr,
+		"--sim.model="+blogModel, "--sim.ttft=20ms", "--sim.itl=20ms")
+	waitHealthy(t, sim, "http://"+addr+"/health", 10*time.Second)
+	for _, tc := range []struct {
+		name    string
+		signals int
+		within  time.Duration // from the first signal to the exit
+		note    string
+	}{
+		{"once: in-flight requests finish", 1, 20 * time.Second, "waiting for the requests in flight to finish"},
+		{"twice: in-flight requests are cancelled", 2, 5 * time.Second, "cancelling the requests in flight"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := t.TempDir()
+			p := inferprobe(t, "inferprobe bench", work, "bench", "--workers=2", "--model", blogModel, "--url", addr, "--streaming",
+				"--concurrency", "4", "--request-count", "10000", "--osl", "100", "--extra-inputs", "ignore_eos:true",
+				"--progress", "plain", "--artifact-dir", "out")
+			time.Sleep(5 * time.Second) // workers up, some requests done, four in flight
+			p.checkRunning(t)
+			sent := time.Now()
+			p.signal(t, syscall.SIGINT)
+			if tc.signals == 2 {
+				time.Sleep(300 * time.Millisecond)
+				p.signal(t, syscall.SIGINT)
+			}
+			if code := p.exitCode(t, tc.within+10*time.Second); code != 130 {
+				t.Fatalf("exit %d, want 130:\n%s", code, p.out.String())
+			}
+			if took := time.Since(sent); took > tc.within {
+				t.Errorf("took %s after the first signal to exit, want at most %s", took, tc.within)
+			}
+			out := p.out.String()
+			if !strings.Contains(out, tc.note) || !strings.Contains(out, "interrupted: the report covers the requests that finished") {
+				t.Errorf("output lacks %q or the interrupted note:\n%s", tc.note, out)
+			}
+			b, err := os.ReadFile(filepath.Join(work, "out", "profile_export_inferprobe.json"))
+			if err != nil {
+				t.Fatalf("no report after the interrupt: %v", err)
+			}
+			var doc struct {
+				WasCancelled bool `json:"was_cancelled"`
+				Count        struct {
+					Avg float64 `json:"avg"`
+				} `json:"request_count"`
+				Extras struct {
+					Cancelled int `json:"cancelled_request_count"`
+				} `json:"inferprobe"`
+			}
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if !doc.WasCancelled || doc.Count.Avg < 1 || doc.Count.Avg >= 10000 {
+				t.Errorf("was_cancelled %v, request_count %v: want a partial report of a cancelled run", doc.WasCancelled, doc.Count.Avg)
+			}
+			if tc.signals == 2 && doc.Extras.Cancelled == 0 {
+				t.Errorf("no request was cancelled by the second signal")
+			}
+		})
 	}
 }

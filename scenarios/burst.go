@@ -102,12 +102,17 @@ func (b *Burst) Probe() *Probe {
 
 // ParseSchedule parses a burst's schedule, as validation accepts it.
 func ParseSchedule(spec string) (cron.Schedule, error) {
-	if strings.HasPrefix(spec, "@every") {
-		return nil, fmt.Errorf("write every: %s instead of schedule: %q", strings.TrimSpace(strings.TrimPrefix(spec, "@every")), spec)
+	expr := spec // the schedule without its time zone
+	if strings.HasPrefix(spec, "TZ=") || strings.HasPrefix(spec, "CRON_TZ=") {
+		_, rest, ok := strings.Cut(spec, " ")
+		if !ok { // the cron parser panics on a time zone that no expression follows
+			return nil, fmt.Errorf("%q has a time zone but no schedule, e.g. \"CRON_TZ=Europe/Berlin 0 3 * * *\"", spec)
+		}
+		expr = strings.TrimSpace(rest)
 	}
-	// The cron parser panics on a time zone that no expression follows.
-	if (strings.HasPrefix(spec, "TZ=") || strings.HasPrefix(spec, "CRON_TZ=")) && !strings.Contains(spec, " ") {
-		return nil, fmt.Errorf("%q has a time zone but no schedule, e.g. \"CRON_TZ=Europe/Berlin 0 3 * * *\"", spec)
+	// Behind a time zone too: the cron parser would take "@every 0s" as every second.
+	if strings.HasPrefix(expr, "@every") {
+		return nil, fmt.Errorf("write every: %s instead of schedule: %q", strings.TrimSpace(strings.TrimPrefix(expr, "@every")), spec)
 	}
 	s, err := cron.ParseStandard(spec)
 	if err != nil {

@@ -74,6 +74,9 @@ func TestBurstValidationErrors(t *testing.T) {
 		{"schedule fields", `"0 3 * * *"`, `"0 3 * *"`, `s.yml:12:15: bursts.nightly.schedule: "0 3 * *" is not a cron schedule (expected exactly 5 fields, found 4: [0 3 * *]); write five fields, minute hour day-of-month month day-of-week, e.g. "0 3 * * *", or @hourly, @daily, @weekly, @monthly`},
 		{"schedule range", `"0 3 * * *"`, `"0 25 * * *"`, `s.yml:12:15: bursts.nightly.schedule: "0 25 * * *" is not a cron schedule (end of range (25) above maximum (23): 25); write five fields, minute hour day-of-month month day-of-week, e.g. "0 3 * * *", or @hourly, @daily, @weekly, @monthly`},
 		{"schedule @every", `"0 3 * * *"`, `"@every 1h"`, `s.yml:12:15: bursts.nightly.schedule: write every: 1h instead of schedule: "@every 1h"`},
+		// The cron parser reads a descriptor behind a time zone, and "@every 0s" as every second.
+		{"schedule @every behind a time zone", `"0 3 * * *"`, `"CRON_TZ=UTC @every 0s"`, `s.yml:12:15: bursts.nightly.schedule: write every: 0s instead of schedule: "CRON_TZ=UTC @every 0s"`},
+		{"schedule @every behind TZ", `"0 3 * * *"`, `"TZ=Europe/Berlin @every 1h"`, `s.yml:12:15: bursts.nightly.schedule: write every: 1h instead of schedule: "TZ=Europe/Berlin @every 1h"`},
 		{"schedule zone alone", `"0 3 * * *"`, `"CRON_TZ=UTC"`, `s.yml:12:15: bursts.nightly.schedule: "CRON_TZ=UTC" has a time zone but no schedule, e.g. "CRON_TZ=Europe/Berlin 0 3 * * *"`},
 		{"schedule never fires", `"0 3 * * *"`, `"0 0 30 2 *"`, `s.yml:12:15: bursts.nightly.schedule: "0 0 30 2 *" never fires`},
 		{"every zero", `schedule: "0 3 * * *"`, "every: 0s", `s.yml:12:12: bursts.nightly.every: must be > 0, e.g. every: 6h`},
@@ -130,7 +133,7 @@ func TestDemoBurst(t *testing.T) {
 // FuzzParseSchedule: whatever the file holds, the cron parser is never
 // reached with input that makes it panic.
 func FuzzParseSchedule(f *testing.F) {
-	for _, s := range []string{"0 3 * * *", "@hourly", "@every 1h", "CRON_TZ=UTC 0 3 * * *", "TZ=UTC", "*/0 * * * *", "0 0 30 2 *"} {
+	for _, s := range []string{"0 3 * * *", "@hourly", "@every 1h", "CRON_TZ=UTC 0 3 * * *", "TZ=UTC", "*/0 * * * *", "0 0 30 2 *", "CRON_TZ=UTC @every 0s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {

@@ -463,7 +463,7 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 	// flight finish (they can take up to --request-timeout-seconds); a second
 	// cancels them; a third ends the process at once. The report is written
 	// after the first two.
-	sigs := make(chan os.Signal, 1)
+	sigs := make(chan os.Signal, 2) // two quick presses are both seen
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	ctx, interrupt := context.WithCancel(context.Background())

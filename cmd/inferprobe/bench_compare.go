@@ -19,7 +19,7 @@ type exportDoc map[string]map[string]float64
 func loadExport(path string) (exportDoc, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w; give the profile_export_inferprobe.json of an earlier run (in its --artifact-dir) or AIPerf's profile_export_aiperf.json", err)
 	}
 	doc, err := parseExport(b)
 	if err != nil {

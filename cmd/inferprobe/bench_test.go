@@ -335,3 +335,100 @@ func TestBaseURL(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchLimitsMustEnd: a zero or negative limit would mean "no limit" to
+// the prober, and the run would never end; it is a flag error instead.
+func TestBenchLimitsMustEnd(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "m", "--request-count", "0"}, "--request-count 0: must be at least 1"},
+		{[]string{"--model", "m", "--request-count=-5"}, "--request-count -5: must be at least 1"},
+		{[]string{"--model", "m", "--benchmark-duration", "0"}, "--benchmark-duration 0: must be a number of seconds > 0"},
+		{[]string{"--model", "m", "--benchmark-duration=-3"}, "--benchmark-duration -3: must be"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runBench(nil, &stdout, &stderr, parseBench(t, tc.args...), nil, nil)
+		if code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+}
+
+// TestCompareRuleCheckedBeforeRun: a relative rule on a metric the baseline
+// lacks is refused before anything is sent, not after the whole run.
+func TestCompareRuleCheckedBeforeRun(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "base.json")
+	if err := os.WriteFile(base, []byte(`{"time_to_first_token":{"unit":"ms","avg":100,"p99":200}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	missing := filepath.Join(t.TempDir(), "nope.json")
+	if code := runBench(nil, &stdout, &stderr, parseBench(t, "--model", "m", "--compare", missing), nil, nil); code != 2 ||
+		!strings.Contains(stderr.String(), "give the profile_export_inferprobe.json of an earlier run") {
+		t.Errorf("missing baseline: exit %d, %q; want exit 2 and what to give", code, stderr.String())
+	}
+	stderr.Reset()
+	f := parseBench(t, "--model", "m", "--compare", base, "--compare-fail", "time_to_first_tokn.p99>10%")
+	if code := runBench(nil, &stdout, &stderr, f, nil, nil); code != 2 ||
+		!strings.Contains(stderr.String(), "has no time_to_first_tokn.p99; metrics there: time_to_first_token") {
+		t.Errorf("exit %d, %q; want exit 2 naming the metrics the baseline has", code, stderr.String())
+	}
+}
+
+// TestNoCredentialInErrors: flag errors do not echo a header value or a URL
+// password, and servers that echo the key do not put it in the artifacts.
+func TestNoCredentialInErrors(t *testing.T) {
+	_, err := parseBench(t, "--model", "m", "-H", "Authorization Bearer sk-header-secret").spec()
+	if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "'Name: value'") {
+		t.Errorf("-H without a colon: %v", err)
+	}
+	if _, err := baseURL("http://user:pa ss-secret@host:8000", "chat"); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("bad --url: %v", err)
+	}
+
+	f := parseBench(t, "--model", "m", "--api-key", "sk-flag-secret", "-H", "Authorization: Bearer sk-header-secret",
+		"-H", "X-Api-Key: xk-other-secret", "-H", "X-Team: sre")
+	reqs := []collector.RequestRecord{
+		{Seq: 0, Outcome: prober.OutcomeError, Status: 401, Err: `HTTP 401: {"error":"invalid key sk-flag-secret"}`},
+		{Seq: 1, Outcome: prober.OutcomeError, Status: 401, Err: `HTTP 401: bad header "Bearer sk-header-secret" and xk-other-secret for sre`},
+		{Seq: 2},
+	}
+	got := scrubErrors(reqs, f.secrets())
+	for _, q := range got {
+		if strings.Contains(q.Err, "secret") {
+			t.Errorf("error message keeps a credential: %s", q.Err)
+		}
+	}
+	if want := `HTTP 401: bad header "REDACTED" and REDACTED for sre`; got[1].Err != want {
+		t.Errorf("scrubbed %q, want %q", got[1].Err, want)
+	}
+}
+
+// TestExportConfigInputFile: input_config's request_count is what the run
+// sends: one pass over --input-file, not the default of 10.
+func TestExportConfigInputFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "prompts.jsonl")
+	if err := os.WriteFile(file, []byte("{\"text\":\"a\"}\n{\"text\":\"b\"}\n\n{\"text\":\"c\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := parseBench(t, "--model", "m", "--input-file", file).exportConfig().RequestCount; got != 3 {
+		t.Errorf("request_count %d, want the file's 3 requests", got)
+	}
+	if got := parseBench(t, "--model", "m", "--input-file", file, "--request-count", "7").exportConfig().RequestCount; got != 7 {
+		t.Errorf("request_count %d, want --request-count's 7", got)
+	}
+}
+
+// TestProgressNote: a note replaces the live line on a terminal and stands
+// on its own line everywhere.
+func TestProgressNote(t *testing.T) {
+	for mode, want := range map[string]string{progressTTY: "\r\033[Kinterrupted\n", progressPlain: "interrupted\n", progressOff: "interrupted\n"} {
+		var out bytes.Buffer
+		newProgress(&out, mode, "profiling", prober.Limit{Requests: 1}).note("interrupted")
+		if out.String() != want {
+			t.Errorf("%s: %q, want %q", mode, out.String(), want)
+		}
+	}
+}

@@ -27,6 +27,12 @@ func CSV(r Run) ([]byte, error) {
 	}
 	rows = append(rows, nil, []string{"Metric", "Value"})
 	for _, m := range singles(r) {
+		// AIPerf leaves the unit out of counts' names and writes them as
+		// integers: "Request Count,21".
+		if m.Unit == "requests" {
+			rows = append(rows, []string{m.Name, strconv.FormatFloat(m.Value, 'f', 0, 64)})
+			continue
+		}
 		rows = append(rows, []string{m.Name + " (" + m.Unit + ")", f(m.Value)})
 	}
 	verdict := "no"

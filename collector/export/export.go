@@ -196,7 +196,7 @@ func JSON(r Run) ([]byte, error) {
 	if r.SLO == (collector.SLO{}) {
 		doc = append(doc, kv{"goodput", nil})
 	}
-	var errs []obj
+	errs := []obj{} // [] rather than null without errors, as AIPerf writes it
 	for _, g := range errorGroups(r.Requests) {
 		errs = append(errs, obj{{"error_details", obj{{"code", g.Status}, {"type", string(g.Reason)}, {"message", g.Message}}}, {"count", g.Count}})
 	}

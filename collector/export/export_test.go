@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -176,6 +177,12 @@ func TestCSVSections(t *testing.T) {
 	if !strings.Contains(sections[0], "\nTime to First Token (ms),") || !strings.Contains(sections[1], "\nRequest Throughput (requests/sec),") {
 		t.Errorf("AIPerf row names missing:\n%s", b)
 	}
+	// AIPerf names counts without their unit and writes them as integers.
+	for _, want := range []string{"\nRequest Count,21\n", "\nError Request Count,2\n", "\nGood Request Count,8\n"} {
+		if !strings.Contains(sections[1]+"\n", want) {
+			t.Errorf("summary section lacks %q as AIPerf writes it:\n%s", strings.TrimSpace(want), sections[1])
+		}
+	}
 }
 
 // TestHTMLSelfContained: nothing in the report reaches the network.
@@ -216,4 +223,43 @@ func fmtFloats(v []float64) string {
 		s = append(s, num(x))
 	}
 	return strings.Join(s, " ")
+}
+
+// TestFailuresAtTheirEnd: a failed request is placed at its end, in the
+// errors-over-time chart and in the JSONL's request_end_ns, as successes are.
+func TestFailuresAtTheirEnd(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	failed := collector.RequestRecord{Seq: 0, Scheduled: t0, Sent: t0, Duration: 5500 * time.Millisecond,
+		Outcome: prober.OutcomeError, Reason: prober.ReasonTimeout, Err: "timed out"}
+	run := Run{Summary: collector.Summary{Start: t0, End: t0.Add(10 * time.Second), Duration: 10 * time.Second},
+		Requests: []collector.RequestRecord{failed}}
+	_, _, errs := overTime(run)
+	for i, p := range errs {
+		if want := map[bool]float64{true: 1, false: 0}[i == 5]; p.y != want {
+			t.Errorf("errors/s in second %d = %v, want %v", i, p.y, want)
+		}
+	}
+	line, err := requestLine(failed).MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"request_end_ns":` + strconv.FormatInt(t0.Add(5500*time.Millisecond).UnixNano(), 10); !strings.Contains(string(line), want) {
+		t.Errorf("JSONL line lacks %s: %s", want, line)
+	}
+}
+
+// TestJSONNoErrors: without failures error_summary is an empty list, as in
+// AIPerf's file, so that scripts iterating over it do not meet null.
+func TestJSONNoErrors(t *testing.T) {
+	b, err := JSON(Run{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(doc["error_summary"]); got != "[]" {
+		t.Errorf("error_summary = %s, want []", got)
+	}
 }

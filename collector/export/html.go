@@ -113,7 +113,8 @@ func overTime(r Run) (tokens, reqs, errs []point) {
 		if q.Sent.IsZero() || q.Outcome == prober.OutcomeCancelled {
 			continue
 		}
-		i := min(max(int(q.Sent.Add(q.Latency).Sub(r.Summary.Start)/bin), 0), n-1)
+		// By end time, failures too (their Latency is zero).
+		i := min(max(int(q.Sent.Add(q.Duration).Sub(r.Summary.Start)/bin), 0), n-1)
 		if q.Outcome == prober.OutcomeOK {
 			tok[i] += float64(q.OutputTokens)
 			ok[i]++

@@ -30,8 +30,8 @@ func requestLine(q collector.RequestRecord) obj {
 	var start, end any
 	if !q.Sent.IsZero() {
 		start = q.Sent.UnixNano()
-		if q.Latency > 0 {
-			end = q.Sent.Add(q.Latency).UnixNano()
+		if q.Duration > 0 { // failures too, as AIPerf records them
+			end = q.Sent.Add(q.Duration).UnixNano()
 		}
 	}
 	meta := obj{

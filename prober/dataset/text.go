@@ -19,10 +19,24 @@ const minWords = 64
 // prompt's count is then checked against the tokenizer. Without one, a word
 // is taken as one token, which holds for GPT-2-style tokenizers and is an
 // approximation for others.
+// A Text is not safe for concurrent use.
 type Text struct {
 	words []string
 	tok   *tokenizer.Tokenizer
+	// blocks caches whole hash blocks: traces share them heavily, and
+	// drawing a block's words is most of the cost of building a prompt.
+	blocks map[blockKey]string
+	// order lists the cached blocks oldest first, to evict beyond maxBlocks.
+	order []blockKey
 }
+
+type blockKey struct {
+	seed, pass, id uint64
+	size           int
+}
+
+// maxBlocks bounds the block cache: 4096 blocks of 512 tokens are about 14 MB.
+const maxBlocks = 4096
 
 // NewText returns the text builder for tok, which may be nil (approximate
 // lengths).
@@ -92,11 +106,35 @@ func (t *Text) Blocks(seed, pass uint64, ids []uint64, size, n int, rest *rand.R
 			break
 		}
 		k := min(size, left)
-		t.appendWords(&b, blockRNG(seed, pass, id), k)
+		if k == size {
+			b.WriteString(t.block(blockKey{seed, pass, id, size}))
+		} else {
+			t.appendWords(&b, blockRNG(seed, pass, id), k)
+		}
 		left -= k
 	}
 	t.appendWords(&b, rest, left)
 	// The first word goes without its space: every prompt drops the same
 	// byte, so shared blocks stay shared.
 	return b.String()[min(1, b.Len()):]
+}
+
+// block returns the words of a whole hash block, each after a space.
+func (t *Text) block(k blockKey) string {
+	if s, ok := t.blocks[k]; ok {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(k.size * 7)
+	t.appendWords(&b, blockRNG(k.seed, k.pass, k.id), k.size)
+	if t.blocks == nil {
+		t.blocks = map[blockKey]string{}
+	}
+	if len(t.order) == maxBlocks {
+		delete(t.blocks, t.order[0])
+		t.order = t.order[1:]
+	}
+	t.blocks[k] = b.String()
+	t.order = append(t.order, k)
+	return b.String()
 }
