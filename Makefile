@@ -7,6 +7,7 @@ LDFLAGS := -X github.com/prometheus/common/version.Version=$(VERSION) \
            -X github.com/prometheus/common/version.Revision=$(REV) \
            -X github.com/prometheus/common/version.Branch=main
 FUZZTIME ?= 20s
+LOADER_FUZZTIME ?= 8s
 # go-nvml binds every NVML call, deprecated ones included: without this a cold
 # cgo build prints hundreds of -Wdeprecated-declarations warnings.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
@@ -59,6 +60,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./prober/wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeChunk$$' -fuzztime $(FUZZTIME) ./prober/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./scenarios/
+	@for f in SingleTurn MultiTurn ShareGPT Mooncake WekaAgentX Azure BurstGPT; do \
+	  $(GO) test -run '^$$' -fuzz "^FuzzLoad$$f\$$" -fuzztime $(LOADER_FUZZTIME) ./prober/dataset/ || exit 1; done
+	# parquet-go can allocate gigabytes on a corrupt file before it errors: one worker, briefly.
+	$(GO) test -run '^$$' -fuzz '^FuzzLoadBaseten$$' -fuzztime $(LOADER_FUZZTIME) -parallel 1 ./prober/dataset/
 
 # deploy-test checks deploy/, a module of its own so that the Kubernetes and Helm libraries
 # stay out of the main one: every manifest decoded strictly into its API type, the Helm chart

@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/inferprobe/inferprobe/collector"
@@ -501,7 +500,6 @@ func (m *burstManager) shutdown() {
 type runPlan struct {
 	warmup, main *prober.Probe
 	limit        prober.Limit
-	sends        uint64 // this shard's requests when the run ends by count
 	grace        time.Duration
 	labels       collector.Labels
 	slo          collector.SLO
@@ -556,7 +554,6 @@ func planRun(e *burstEntry, o BurstOverrides, shard prober.Shard) (*runPlan, err
 	p := &runPlan{
 		limit:  limit,
 		grace:  time.Duration(b.GracePeriod),
-		sends:  shardShare(limit.Requests, shard),
 		labels: e.spec.labels(e.name),
 		slo: collector.SLO{
 			TTFT:           time.Duration(b.SLO.TimeToFirstToken),
@@ -587,18 +584,6 @@ func clamp[T time.Duration | uint64 | float64 | int](v, limit T) T {
 	return v
 }
 
-// shardShare is how many of the first n requests of a sequence shard sends.
-func shardShare(n uint64, shard prober.Shard) uint64 {
-	if shard.Count <= 1 {
-		return n
-	}
-	c, i := uint64(shard.Count), uint64(shard.Index)
-	if n <= i {
-		return 0
-	}
-	return (n-1-i)/c + 1
-}
-
 // execute runs r: warmup, then the measured requests; once sending ends it
 // gives the requests in flight the grace period, then records the run.
 func (m *burstManager) execute(ctx, reqCtx context.Context, r *burstRun, p *runPlan) {
@@ -609,32 +594,19 @@ func (m *burstManager) execute(ctx, reqCtx context.Context, r *burstRun, p *runP
 	}
 	if ctx.Err() == nil {
 		finished := make(chan struct{})
-		rec := &countingRecorder{Recorder: r.recorder, want: p.sends, all: make(chan struct{})}
-		if p.sends == 0 && p.limit.Requests > 0 {
-			close(rec.all) // this shard has no share of the requests
-		}
-		go m.endRun(ctx, r, p, rec.all, finished)
-		p.main.Run(ctx, reqCtx, m.d.exec, rec)
+		go m.endRun(ctx, r, p, finished)
+		p.main.Run(ctx, reqCtx, m.d.exec, r.recorder)
 		close(finished)
 	}
 	m.finish(r)
 }
 
-// endRun ends the run once its duration has passed (it stops sending) or
-// its requests have all been sent (the probe stops by itself, after the
-// later turns of its sessions), then cuts what is still in flight after the
-// grace period.
-func (m *burstManager) endRun(ctx context.Context, r *burstRun, p *runPlan, allSent, finished <-chan struct{}) {
-	var deadline <-chan time.Time
-	if p.limit.Duration > 0 {
-		t := time.NewTimer(p.limit.Duration)
-		defer t.Stop()
-		deadline = t.C
-	}
+// endRun waits for the run to send its last request — the prober ends it by
+// its own limit, on its own timeline, so runs with the same seed send the
+// same requests — then cuts what is still in flight after the grace period.
+func (m *burstManager) endRun(ctx context.Context, r *burstRun, p *runPlan, finished <-chan struct{}) {
 	select {
-	case <-deadline:
-		r.stop()
-	case <-allSent:
+	case <-p.main.SendingEnded():
 	case <-ctx.Done(): // cancelled: whoever cancelled decides about the requests
 		return
 	case <-finished:
@@ -740,22 +712,6 @@ func (r *burstRun) reportLocked() *BurstReport {
 }
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
-
-// countingRecorder closes all once want requests have started: the run has
-// then sent everything it will.
-type countingRecorder struct {
-	prober.Recorder
-	want    uint64
-	started atomic.Uint64
-	all     chan struct{}
-}
-
-func (c *countingRecorder) Started() {
-	c.Recorder.Started()
-	if c.started.Add(1) == c.want {
-		close(c.all)
-	}
-}
 
 // discard drops warmup requests: they are neither reported nor exported.
 type discard struct{}

@@ -53,6 +53,9 @@ type Probe struct {
 	next        uint64 // sequence number of the next request of the whole sequence
 	sent        *sequence
 	limit       Limit
+	// sendingEnded is closed once Run will send nothing more: its schedule
+	// ended and every session started has sent its last turn.
+	sendingEnded chan struct{}
 }
 
 // Limit ends a finite run (a bench): after Requests requests of the whole
@@ -96,6 +99,8 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard Sha
 		source: source,
 		replay: p.Dataset.Replays(),
 		sent:   newSequence(),
+
+		sendingEnded: make(chan struct{}),
 	}
 	if c := p.Dataset.Cancel; c != nil && c.Rate > 0 {
 		probe.cancelRate, probe.cancelAfter = c.Rate, time.Duration(c.After)
@@ -141,6 +146,11 @@ func (p *Probe) setCap(c int) error {
 // that many requests sends the file once, as a trace replay in AIPerf does.
 func (p *Probe) PassRequests() (uint64, bool) { return dataset.PassRequests(p.source) }
 
+// SendingEnded is closed once Run has sent its last request (by its Limit,
+// or because ctx ended); requests may still be in flight. A finite run
+// starts its grace period for them here.
+func (p *Probe) SendingEnded() <-chan struct{} { return p.sendingEnded }
+
 // Digest identifies the requests sent so far; see Digest.
 func (p *Probe) Digest() Digest { return p.sent.digest() }
 
@@ -156,6 +166,11 @@ func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
 	defer r.inFlight.Wait()
 	stop := r.planAhead()
 	defer stop()
+	r.sending.Add(1) // the schedule; send adds each session's later turns
+	go func() {
+		r.sending.Wait()
+		close(p.sendingEnded)
+	}()
 	// The timeline starts once the first requests are built, so that a trace
 	// that starts with a burst does not start late.
 	r.start = time.Now()
@@ -164,6 +179,7 @@ func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
 	} else {
 		r.openLoop(ctx)
 	}
+	r.sending.Done()
 }
 
 // planned is the next request of this shard, or the first turn of its next
@@ -304,6 +320,9 @@ type run struct {
 	rec      Recorder
 	start    time.Time
 	inFlight sync.WaitGroup
+	// sending counts what may still send: the schedule and the sessions
+	// with later turns to go.
+	sending sync.WaitGroup
 }
 
 // dispatchLead is how long before its send time a request is handed to the
@@ -372,6 +391,13 @@ func (r *run) closedLoop(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	// A duration limit ends the loop on time, not at the next slot to open.
+	var deadline <-chan time.Time
+	if d := r.probe.limit.Duration; d > 0 {
+		t := time.NewTimer(time.Until(r.start.Add(d)))
+		defer t.Stop()
+		deadline = t.C
+	}
 	inFlight, steps, opened := 0, 0, r.start
 	pl := <-r.planned
 	for {
@@ -393,6 +419,8 @@ func (r *run) closedLoop(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
+			return
+		case <-deadline:
 			return
 		case opened = <-ended:
 			inFlight--

@@ -555,3 +555,47 @@ func TestMaxConcurrencyShare(t *testing.T) {
 		t.Errorf("error %v, want %q", err, want)
 	}
 }
+
+// TestSendingEnded: a finite run says when it has sent its last request,
+// while requests are still in flight, so a burst can start its grace period
+// then; a closed loop ends by its duration without waiting for a slot.
+func TestSendingEnded(t *testing.T) {
+	for _, tc := range []struct {
+		name, arrival string
+		limit         Limit
+		inFlight      int
+	}{
+		{"closed loop by duration", "{pattern: concurrency, concurrency: 2}", Limit{Duration: 50 * time.Millisecond}, 2},
+		{"open loop by count", "{pattern: constant, rate: 1000}", Limit{Requests: 3}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProbe(t, probeYAML(1, tc.arrival, ""), Shard{Count: 1})
+			p.SetLimit(tc.limit)
+			exec := newHoldExec()
+			returned := make(chan struct{})
+			go func() {
+				defer close(returned)
+				p.Run(context.Background(), context.Background(), exec, &recorder{})
+			}()
+			select {
+			case <-p.SendingEnded():
+			case <-time.After(patience):
+				t.Fatal("sending never ended")
+			}
+			for range tc.inFlight {
+				exec.next(t)
+			}
+			if n, _ := exec.counts(); n != tc.inFlight {
+				t.Errorf("%d requests in flight when sending ended, want %d", n, tc.inFlight)
+			}
+			select {
+			case <-returned:
+				t.Fatal("Run returned with requests in flight")
+			default:
+			}
+			exec.quiet(t)
+			close(exec.releaseAll)
+			<-returned
+		})
+	}
+}

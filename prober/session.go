@@ -20,6 +20,9 @@ func (r *run) send(pl planned, scheduled time.Time, capWait time.Duration, finis
 		// requests, their send times are not part of what a seed reproduces.
 		r.probe.sent.add(pl.seq+1+uint64(i), 0, t.prompt)
 	}
+	if len(pl.turns) > 0 {
+		r.sending.Add(1)
+	}
 	r.inFlight.Go(func() {
 		done := finished
 		if len(pl.turns) > 0 {
@@ -36,6 +39,7 @@ func (r *run) send(pl planned, scheduled time.Time, capWait time.Duration, finis
 			at := end.Add(t.delay)
 			capWait, ok := r.await(timer, at)
 			if !ok {
+				r.sending.Done()
 				if finished != nil {
 					finished(time.Now())
 				}
@@ -43,6 +47,7 @@ func (r *run) send(pl planned, scheduled time.Time, capWait time.Duration, finis
 			}
 			if i == len(pl.turns)-1 {
 				done = finished
+				r.sending.Done() // the last turn goes now
 			}
 			r.rec.Started()
 			end = r.do(pl.seq+1+uint64(i), t.req, t.err, at, capWait, t.cancelAfter, done)

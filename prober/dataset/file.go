@@ -112,11 +112,10 @@ type fileSource struct {
 	first, period   float64
 	count, requests uint64
 
-	r       reader
-	pass    uint64
-	index   uint64 // of the next record in its pass
-	lastTS  float64
-	lastRow int
+	r      reader
+	pass   uint64
+	index  uint64 // of the next record in its pass
+	lastTS float64
 }
 
 func openFile(cfg scenarios.File, text *Text, o Options) (Source, error) {
