@@ -206,7 +206,9 @@ func (d *Daemon) apply(cfg *scenarios.Config) error {
 		p := cfg.Probes[name]
 		t := cfg.Targets[p.Target]
 		spec := probeSpec{seed: cfg.Global.Seed, probe: *p, target: *t}
-		if old, ok := d.probes[name]; ok && reflect.DeepEqual(old.spec, spec) {
+		// A probe that stopped by itself (its dataset failed) restarts, so
+		// a reload after fixing the file brings it back.
+		if old, ok := d.probes[name]; ok && reflect.DeepEqual(old.spec, spec) && !old.ended() {
 			next[name] = old
 			continue
 		}
@@ -257,6 +259,16 @@ func (d *Daemon) start(r *running) {
 		defer close(r.done)
 		r.probe.Run(ctx, d.reqCtx, d.exec, series)
 	})
+}
+
+// ended reports whether r's probe and its requests have ended on their own.
+func (r *running) ended() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // forgetWhenDone drops a removed probe's series once its last request has

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -164,6 +165,11 @@ func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
 		r.slots = make(chan struct{}, n)
 	}
 	defer r.inFlight.Wait()
+	// Closed once planning has stopped (the deferred stop runs first). A
+	// probe built and never run leaves its file to the os.File finalizer.
+	if c, ok := p.source.(io.Closer); ok {
+		defer c.Close()
+	}
 	stop := r.planAhead()
 	defer stop()
 	r.sending.Add(1) // the schedule; send adds each session's later turns

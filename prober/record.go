@@ -37,6 +37,7 @@ const (
 	ReasonTruncated        Reason = "truncated"          // the stream ended before its terminator
 	ReasonServerErrorEvent Reason = "server_error_event" // the server sent an error inside the stream
 	ReasonWorkerLost       Reason = "worker_lost"        // the process running the request died
+	ReasonDataset          Reason = "dataset"            // the dataset could not produce the request; the probe stops
 )
 
 // TokenSource says where a record's token counts came from.

@@ -115,6 +115,11 @@ func (h *holdExec) Do(ctx context.Context, _ *Target, req *Request) *Record {
 	h.inFlight++
 	h.peak = max(h.peak, h.inFlight)
 	h.mu.Unlock()
+	// Requests are handed over dispatchLead early; like Client.Do, send at
+	// the scheduled instant.
+	if d := time.Until(req.Scheduled); d > 0 {
+		time.Sleep(d)
+	}
 	rec := &Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), FirstOutput: -1}
 	h.started <- req
 	select {

@@ -120,6 +120,6 @@ func (r *run) fail(pl planned) {
 	r.rec.Started()
 	now := time.Now()
 	out := &Record{Seq: pl.seq, Scheduled: now, Sent: now, FirstOutput: -1}
-	out.fail(ReasonProtocol, 0, pl.err)
+	out.fail(ReasonDataset, 0, pl.err)
 	r.rec.Observe(out)
 }

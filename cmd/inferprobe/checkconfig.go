@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
+	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -26,7 +29,37 @@ func runCheckConfig(stdout, stderr io.Writer, files []string) int {
 			fmt.Fprintf(stderr, "FAILED: %s is not valid\n", f)
 			continue
 		}
-		fmt.Fprintf(stdout, "SUCCESS: %s is valid: %d targets, %d probes\n", f, len(cfg.Targets), len(cfg.Probes))
+		if err := buildAll(cfg); err != nil {
+			status = 1
+			fmt.Fprintf(stderr, "%s: %v\nFAILED: %s is not valid\n", f, err, f)
+			continue
+		}
+		fmt.Fprintf(stdout, "SUCCESS: %s is valid: %d targets, %d probes, %d bursts\n", f, len(cfg.Targets), len(cfg.Probes), len(cfg.Bursts))
 	}
 	return status
+}
+
+// buildAll prepares every probe and burst as the daemon would, so that what
+// only shows when a probe is built — a dataset file's entries, a tokenizer —
+// is checked too. Nothing is sent.
+func buildAll(cfg *scenarios.Config) error {
+	build := func(name string, p *scenarios.Probe) error {
+		target, err := prober.NewTarget(p.Target, cfg.Targets[p.Target])
+		if err != nil {
+			return err
+		}
+		_, err = prober.NewProbe(name, p, target, cfg.Global.Seed, prober.Shard{Count: 1})
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Probes)) {
+		if err := build(name, cfg.Probes[name]); err != nil {
+			return err
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Bursts)) {
+		if err := build("burst "+name, cfg.Bursts[name].Probe()); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -45,6 +45,9 @@ func TestRunCheckConfig(t *testing.T) {
 	good := write("good.yml", goodScenario)
 	bad := write("bad.yml", badScenario)
 	empty := write("empty.yml", "# nothing yet\n")
+	write("prompts.jsonl", "{\"text\": \"fine\"}\n{\"text\": 7}\n")
+	badData := write("baddata.yml", "targets:\n  vllm: {url: http://127.0.0.1:8000/v1, model: m}\n"+
+		"probes:\n  steady: {target: vllm, arrival: {rate: 0.2}, dataset: {file: {path: prompts.jsonl, format: single_turn}}}\n")
 	missing := filepath.Join(dir, "missing.yml")
 	example := filepath.Join("..", "..", "scenarios", "example.yml")
 
@@ -60,12 +63,18 @@ func TestRunCheckConfig(t *testing.T) {
 		{
 			name:   "good",
 			files:  []string{good},
-			stdout: []string{"SUCCESS: " + good + " is valid: 2 targets, 1 probes"},
+			stdout: []string{"SUCCESS: " + good + " is valid: 2 targets, 1 probes, 0 bursts"},
 		},
 		{
 			name:   "bundled example",
 			files:  []string{example},
-			stdout: []string{"SUCCESS: " + example + " is valid: 1 targets, 1 probes"},
+			stdout: []string{"SUCCESS: " + example + " is valid: 1 targets, 1 probes, 1 bursts"},
+		},
+		{
+			name:   "dataset file with a bad entry: found before anything is sent",
+			files:  []string{badData},
+			code:   1,
+			stderr: []string{q(badData) + `: probe steady: dataset: .*prompts\.jsonl:2: .*`, `FAILED: ` + q(badData) + ` is not valid`},
 		},
 		{
 			name:  "bad: every problem, located",
@@ -84,7 +93,7 @@ func TestRunCheckConfig(t *testing.T) {
 			name:   "good and bad: both reported, exit 1",
 			files:  []string{bad, good},
 			code:   1,
-			stdout: []string{"SUCCESS: " + good + " is valid: 2 targets, 1 probes"},
+			stdout: []string{"SUCCESS: " + good + " is valid: 2 targets, 1 probes, 0 bursts"},
 			stderr: []string{q(bad) + `:3:10: .*`, q(bad) + `:5:5: .*`, q(bad) + `:8:13: .*`, q(bad) + `:9:21: .*`,
 				`FAILED: ` + q(bad) + ` is not valid`},
 			located: 4,

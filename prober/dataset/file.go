@@ -123,8 +123,22 @@ func openFile(cfg scenarios.File, text *Text, o Options) (Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dataset file: %w", err)
 	}
-	// The probe reads f for as long as it runs; the process exit closes it.
-	return newFileSource(cfg, f, cfg.Path, text, o)
+	// The probe reads f for as long as it runs; Close (at the end of the
+	// probe's run) gives the descriptor back.
+	s, err := newFileSource(cfg, f, cfg.Path, text, o)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the file, when the source has one of its own.
+func (s *fileSource) Close() error {
+	if c, ok := s.in.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 func newFileSource(cfg scenarios.File, in input, name string, text *Text, o Options) (*fileSource, error) {

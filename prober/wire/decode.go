@@ -226,7 +226,7 @@ func (d *Decoder) Heartbeat() (Heartbeat, error) {
 var reasons = []prober.Reason{
 	prober.ReasonNone, prober.ReasonConnect, prober.ReasonTimeout, prober.ReasonStall,
 	prober.ReasonHTTP4xx, prober.ReasonHTTP429, prober.ReasonHTTP5xx, prober.ReasonProtocol,
-	prober.ReasonTruncated, prober.ReasonServerErrorEvent, prober.ReasonWorkerLost,
+	prober.ReasonTruncated, prober.ReasonServerErrorEvent, prober.ReasonWorkerLost, prober.ReasonDataset,
 }
 
 func reason(b []byte) prober.Reason {
