@@ -289,23 +289,9 @@ func rss(pid int) int64 {
 
 // workerPIDs are this process's children running the worker command.
 func workerPIDs() []int {
-	self := os.Getpid()
-	entries, _ := os.ReadDir("/proc")
 	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
-		if len(f) < 2 || f[1] != strconv.Itoa(self) {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+	for _, pid := range childPIDs(os.Getpid()) {
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 		if slices.Contains(strings.Split(string(cmdline), "\x00"), "worker") {
 			pids = append(pids, pid)
 		}
