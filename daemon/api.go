@@ -33,6 +33,9 @@ type BurstControl interface {
 type BurstAPIOptions struct {
 	// Enabled turns the API on (--web.enable-burst-api); off, every path answers 403.
 	Enabled bool
+	// BasicAuth says --web.config.file sets basic_auth_users, so a request's
+	// basic-auth user name has been checked and the audit log may name it.
+	BasicAuth bool
 	// Token, when not empty, must come as "Authorization: Bearer <token>"
 	// (--web.burst-api.token-file, read with ReadTokenFile).
 	Token string
@@ -134,9 +137,12 @@ type call struct {
 func (a *burstAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := &call{w: w, r: r, principal: "anonymous"}
 	if user, _, ok := r.BasicAuth(); ok {
-		// Verified by exporter-toolkit when --web.config.file sets
-		// basic_auth_users; otherwise only the name the caller claims.
+		// Checked by exporter-toolkit only when --web.config.file sets
+		// basic_auth_users; otherwise it is only what the caller claims.
 		c.principal = user
+		if !a.opts.BasicAuth {
+			c.principal = "unverified:" + user
+		}
 	}
 	a.serve(c)
 	attrs := []any{"method", r.Method, "path", r.URL.Path, "status", c.status,

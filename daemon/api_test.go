@@ -408,7 +408,7 @@ func TestBurstAPIAuditLog(t *testing.T) {
 		{apiRequest{method: "POST", path: "/api/v1/bursts/load", header: http.Header{"Authorization": {"Bearer wrong-" + token}}},
 			map[string]any{"burst": nil, "status": 401.0, "principal": "anonymous"}},
 		{apiRequest{method: "GET", path: "/api/v1/bursts", header: http.Header{"Authorization": {"Basic YWxpY2U6aHVudGVyMg=="}}}, // alice:hunter2
-			map[string]any{"status": 401.0, "principal": "alice"}},
+			map[string]any{"status": 401.0, "principal": "unverified:alice"}},
 	}
 	for _, c := range calls {
 		c.req.do(t, h)
@@ -488,5 +488,16 @@ func TestBurstAPICancelRunThatJustEnded(t *testing.T) {
 	}
 	if r.cancelled {
 		t.Error("the run was marked cancelled after its result was taken")
+	}
+}
+
+// With basic_auth_users configured, exporter-toolkit has checked the user
+// name before the API runs, and the audit log names it as is.
+func TestBurstAPIAuditVerifiedUser(t *testing.T) {
+	var logs bytes.Buffer
+	h := NewBurstAPI(newFakeControl(), BurstAPIOptions{Enabled: true, BasicAuth: true}, slog.New(slog.NewJSONHandler(&logs, nil)))
+	apiRequest{method: "GET", path: "/api/v1/bursts", header: http.Header{"Authorization": {"Basic YWxpY2U6aHVudGVyMg=="}}}.do(t, h)
+	if !strings.Contains(logs.String(), `"principal":"alice"`) {
+		t.Errorf("audit line does not name the verified user:\n%s", logs.String())
 	}
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/exporter-toolkit/web"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/inferprobe/inferprobe/daemon"
 )
@@ -43,8 +45,27 @@ func (f *burstAPIFlags) options(logger *slog.Logger, webFlags *web.FlagConfig) (
 		}
 		o.Token = token
 	}
+	o.BasicAuth = webConfigHasBasicAuth(*webFlags.WebConfigFile)
 	if f.enabled && o.Token == "" && *webFlags.WebConfigFile == "" {
 		logger.Warn("the burst API is enabled without authentication: whoever reaches this port can load your targets; set --web.burst-api.token-file, or basic auth in --web.config.file")
 	}
 	return o, nil
+}
+
+// webConfigHasBasicAuth reports whether the --web.config.file sets
+// basic_auth_users, so that exporter-toolkit checks a basic-auth user name
+// before the API sees it. A file it cannot read says no: the web server
+// refuses to start on it anyway.
+func webConfigHasBasicAuth(path string) bool {
+	if path == "" {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var c struct {
+		Users map[string]string `yaml:"basic_auth_users"`
+	}
+	return yaml.Unmarshal(b, &c) == nil && len(c.Users) > 0
 }
