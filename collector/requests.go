@@ -45,7 +45,7 @@ func (s SLO) met(rec *prober.Record) bool {
 type Requests struct {
 	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag, capWait *prometheus.HistogramVec
 	requests, errors                                                         *prometheus.CounterVec
-	inTokensTotal, outTokensTotal, good, mismatches                          *prometheus.CounterVec
+	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          *prometheus.CounterVec
 	inFlight                                                                 *prometheus.GaugeVec
 	saturation                                                               *Saturation // fed every request's lag when set
 }
@@ -72,6 +72,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		errors:         counter("request_errors_total", "Failed requests, by reason.", "reason"),
 		inTokensTotal:  counter("input_tokens_total", "Prompt tokens sent."),
 		outTokensTotal: counter("output_tokens_total", "Output tokens received."),
+		reasoningTotal: counter("reasoning_tokens_total", "Output tokens the server's usage counts as reasoning (completion_tokens_details.reasoning_tokens); part of output_tokens_total."),
 		good:           counter("good_requests_total", "Requests that succeeded and met every SLO of their scenario (goodput)."),
 		mismatches:     counter("output_length_mismatches_total", "Requests whose output length differed from the length the scenario pinned (min_tokens / ignore_eos)."),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -79,7 +80,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		}, requestLabels),
 	}
 	reg.MustRegister(r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait,
-		r.requests, r.errors, r.inTokensTotal, r.outTokensTotal, r.good, r.mismatches, r.inFlight)
+		r.requests, r.errors, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches, r.inFlight)
 	return r
 }
 
@@ -88,7 +89,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 type Series struct {
 	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag, capWait prometheus.Observer
 	ok, failed, cancelled                                                    prometheus.Counter
-	inTokensTotal, outTokensTotal, good, mismatches                          prometheus.Counter
+	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          prometheus.Counter
 	inFlight                                                                 prometheus.Gauge
 	errors                                                                   *prometheus.CounterVec
 	slo                                                                      SLO
@@ -113,6 +114,7 @@ func (r *Requests) Series(l Labels, slo SLO) *Series {
 		cancelled:      r.requests.WithLabelValues(append(v, "cancelled")...),
 		inTokensTotal:  r.inTokensTotal.WithLabelValues(v...),
 		outTokensTotal: r.outTokensTotal.WithLabelValues(v...),
+		reasoningTotal: r.reasoningTotal.WithLabelValues(v...),
 		good:           r.good.WithLabelValues(v...),
 		mismatches:     r.mismatches.WithLabelValues(v...),
 		inFlight:       r.inFlight.WithLabelValues(v...),
@@ -130,7 +132,7 @@ func (r *Requests) Forget(l Labels) {
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
 	}{r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait,
-		r.requests, r.errors, r.inTokensTotal, r.outTokensTotal, r.good, r.mismatches, r.inFlight} {
+		r.requests, r.errors, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches, r.inFlight} {
 		v.DeletePartialMatch(match)
 	}
 }
@@ -182,6 +184,7 @@ func (s *Series) Observe(rec *prober.Record) {
 	s.outTokens.Observe(float64(rec.OutputTokens))
 	s.inTokensTotal.Add(float64(rec.InputTokens))
 	s.outTokensTotal.Add(float64(rec.OutputTokens))
+	s.reasoningTotal.Add(float64(rec.ReasoningTokens))
 	// A count of content chunks is no measure of length (a chunk may hold
 	// several tokens): only counts from usage or a tokenizer are judged.
 	if rec.PinnedOutputTokens > 0 && rec.TokenSource != prober.TokensFromChunks && rec.OutputTokens != rec.PinnedOutputTokens {

@@ -189,6 +189,11 @@ func TestObserve(t *testing.T) {
 			},
 		},
 		{
+			"reasoning tokens from usage",
+			withRecord(func(r *prober.Record) { r.ReasoningTokens = 3 }),
+			merge(okWant, map[string]sample{"inferprobe_reasoning_tokens_total": {value: 3}}),
+		},
+		{
 			"reasoning only: no first output token",
 			withRecord(func(r *prober.Record) { r.FirstOutput = -1 }),
 			without(okWant, "inferprobe_time_to_first_output_token_seconds"),
