@@ -466,8 +466,8 @@ func TestForget(t *testing.T) {
 		return a, b
 	}
 	beforeA, beforeB := families()
-	// Every request family: 10 histograms, 3 outcomes, 1 reason, 4 counters, 1 gauge.
-	if len(beforeA) != 19 || !maps.Equal(beforeA, beforeB) {
+	// Every request family: 10 histograms, 3 outcomes, 1 reason, 5 counters, 1 gauge.
+	if len(beforeA) != 20 || !maps.Equal(beforeA, beforeB) {
 		t.Fatalf("before Forget: a has %d series %v, b has %v", len(beforeA), slices.Sorted(maps.Keys(beforeA)), slices.Sorted(maps.Keys(beforeB)))
 	}
 
