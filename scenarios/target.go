@@ -21,22 +21,25 @@ type EndpointType struct {
 	// Path is what the prober appends to the target's url.
 	Path string
 	// Streams is whether the API streams; the others ignore stream.
-	Streams     bool
+	Streams bool
+	// AtRoot is whether the API sits at the server root rather than under a
+	// versioned prefix such as /v1 (TGI, TEI).
+	AtRoot      bool
 	Description string
 }
 
 // EndpointTypes lists every endpoint type, for validation, help texts and docs.
 var EndpointTypes = []EndpointType{
-	{EndpointChat, "/chat/completions", true, "OpenAI chat completions, as vLLM, SGLang, TensorRT-LLM, llama.cpp and NIM serve them"},
-	{EndpointCompletions, "/completions", true, "OpenAI text completions"},
-	{EndpointResponses, "/responses", true, "OpenAI Responses API"},
-	{EndpointEmbeddings, "/embeddings", false, "OpenAI embeddings; latency and input tokens only"},
-	{EndpointNIMRanking, "/ranking", false, "NVIDIA NIM reranking, url http://HOST/v1"},
-	{EndpointCohereRerank, "/rerank", false, "Cohere rerank v2, url https://api.cohere.com/v2"},
-	{EndpointTEIRerank, "/rerank", false, "text-embeddings-inference rerank, url of the server root"},
-	{EndpointMessages, "/messages", true, "Anthropic Messages, key sent as x-api-key, url https://api.anthropic.com/v1"},
-	{EndpointTGI, "/generate_stream", true, "Hugging Face TGI generate_stream, or generate when not streaming, url of the server root"},
-	{EndpointTemplate, "", true, "any JSON API, described by a body template and JSON paths in a scenario file"},
+	{EndpointChat, "/chat/completions", true, false, "OpenAI chat completions, as vLLM, SGLang, TensorRT-LLM, llama.cpp and NIM serve them"},
+	{EndpointCompletions, "/completions", true, false, "OpenAI text completions"},
+	{EndpointResponses, "/responses", true, false, "OpenAI Responses API"},
+	{EndpointEmbeddings, "/embeddings", false, false, "OpenAI embeddings; latency and input tokens only"},
+	{EndpointNIMRanking, "/ranking", false, false, "NVIDIA NIM reranking, url http://HOST/v1"},
+	{EndpointCohereRerank, "/rerank", false, false, "Cohere rerank v2, url https://api.cohere.com/v2"},
+	{EndpointTEIRerank, "/rerank", false, true, "text-embeddings-inference rerank, url of the server root"},
+	{EndpointMessages, "/messages", true, false, "Anthropic Messages, key sent as x-api-key, url https://api.anthropic.com/v1"},
+	{EndpointTGI, "/generate_stream", true, true, "Hugging Face TGI generate_stream, or generate when not streaming, url of the server root"},
+	{EndpointTemplate, "", true, false, "any JSON API, described by a body template and JSON paths in a scenario file"},
 }
 
 // LookupEndpoint returns the endpoint type called name.

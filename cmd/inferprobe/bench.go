@@ -247,7 +247,7 @@ func baseURL(raw, endpoint string) (string, error) {
 		}
 		return "", fmt.Errorf("--url is not a valid URL (%v); write host:port or http(s)://host:port/v1", err)
 	}
-	if (u.Path == "" || u.Path == "/") && endpoint != scenarios.EndpointTGI && endpoint != scenarios.EndpointTEIRerank {
+	if e, _ := scenarios.LookupEndpoint(endpoint); (u.Path == "" || u.Path == "/") && !e.AtRoot {
 		u.Path = "/v1"
 	}
 	return u.String(), nil
