@@ -224,12 +224,18 @@ func requestsOK(t *testing.T, d *daemon.Daemon, probe string) float64 {
 // and whether that series is exported.
 func requestsTotal(t *testing.T, d *daemon.Daemon, probe, outcome string) (float64, bool) {
 	t.Helper()
+	return counter(t, d, "inferprobe_requests_total", map[string]string{"scenario": probe, "outcome": outcome})
+}
+
+// counter is the counter name whose labels include match, and whether it is exported.
+func counter(t *testing.T, d *daemon.Daemon, name string, match map[string]string) (float64, bool) {
+	t.Helper()
 	mfs, err := d.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() != "inferprobe_requests_total" {
+		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
@@ -237,12 +243,21 @@ func requestsTotal(t *testing.T, d *daemon.Daemon, probe, outcome string) (float
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["scenario"] == probe && labels["outcome"] == outcome {
+			if containsAll(labels, match) {
 				return m.GetCounter().GetValue(), true
 			}
 		}
 	}
 	return 0, false
+}
+
+func containsAll(labels, match map[string]string) bool {
+	for k, v := range match {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 func status(t *testing.T, url string) daemon.Status {

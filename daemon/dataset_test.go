@@ -58,21 +58,6 @@ probes:
 // datasetErrors is inferprobe_request_errors_total{reason="dataset"}, 0 when absent.
 func datasetErrors(t *testing.T, d *daemon.Daemon) float64 {
 	t.Helper()
-	mfs, err := d.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "inferprobe_request_errors_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == "reason" && lp.GetValue() == "dataset" {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	v, _ := counter(t, d, "inferprobe_request_errors_total", map[string]string{"reason": "dataset"})
+	return v
 }
