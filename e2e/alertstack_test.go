@@ -156,8 +156,6 @@ receivers:
 // rulesFile every second and sending alerts to alertmanager (host:port).
 func startPrometheus316(t *testing.T, target, rulesFile, alertmanager string) *prometheusServer {
 	t.Helper()
-	bin := requirePrometheus316(t)
-	dir := t.TempDir()
 	config := fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 1s
@@ -174,15 +172,7 @@ scrape_configs:
     static_configs:
       - targets: [%q]
 `, rulesFile, alertmanager, target)
-	configFile := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	p := start(t, "prometheus 3.16", dir, bin,
-		"--config.file="+configFile,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
+	return runPrometheus(t, "prometheus 3.16", requirePrometheus316(t), config, 60*time.Second,
 		// Firing alerts are re-sent this often (default 1m): a notification
 		// lost while Alertmanager starts would otherwise wait a minute.
 		"--rules.alert.resend-delay=2s",
@@ -190,9 +180,6 @@ scrape_configs:
 		// scrape every "absent" alert is pending.
 		"--scrape.discovery-reload-interval=1s",
 	)
-	s := &prometheusServer{url: "http://" + addr}
-	waitHealthy(t, p, s.url+"/-/ready", 60*time.Second)
-	return s
 }
 
 // promAlert is an alert as Prometheus's /api/v1/alerts lists it.

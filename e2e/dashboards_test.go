@@ -164,21 +164,8 @@ func startDashboardPrometheus(t *testing.T, target string) *dashboardPrometheus 
 	if legacy {
 		native, flags = "", []string{"--enable-feature=native-histograms"}
 	}
-	dir := t.TempDir()
 	config := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n%sscrape_configs:\n  - job_name: inferprobe\n    static_configs:\n      - targets: ['%s']\n", native, target)
-	configFile := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	p := start(t, "prometheus", dir, bin, append([]string{
-		"--config.file=" + configFile,
-		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
-		"--web.listen-address=" + addr,
-	}, flags...)...)
-	s := &dashboardPrometheus{&prometheusServer{url: "http://" + addr}, version}
-	waitHealthy(t, p, s.url+"/-/ready", 60*time.Second)
-	return s
+	return &dashboardPrometheus{runPrometheus(t, "prometheus", bin, config, 60*time.Second, flags...), version}
 }
 
 // dashboardCall sends a request to inferprobe and decodes its JSON answer

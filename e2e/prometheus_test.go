@@ -22,29 +22,33 @@ type prometheusServer struct {
 // waits until it is ready.
 func startPrometheus(t *testing.T, job, target string) *prometheusServer {
 	t.Helper()
-	bin := requirePrometheus(t)
-	dir := t.TempDir()
-	config := fmt.Sprintf(`global:
+	return runPrometheus(t, "prometheus", requirePrometheus(t), fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 1s
 scrape_configs:
   - job_name: %s
     static_configs:
       - targets: ['%s']
-`, job, target)
+`, job, target), 30*time.Second, "--enable-feature=native-histograms")
+}
+
+// runPrometheus starts bin with config in a fresh directory, plus flags, and
+// waits up to ready for it to answer.
+func runPrometheus(t *testing.T, name, bin, config string, ready time.Duration, flags ...string) *prometheusServer {
+	t.Helper()
+	dir := t.TempDir()
 	configFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	p := start(t, "prometheus", dir, bin,
-		"--config.file="+configFile,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
-		"--enable-feature=native-histograms",
-	)
+	p := start(t, name, dir, bin, append([]string{
+		"--config.file=" + configFile,
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr,
+	}, flags...)...)
 	s := &prometheusServer{url: "http://" + addr}
-	waitHealthy(t, p, s.url+"/-/ready", 30*time.Second)
+	waitHealthy(t, p, s.url+"/-/ready", ready)
 	return s
 }
 
