@@ -733,6 +733,8 @@ func TestBurstDrainQueued(t *testing.T) {
 		"sched: {target: tb, every: 1m, overlap: queue, requests: 1, "+fast+"}",
 	), exec, daemon.WithClock(clk))
 	long := trigger(t, d, "long", daemon.BurstOverrides{})
+	// The run starts asynchronously; without this wait the drain can beat long's only request.
+	waitFor(t, "long's request", func() bool { return len(exec.sent("tb")) == 1 })
 	clk.set(t0.Add(time.Minute))
 	waitFor(t, "the scheduled start to queue", func() bool { return len(runsOf(d, "sched")) == 1 })
 	queued := runsOf(d, "sched")[0]
