@@ -1,8 +1,6 @@
 package collector
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/inferprobe/inferprobe/prober"
@@ -17,29 +15,6 @@ type Labels struct {
 func (l Labels) values() []string { return []string{l.Target, l.Model, l.Scenario, l.Phase} }
 
 var requestLabels = []string{"target", "model", "scenario", "phase"}
-
-// SLO thresholds for goodput; zero means not set.
-type SLO struct {
-	TTFT, ITL, RequestLatency time.Duration
-}
-
-// met reports whether a successful request met every set threshold.
-func (s SLO) met(rec *prober.Record) bool {
-	if rec.Outcome != prober.OutcomeOK {
-		return false
-	}
-	if s.TTFT > 0 {
-		if d, ok := rec.TTFT(); !ok || d > s.TTFT {
-			return false
-		}
-	}
-	if s.ITL > 0 {
-		if d, ok := rec.ITL(); ok && d > s.ITL {
-			return false
-		}
-	}
-	return s.RequestLatency <= 0 || rec.Duration <= s.RequestLatency
-}
 
 // Requests holds the per-request metrics of DESIGN §4.
 type Requests struct {

@@ -340,8 +340,8 @@ func TestObserveNativeHistograms(t *testing.T) {
 }
 
 func TestGoodput(t *testing.T) {
-	// okRecord: TTFT 100ms, ITL 10ms, duration 140ms. A threshold equal to the
-	// measured value is met.
+	// okRecord: TTFT 100ms, TTFOT 110ms, ITL 10ms (100 tokens/s per user),
+	// duration 140ms. A threshold equal to the measured value is met.
 	for _, tc := range []struct {
 		name string
 		slo  collector.SLO
@@ -355,6 +355,15 @@ func TestGoodput(t *testing.T) {
 		{"itl missed", collector.SLO{ITL: 9 * ms}, okRecord(), 0},
 		{"latency met", collector.SLO{RequestLatency: 140 * ms}, okRecord(), 1},
 		{"latency missed", collector.SLO{RequestLatency: 139 * ms}, okRecord(), 0},
+		{"ttfot met", collector.SLO{TTFOT: 110 * ms}, okRecord(), 1},
+		{"ttfot missed", collector.SLO{TTFOT: 109 * ms}, okRecord(), 0},
+		{"ttfot set, reasoning only", collector.SLO{TTFOT: time.Second},
+			withRecord(func(r *prober.Record) { r.FirstOutput = -1 }), 0},
+		{"tokens per user met", collector.SLO{MinTokensPerUser: 99.9}, okRecord(), 1},
+		{"tokens per user missed", collector.SLO{MinTokensPerUser: 100.1}, okRecord(), 0},
+		{"tokens per user set, one chunk (ITL undefined)", collector.SLO{MinTokensPerUser: 1e6},
+			withRecord(func(r *prober.Record) { r.Chunks, r.OutputTokens = r.Chunks[:1], 1 }), 1},
+		{"tokens per user missed, itl met", collector.SLO{ITL: 50 * ms, MinTokensPerUser: 200}, okRecord(), 0},
 		{"all met", collector.SLO{TTFT: time.Second, ITL: 50 * ms, RequestLatency: time.Second}, okRecord(), 1},
 		{"ttft missed, others met", collector.SLO{TTFT: 50 * ms, ITL: 50 * ms, RequestLatency: time.Second}, okRecord(), 0},
 		{"itl missed, others met", collector.SLO{TTFT: time.Second, ITL: 5 * ms, RequestLatency: time.Second}, okRecord(), 0},

@@ -555,11 +555,7 @@ func planRun(e *burstEntry, o BurstOverrides, shard prober.Shard) (*runPlan, err
 		limit:  limit,
 		grace:  time.Duration(b.GracePeriod),
 		labels: e.spec.labels(e.name),
-		slo: collector.SLO{
-			TTFT:           time.Duration(b.SLO.TimeToFirstToken),
-			ITL:            time.Duration(b.SLO.InterTokenLatency),
-			RequestLatency: time.Duration(b.SLO.RequestLatency),
-		},
+		slo:    collector.NewSLO(b.SLO),
 	}
 	// Names outside the probe namespace ('/' is not allowed in a probe
 	// name), so a burst never draws a probe's seeded streams.

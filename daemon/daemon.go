@@ -249,11 +249,7 @@ func (d *Daemon) apply(cfg *scenarios.Config) error {
 func (d *Daemon) start(r *running) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
-	series := d.requests.Series(r.labels, collector.SLO{
-		TTFT:           time.Duration(r.spec.probe.SLO.TimeToFirstToken),
-		ITL:            time.Duration(r.spec.probe.SLO.InterTokenLatency),
-		RequestLatency: time.Duration(r.spec.probe.SLO.RequestLatency),
-	})
+	series := d.requests.Series(r.labels, collector.NewSLO(r.spec.probe.SLO))
 	r.done = make(chan struct{})
 	d.runs.Go(func() {
 		defer close(r.done)

@@ -248,11 +248,14 @@ type Lengths struct {
 }
 
 // SLO thresholds; a request is good when it succeeded and met every one that is
-// set. Each is >= 0; 0 or absent means not set.
+// set. Each is >= 0; 0 or absent means not set. The durations are maxima;
+// OutputTokenThroughputPerUser (tokens/s, AIPerf's 1/ITL) is a minimum.
 type SLO struct {
-	TimeToFirstToken  Duration `yaml:"time_to_first_token"`
-	InterTokenLatency Duration `yaml:"inter_token_latency"`
-	RequestLatency    Duration `yaml:"request_latency"`
+	TimeToFirstToken             Duration `yaml:"time_to_first_token"`
+	TimeToFirstOutputToken       Duration `yaml:"time_to_first_output_token"`
+	InterTokenLatency            Duration `yaml:"inter_token_latency"`
+	RequestLatency               Duration `yaml:"request_latency"`
+	OutputTokenThroughputPerUser float64  `yaml:"output_token_throughput_per_user"`
 }
 
 // Duration is a time.Duration written as in Go ("500ms", "1m30s").

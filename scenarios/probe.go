@@ -211,11 +211,15 @@ func (s *SLO) validate(l *loader, path string) {
 		d    Duration
 	}{
 		{"time_to_first_token", s.TimeToFirstToken},
+		{"time_to_first_output_token", s.TimeToFirstOutputToken},
 		{"inter_token_latency", s.InterTokenLatency},
 		{"request_latency", s.RequestLatency},
 	} {
 		if f.d < 0 {
 			l.errorf(join(path, f.name), "must be >= 0 (0 or absent means no SLO), not %s", f.d)
 		}
+	}
+	if v := s.OutputTokenThroughputPerUser; !(v >= 0) || math.IsInf(v, 1) {
+		l.errorf(join(path, "output_token_throughput_per_user"), "must be a number of tokens per second >= 0 (0 or absent means no SLO), not %v", v)
 	}
 }

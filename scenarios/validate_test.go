@@ -129,6 +129,7 @@ s.yml:8:5: probes.steady.arrival.ramp_over: is required with ramp_to: the time t
 		{"output mean", "{rate: 0.2}\n", "{rate: 0.2}\n    dataset: {synthetic: {output_tokens: {mean: 0.5}}}\n", `s.yml:9:49: probes.steady.dataset.synthetic.output_tokens.mean: must be >= 1, e.g. mean: 64`},
 		{"stddev", "{rate: 0.2}\n", "{rate: 0.2}\n    dataset: {synthetic: {input_tokens: {stddev: -1}}}\n", `s.yml:9:50: probes.steady.dataset.synthetic.input_tokens.stddev: must be >= 0 (0 sends exactly mean tokens)`},
 		{"slo negative", "{rate: 0.2}\n", "{rate: 0.2}\n    slo: {time_to_first_token: -1ms}\n", `s.yml:9:32: probes.steady.slo.time_to_first_token: must be >= 0 (0 or absent means no SLO), not -1ms`},
+		{"slo per-user throughput NaN", "{rate: 0.2}\n", "{rate: 0.2}\n    slo: {output_token_throughput_per_user: .nan}\n", `s.yml:9:45: probes.steady.slo.output_token_throughput_per_user: must be a number of tokens per second >= 0 (0 or absent means no SLO), not NaN`},
 
 		// Params.
 		{"param model", "{rate: 0.2}\n", "{rate: 0.2}\n    params: {model: x}\n", `s.yml:9:14: probes.steady.params.model: is set by inferprobe: the model comes from the target; set targets.qwen.model`},

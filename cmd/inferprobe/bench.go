@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,7 +91,7 @@ func addBenchFlags(cmd *kingpin.CmdClause) *benchFlags {
 	flag("api-key", "API key sent as a bearer token. Prefer the INFERPROBE_API_KEY environment variable: flags show up in ps.").Envar("INFERPROBE_API_KEY").StringVar(&f.apiKey)
 	flag("header", "Extra HTTP header 'Name: value', repeatable.").Short('H').StringsVar(&f.headers)
 	flag("request-timeout-seconds", "Longest a request may take.").Default("600").Float64Var(&f.timeout)
-	flag("goodput", `SLOs for goodput, AIPerf's syntax: "time_to_first_token:500 inter_token_latency:50 request_latency:2000" (milliseconds). A successful request that meets every one is good; goodput is good requests per second.`).StringVar(&f.goodput)
+	flag("goodput", `SLOs for goodput, AIPerf's syntax: "time_to_first_token:500 inter_token_latency:50 request_latency:2000" (milliseconds; also time_to_first_output_token), or "output_token_throughput_per_user:20" (tokens per second, a minimum). A successful request that meets every one is good; goodput is good requests per second.`).StringVar(&f.goodput)
 	flag("warmup-request-count", "Requests sent first, at the same arrival pattern, and left out of the report and the artifacts.").IntVar(&f.warmupRequests)
 	flag("input-file", "Dataset or trace file to send instead of synthetic prompts; see --custom-dataset-type.").StringVar(&f.inputFile)
 	flag("custom-dataset-type", "Format of --input-file: single_turn, multi_turn, mooncake_trace, or random_pool (read as single_turn).").Default("single_turn").EnumVar(&f.datasetType, "single_turn", "multi_turn", "mooncake_trace", "random_pool")
@@ -253,27 +255,34 @@ func baseURL(raw, endpoint string) (string, error) {
 	return u.String(), nil
 }
 
-// goodputTags maps AIPerf's --goodput tags to scenario SLO fields.
-var goodputTags = map[string]string{
-	"time_to_first_token": "time_to_first_token",
-	"inter_token_latency": "inter_token_latency",
-	"request_latency":     "request_latency",
+// goodputUnits are AIPerf's --goodput tags, which are also the scenario's
+// SLO fields, with the unit AIPerf reads each in.
+var goodputUnits = map[string]string{
+	"time_to_first_token":              "milliseconds",
+	"time_to_first_output_token":       "milliseconds",
+	"inter_token_latency":              "milliseconds",
+	"request_latency":                  "milliseconds",
+	"output_token_throughput_per_user": "tokens per second",
 }
 
-// parseGoodput reads AIPerf's --goodput "tag:ms tag:ms" into an SLO.
+// parseGoodput reads AIPerf's --goodput "tag:value tag:value" into an SLO.
 func parseGoodput(s string) (map[string]any, error) {
 	slo := map[string]any{}
 	for _, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
 		tag, v, ok := strings.Cut(item, ":")
-		field, known := goodputTags[tag]
+		unit, known := goodputUnits[tag]
 		if !ok || !known {
-			return nil, fmt.Errorf("--goodput %q: want tag:milliseconds with tag time_to_first_token, inter_token_latency or request_latency, e.g. \"time_to_first_token:500 inter_token_latency:50\"", item)
+			return nil, fmt.Errorf("--goodput %q: want tag:value with tag one of %s (milliseconds; output_token_throughput_per_user in tokens per second, a minimum), e.g. \"time_to_first_token:500 inter_token_latency:50\"", item, strings.Join(slices.Sorted(maps.Keys(goodputUnits)), ", "))
 		}
-		ms, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(ms > 0) || math.IsInf(ms, 1) {
-			return nil, fmt.Errorf("--goodput %q: %q is not a number of milliseconds > 0", item, v)
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 1) {
+			return nil, fmt.Errorf("--goodput %q: %q is not a number of %s > 0", item, v, unit)
 		}
-		slo[field] = time.Duration(ms * float64(time.Millisecond)).String()
+		if unit == "milliseconds" {
+			slo[tag] = time.Duration(x * float64(time.Millisecond)).String()
+		} else {
+			slo[tag] = x
+		}
 	}
 	if len(slo) == 0 {
 		return nil, nil
@@ -413,12 +422,7 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		}
 		warmup.SetLimit(prober.Limit{Requests: sp.warmup})
 	}
-	slo := collector.SLO{
-		TTFT:           time.Duration(spec.SLO.TimeToFirstToken),
-		ITL:            time.Duration(spec.SLO.InterTokenLatency),
-		RequestLatency: time.Duration(spec.SLO.RequestLatency),
-	}
-	return benchProbe(logger, stdout, stderr, f, workers, gpus, benchRunSpec{probe: probe, warmup: warmup, slo: slo, baseline: baseline, rules: rules})
+	return benchProbe(logger, stdout, stderr, f, workers, gpus, benchRunSpec{probe: probe, warmup: warmup, slo: collector.NewSLO(spec.SLO), baseline: baseline, rules: rules})
 }
 
 // benchRunSpec is a validated run, ready to send.

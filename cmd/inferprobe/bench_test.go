@@ -91,6 +91,8 @@ func TestBenchScenario(t *testing.T) {
 		{"blog poisson", blogPoisson, []string{"pattern: poisson", "rate: 10", "seed: 42", "stddev: 128", "stddev: 32"}},
 		{"goodput", []string{"--model", "m", "--goodput", "time_to_first_token:500 inter_token_latency:50"},
 			[]string{"time_to_first_token: 500ms", "inter_token_latency: 50ms"}},
+		{"goodput per user and first output token", []string{"--model", "m", "--goodput", "output_token_throughput_per_user:600 time_to_first_output_token:250"},
+			[]string{"output_token_throughput_per_user: 600", "time_to_first_output_token: 250ms"}},
 		{"url with scheme and path", []string{"--model", "m", "--url", "https://api.example.com/openai/v1"}, []string{"url: https://api.example.com/openai/v1"}},
 		{"rate and concurrency cap", []string{"--model", "m", "--request-rate", "5", "--concurrency", "3"}, []string{"max_concurrency: 3"}},
 		{"trace replay", []string{"--model", "m", "--input-file", "trace.jsonl", "--custom-dataset-type", "mooncake_trace", "--fixed-schedule"},
@@ -133,7 +135,8 @@ func TestBenchSpecErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--model", "m", "--goodput", "ttft:5"}, `--goodput "ttft:5": want tag:milliseconds`},
+		{[]string{"--model", "m", "--goodput", "ttft:5"}, `--goodput "ttft:5": want tag:value with tag one of inter_token_latency, output_token_throughput_per_user, request_latency, time_to_first_output_token, time_to_first_token`},
+		{[]string{"--model", "m", "--goodput", "output_token_throughput_per_user:0"}, `"0" is not a number of tokens per second > 0`},
 		{[]string{"--model", "m", "--goodput", "time_to_first_token:-1"}, "not a number of milliseconds > 0"},
 		{[]string{"--model", "m", "--fixed-schedule"}, "--fixed-schedule replays the timestamps of an --input-file"},
 		{[]string{"--model", "m", "--extra-inputs", "novalue"}, "want key:value"},
