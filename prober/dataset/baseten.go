@@ -43,7 +43,12 @@ func newBaseten(in input, name string) (r reader, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
-	f, err := parquet.OpenFile(in, size)
+	if err := checkParquet(in, size); err != nil {
+		return nil, &LineError{File: name, Reason: err.Error()}
+	}
+	// The rows are read in order: the page index and bloom filters, whose
+	// sizes checkParquet does not check, are not needed.
+	f, err := parquet.OpenFile(in, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return nil, &LineError{File: name, Reason: "not a Parquet file: " + err.Error()}
 	}
