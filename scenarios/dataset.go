@@ -30,11 +30,12 @@ const (
 	FormatWekaAgentX = "weka_agentx"
 	FormatAzure      = "azure"
 	FormatBurstGPT   = "burstgpt"
+	FormatRandomPool = "random_pool"
 )
 
 // Formats lists the file formats, for messages.
 var Formats = []string{FormatSingleTurn, FormatMultiTurn, FormatShareGPT, FormatMooncake,
-	FormatBaseten, FormatWekaAgentX, FormatAzure, FormatBurstGPT}
+	FormatBaseten, FormatWekaAgentX, FormatAzure, FormatBurstGPT, FormatRandomPool}
 
 // Timings of a dataset file.
 const (
@@ -45,7 +46,8 @@ const (
 // File reads requests from a dataset or trace file. The file is checked
 // line by line when the probe starts (a bad line is an error naming the file,
 // the line and the reason) and then read as it is sent; JSONL, CSV and
-// Parquet files are streamed, never held whole.
+// Parquet files are streamed, never held whole, except random_pool, which
+// is sampled at random.
 type File struct {
 	// Path is the file; a relative path is relative to the scenario file's
 	// directory, and Load rewrites it to the resolved path. Required.
@@ -70,6 +72,8 @@ type File struct {
 	//                "agent_id", "requests": [...]}]}
 	//   azure        CSV TIMESTAMP,ContextTokens,GeneratedTokens (Azure LLM inference trace)
 	//   burstgpt     CSV Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type
+	//   random_pool  single_turn JSONL whose entries are drawn at random (seeded),
+	//                with replacement, instead of in order; held in memory
 	// Required.
 	Format string `yaml:"format"`
 	// Timing is replay (send at the file's timestamps, divided by speedup, on
@@ -77,8 +81,8 @@ type File struct {
 	// the probe's arrival process). A never-ending probe replays the file again
 	// and again, each pass starting one mean gap after the last request of the
 	// one before. Default replay for the trace formats (mooncake, baseten,
-	// weka_agentx, azure, burstgpt), arrival for the others. sharegpt has no
-	// timestamps, so it is arrival only; multi_turn replays the timestamp of
+	// weka_agentx, azure, burstgpt), arrival for the others. sharegpt and
+	// random_pool have no timestamps to keep, so they are arrival only; multi_turn replays the timestamp of
 	// each session's first turn. Think times (multi_turn delays) are divided
 	// by speedup too.
 	Timing string `yaml:"timing"`
@@ -116,7 +120,7 @@ const defaultBlockSize = 512
 var timedFormats = []string{FormatMooncake, FormatBaseten, FormatWekaAgentX, FormatAzure, FormatBurstGPT}
 
 // untimedFormats have no timestamps to replay.
-var untimedFormats = []string{FormatShareGPT}
+var untimedFormats = []string{FormatShareGPT, FormatRandomPool}
 
 func (d *Dataset) setDefaults(written func(field string) bool) {
 	if !written("dataset") {

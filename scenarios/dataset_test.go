@@ -61,7 +61,7 @@ func TestDatasetErrors(t *testing.T) {
 		{"no path", "", "{file: {format: mooncake}}", "probes.p.dataset.file.path: is required: the dataset file, e.g. path: ./conversations.jsonl"},
 		{"missing file", "", "{file: {path: nope.jsonl, format: mooncake}}", "probes.p.dataset.file.path: cannot read"},
 		{"directory", "", "{file: {path: ., format: mooncake}}", "is not a regular file"},
-		{"bad format", "", "{file: {path: trace.jsonl, format: csv}}", `probes.p.dataset.file.format: must be one of single_turn, multi_turn, sharegpt, mooncake, baseten, weka_agentx, azure, burstgpt, not "csv"`},
+		{"bad format", "", "{file: {path: trace.jsonl, format: csv}}", `probes.p.dataset.file.format: must be one of single_turn, multi_turn, sharegpt, mooncake, baseten, weka_agentx, azure, burstgpt, random_pool, not "csv"`},
 		{"bad timing", "", "{file: {path: trace.jsonl, format: mooncake, timing: live}}", `probes.p.dataset.file.timing: must be replay (the file's timestamps) or arrival (the probe's arrival process), not "live"`},
 		{"sharegpt replay", "", "{file: {path: trace.jsonl, format: sharegpt, timing: replay}}", "probes.p.dataset.file.timing: sharegpt files have no timestamps to replay; write timing: arrival"},
 		{"speedup zero", "", "{file: {path: trace.jsonl, format: mooncake, speedup: 0}}", "probes.p.dataset.file.speedup: must be > 0"},

@@ -94,7 +94,7 @@ func addBenchFlags(cmd *kingpin.CmdClause) *benchFlags {
 	flag("goodput", `SLOs for goodput, AIPerf's syntax: "time_to_first_token:500 inter_token_latency:50 request_latency:2000" (milliseconds; also time_to_first_output_token), or "output_token_throughput_per_user:20" (tokens per second, a minimum). A successful request that meets every one is good; goodput is good requests per second.`).StringVar(&f.goodput)
 	flag("warmup-request-count", "Requests sent first, at the same arrival pattern, and left out of the report and the artifacts.").IntVar(&f.warmupRequests)
 	flag("input-file", "Dataset or trace file to send instead of synthetic prompts; see --custom-dataset-type.").StringVar(&f.inputFile)
-	flag("custom-dataset-type", "Format of --input-file: single_turn, multi_turn, mooncake_trace, or random_pool (read as single_turn).").Default("single_turn").EnumVar(&f.datasetType, "single_turn", "multi_turn", "mooncake_trace", "random_pool")
+	flag("custom-dataset-type", "Format of --input-file: single_turn, multi_turn, mooncake_trace, or random_pool (single_turn entries drawn at random, with replacement, by --random-seed).").Default("single_turn").EnumVar(&f.datasetType, "single_turn", "multi_turn", "mooncake_trace", "random_pool")
 	flag("fixed-schedule", "Send each request of --input-file at its timestamp (trace replay) instead of at --request-rate or --concurrency.").BoolVar(&f.fixedSchedule)
 	flag("tokenizer", "Path of a Hugging Face tokenizer.json to count tokens with when the server sends no usage. A hub name (Qwen/Qwen3-0.6B) is ignored with a note: inferprobe downloads nothing.").StringVar(&f.tokenizer)
 	flag("artifact-dir", "Where to write the artifacts (profile_export_inferprobe.json and .csv in AIPerf's layout, profile_export.jsonl, report.html, command.txt). Default artifacts/MODEL-ENDPOINT-LOAD, like AIPerf.").StringVar(&f.artifactDir)
@@ -185,8 +185,11 @@ func (f *benchFlags) spec() (*benchSpec, error) {
 	}
 
 	if f.inputFile != "" {
+		if f.fixedSchedule && f.datasetType == "random_pool" {
+			return nil, errors.New("--fixed-schedule replays timestamps, which a random_pool does not keep: its entries are drawn at random; drop --fixed-schedule, or use --custom-dataset-type single_turn")
+		}
 		file := map[string]any{"path": f.inputFile, "format": map[string]string{
-			"single_turn": "single_turn", "random_pool": "single_turn", "multi_turn": "multi_turn", "mooncake_trace": "mooncake",
+			"single_turn": "single_turn", "random_pool": "random_pool", "multi_turn": "multi_turn", "mooncake_trace": "mooncake",
 		}[f.datasetType]}
 		file["timing"] = "arrival"
 		if f.replays() {

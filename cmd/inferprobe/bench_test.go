@@ -104,7 +104,7 @@ func TestBenchScenario(t *testing.T) {
 		{"replay with a cap", []string{"--model", "m", "--input-file", "t.jsonl", "--custom-dataset-type", "mooncake_trace", "--fixed-schedule", "--concurrency", "4"},
 			[]string{"timing: replay", "max_concurrency: 4"}},
 		{"random pool", []string{"--model", "m", "--input-file", "p.jsonl", "--custom-dataset-type", "random_pool", "--request-rate", "2"},
-			[]string{"format: single_turn", "timing: arrival", "rate: 2"}},
+			[]string{"format: random_pool", "timing: arrival", "rate: 2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := parseBench(t, tc.args...)
@@ -139,6 +139,7 @@ func TestBenchSpecErrors(t *testing.T) {
 		{[]string{"--model", "m", "--goodput", "output_token_throughput_per_user:0"}, `"0" is not a number of tokens per second > 0`},
 		{[]string{"--model", "m", "--goodput", "time_to_first_token:-1"}, "not a number of milliseconds > 0"},
 		{[]string{"--model", "m", "--fixed-schedule"}, "--fixed-schedule replays the timestamps of an --input-file"},
+		{[]string{"--model", "m", "--input-file", "p.jsonl", "--custom-dataset-type", "random_pool", "--fixed-schedule"}, "--fixed-schedule replays timestamps, which a random_pool does not keep"},
 		{[]string{"--model", "m", "--extra-inputs", "novalue"}, "want key:value"},
 		{[]string{"--model", "m", "--warmup-request-count=-1"}, "must be >= 0"},
 	} {

@@ -22,6 +22,9 @@ const (
 	maxLine   = 64 << 20
 	// maxOffset bounds a replayed timestamp (after the speed-up): a century.
 	maxOffset = 100 * 365 * 24 * time.Hour
+	// maxPoolText bounds the prompt text of a random_pool file, which is
+	// held in memory to be drawn from at random.
+	maxPoolText = 256 << 20
 	// defaultOutput is the output length of entries that do not give one,
 	// as synthetic's default.
 	defaultOutput = 64
@@ -94,6 +97,7 @@ var openers = map[string]func(in input, name string) (reader, error){
 	scenarios.FormatBurstGPT:   newBurstGPT,
 	scenarios.FormatBaseten:    newBaseten,
 	scenarios.FormatWekaAgentX: newWeka,
+	scenarios.FormatRandomPool: newSingleTurn,
 }
 
 // fileSource streams a file's records and turns them into items, pass after
@@ -111,6 +115,9 @@ type fileSource struct {
 	// ms, the entries and the requests (a session's turns each count) in it.
 	first, period   float64
 	count, requests uint64
+	// pool holds a random_pool file's entries, drawn by draw.
+	pool []record
+	draw *rand.Rand
 
 	r      reader
 	pass   uint64
@@ -151,6 +158,9 @@ func newFileSource(cfg scenarios.File, in input, name string, text *Text, o Opti
 		rest:   seeded.New(o.Seed, o.Component+"/text"),
 		replay: cfg.Timing == scenarios.TimingReplay,
 	}
+	if cfg.Format == scenarios.FormatRandomPool {
+		s.draw = seeded.New(o.Seed, o.Component+"/pool")
+	}
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -165,6 +175,7 @@ func (s *fileSource) check() error {
 		return err
 	}
 	var last float64
+	var poolText int
 	for {
 		rec, err := r.next()
 		if errors.Is(err, io.EOF) {
@@ -175,6 +186,12 @@ func (s *fileSource) check() error {
 		}
 		if err := s.validate(rec, s.count == 0, last); err != nil {
 			return err
+		}
+		if s.draw != nil {
+			if poolText += len(rec.text); poolText > maxPoolText {
+				return &LineError{File: s.name, Line: rec.line, Reason: fmt.Sprintf("a random_pool is held in memory, and its prompts pass %d MiB here; use a smaller pool, or single_turn, which is streamed", maxPoolText>>20)}
+			}
+			s.pool = append(s.pool, rec)
 		}
 		if s.count == 0 {
 			s.first = rec.ts
@@ -248,6 +265,9 @@ func (s *fileSource) open() (reader, error) {
 }
 
 func (s *fileSource) Next() (Item, error) {
+	if s.pool != nil {
+		return s.item(s.pool[s.draw.IntN(len(s.pool))]), nil
+	}
 	rec, err := s.r.next()
 	if errors.Is(err, io.EOF) {
 		if s.r, err = s.open(); err != nil {

@@ -312,3 +312,58 @@ func TestMooncakePrefixSharing(t *testing.T) {
 	}
 	t.Logf("%d pairs of requests share a prefix", shared)
 }
+
+// TestRandomPool draws a random_pool's entries at random, with replacement:
+// the same seed draws the same sequence, another seed another one, and every
+// entry is drawn about as often as the others.
+func TestRandomPool(t *testing.T) {
+	data := []byte(`{"text": "alpha", "output_length": 1}
+{"text": "beta", "output_length": 2}
+
+{"text": "gamma", "output_length": 3}
+{"text": "delta", "output_length": 4}
+`)
+	draw := func(seed uint64) []string {
+		text, err := NewText(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := scenarios.File{Path: "f", Format: scenarios.FormatRandomPool, Timing: scenarios.TimingArrival}
+		s, err := newFileSource(cfg, bytes.NewReader(data), "f", text, Options{Seed: seed, Component: "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for range 400 {
+			it, err := s.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, it.Prompt.Text)
+		}
+		return got
+	}
+	a := draw(1)
+	if b := draw(1); !slices.Equal(a, b) {
+		t.Errorf("seed 1 drew differently twice:\n%v\n%v", a[:8], b[:8])
+	}
+	if c := draw(2); slices.Equal(a, c) {
+		t.Errorf("seeds 1 and 2 drew the same sequence %v…", a[:8])
+	}
+	if inOrder := []string{"alpha", "beta", "gamma", "delta", "alpha", "beta", "gamma", "delta"}; slices.Equal(a[:8], inOrder) {
+		t.Errorf("drew %v, the file's order", a[:8])
+	}
+	counts := map[string]int{}
+	for _, s := range a {
+		counts[s]++
+	}
+	// 400 uniform draws of 4: 100 each, standard deviation 8.7.
+	for _, s := range []string{"alpha", "beta", "gamma", "delta"} {
+		if n := counts[s]; n < 65 || n > 135 {
+			t.Errorf("%q drawn %d times of 400, want about 100 (counts %v)", s, n, counts)
+		}
+	}
+	if len(counts) != 4 {
+		t.Errorf("drew %v, want only the pool's four entries", counts)
+	}
+}
