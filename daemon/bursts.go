@@ -78,6 +78,7 @@ func (s *burstSpec) labels(name string) collector.Labels {
 // burstRun is one run, from queued or started to its end.
 type burstRun struct {
 	entry    *burstEntry // at the time it was created
+	spec     burstSpec   // the entry's when the run started, which it is planned from
 	labels   collector.Labels
 	stop     context.CancelFunc // stops sending
 	cancelRq context.CancelFunc // cuts the requests in flight
@@ -150,15 +151,14 @@ func (d *Daemon) TriggerBurst(name string, o BurstOverrides) (RunInfo, error) {
 		return RunInfo{}, ErrNotOnDemand
 	}
 	if r := m.busy[e.spec.burst.Target]; r != nil {
+		busy := &BusyError{Target: e.spec.burst.Target, RunID: r.info.ID}
 		m.mu.Unlock()
-		return RunInfo{}, &BusyError{Target: e.spec.burst.Target, RunID: r.info.ID}
+		return RunInfo{}, busy
 	}
 	r := m.newRun(e, TriggerAPI, o)
-	failed := m.start(r)
+	m.start(r)
 	m.mu.Unlock()
-	if failed {
-		m.recordUnrun(r)
-	}
+	m.launch(r)
 	return r.snapshot(), nil
 }
 
@@ -301,7 +301,7 @@ func (m *burstManager) apply(cfg *scenarios.Config) {
 			gone = append(gone, e.spec.labels(name))
 		}
 	}
-	ended = append(ended, m.startQueued()...)
+	started := m.startQueued()
 	m.mu.Unlock()
 	for _, r := range ended {
 		m.recordUnrun(r)
@@ -309,6 +309,7 @@ func (m *burstManager) apply(cfg *scenarios.Config) {
 	for _, l := range gone { // after recording, which would bring back their counters
 		m.forget(l, "")
 	}
+	m.launch(started...)
 	select {
 	case m.wake <- struct{}{}:
 	default:
@@ -335,7 +336,7 @@ func (m *burstManager) restoreLast(name, target string) {
 // startDue starts the bursts whose scheduled time has come, and returns the
 // next scheduled start (zero when there is none).
 func (m *burstManager) startDue(now time.Time) time.Time {
-	var failed []*burstRun
+	var started []*burstRun
 	var next time.Time
 	m.mu.Lock()
 	for _, name := range sortedKeys(m.bursts) {
@@ -345,7 +346,7 @@ func (m *burstManager) startDue(now time.Time) time.Time {
 		}
 		if !e.next.After(now) && !m.closed {
 			if r := m.scheduled(e, now); r != nil {
-				failed = append(failed, r)
+				started = append(started, r)
 			}
 			e.next = e.sched.after(e.next, now)
 		}
@@ -354,14 +355,13 @@ func (m *burstManager) startDue(now time.Time) time.Time {
 		}
 	}
 	m.mu.Unlock()
-	for _, r := range failed {
-		m.recordUnrun(r)
-	}
+	m.launch(started...)
 	return next
 }
 
-// scheduled handles a scheduled start of e: it runs, or, while the target is
-// busy, is skipped or queued. It returns a run that failed to start.
+// scheduled handles a scheduled start of e: it starts, or, while the target
+// is busy, is skipped or queued; m.mu is held. It returns the run started,
+// for launch.
 func (m *burstManager) scheduled(e *burstEntry, now time.Time) *burstRun {
 	b := &e.spec.burst
 	if holder := m.busy[b.Target]; holder != nil {
@@ -379,16 +379,14 @@ func (m *burstManager) scheduled(e *burstEntry, now time.Time) *burstRun {
 		return nil
 	}
 	r := m.newRun(e, TriggerSchedule, BurstOverrides{})
-	if m.start(r) {
-		return r
-	}
-	return nil
+	m.start(r)
+	return r
 }
 
 // startQueued starts the queued runs, oldest first, whose targets are free,
-// and returns those that failed to start.
+// and returns them, for launch; m.mu is held.
 func (m *burstManager) startQueued() []*burstRun {
-	var failed []*burstRun
+	var started []*burstRun
 	for _, r := range slices.Clone(m.active) {
 		e := m.bursts[r.info.Burst]
 		if r.info.State != RunQueued || m.closed || e == nil || m.busy[e.spec.burst.Target] != nil {
@@ -400,11 +398,10 @@ func (m *burstManager) startQueued() []*burstRun {
 		r.mu.Lock()
 		r.info.Target = e.spec.burst.Target // a reload may have moved the burst
 		r.mu.Unlock()
-		if m.start(r) {
-			failed = append(failed, r)
-		}
+		m.start(r)
+		started = append(started, r)
 	}
-	return failed
+	return started
 }
 
 // newRun creates a run of e; m.mu is held.
@@ -422,34 +419,65 @@ func (m *burstManager) newRun(e *burstEntry, trigger string, o BurstOverrides) *
 	}
 }
 
-// start plans r and sets it running; m.mu is held. It reports true when
-// the run could not be planned: it has then failed, and the caller records
-// it once m.mu is released.
-func (m *burstManager) start(r *burstRun) (failed bool) {
+// start gives r its target; m.mu is held, and the manager is not closed.
+// launch, called once m.mu is released, then plans the run and sets it
+// going: planning reads the burst's dataset file, which can take seconds
+// that the API, the status page and reloads must not wait for. Meanwhile
+// the run shows as running without a report, and holds its target.
+func (m *burstManager) start(r *burstRun) {
 	e := r.entry
-	p, err := planRun(e, r.info.Overrides, m.d.shard)
-	now := m.clock.Now()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.info.Started = now
-	if err != nil {
-		r.info.State, r.info.Error, r.info.Ended = RunFailed, err.Error(), now
-		m.d.logger.Error("burst run failed to start", "burst", e.name, "run", r.info.ID, "err", err)
-		return true
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	reqCtx, cancelRq := context.WithCancel(m.d.reqCtx)
-	r.stop, r.cancelRq, r.labels = stop, cancelRq, p.labels
-	r.info.State = RunRunning
-	r.probe, r.report = p.main, collector.NewReport(collector.WithSLO(p.slo))
-	r.recorder = collector.NewBurstRecorder(m.d.requests.Series(p.labels, p.slo), r.report)
+	r.info.State, r.info.Started = RunRunning, m.clock.Now()
+	r.spec, r.labels = e.spec, e.spec.labels(e.name)
+	r.mu.Unlock()
 	e.running = r
 	m.busy[e.spec.burst.Target] = r
 	m.active = append(m.active, r)
-	m.metrics.Running(e.name, e.spec.burst.Target, true)
+	m.wg.Add(1) // done by launch, so a drain waits for the planning too
+}
+
+// launch plans each run that start gave a target and sets it going, or ends
+// it: failed when it cannot be planned, cancelled when it was cancelled
+// while it was being planned. m.mu is not held.
+func (m *burstManager) launch(runs ...*burstRun) {
+	for _, r := range runs {
+		m.launchOne(r)
+	}
+}
+
+func (m *burstManager) launchOne(r *burstRun) {
+	defer m.wg.Done()
+	e := r.entry
+	r.mu.Lock()
+	spec, o := r.spec, r.info.Overrides
+	r.mu.Unlock()
+	p, err := planRun(e.name, &spec, o, m.d.shard)
+
+	m.mu.Lock()
+	r.mu.Lock()
+	if err != nil || r.cancelled {
+		final := r.info
+		final.State, final.Ended = RunCancelled, m.clock.Now()
+		if !r.cancelled {
+			final.State, final.Error = RunFailed, err.Error()
+			m.d.logger.Error("burst run failed to start", "burst", e.name, "run", final.ID, "err", err)
+		}
+		r.ended = true
+		r.mu.Unlock()
+		m.mu.Unlock()
+		m.end(r, final)
+		return
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	reqCtx, cancelRq := context.WithCancel(m.d.reqCtx)
+	r.stop, r.cancelRq = stop, cancelRq
+	r.probe, r.report = p.main, collector.NewReport(collector.WithSLO(p.slo))
+	r.recorder = collector.NewBurstRecorder(m.d.requests.Series(p.labels, p.slo), r.report)
+	r.mu.Unlock()
+	m.metrics.Running(e.name, r.info.Target, true)
 	m.d.logger.Info("burst run started", "burst", e.name, "run", r.info.ID, "trigger", r.info.Trigger, "target", r.info.Target)
 	m.wg.Go(func() { m.execute(ctx, reqCtx, r, p) })
-	return false
+	m.mu.Unlock()
 }
 
 // cancel marks r cancelled; m.mu is held. A running run stops sending and,
@@ -471,6 +499,9 @@ func (m *burstManager) cancel(r *burstRun, cut bool) (dequeued, ended bool) {
 		m.active = slices.DeleteFunc(m.active, func(a *burstRun) bool { return a == r })
 		r.info.State, r.info.Ended = RunCancelled, m.clock.Now()
 		return true, false
+	}
+	if r.stop == nil { // being planned: launch ends it
+		return false, false
 	}
 	r.stop()
 	if cut {
@@ -505,11 +536,11 @@ type runPlan struct {
 	slo          collector.SLO
 }
 
-// planRun applies o to e's settings, clamped to its maxima, and builds the
-// probes of one run: its own sequences, so every run with the same seed and
-// settings sends the same requests.
-func planRun(e *burstEntry, o BurstOverrides, shard prober.Shard) (*runPlan, error) {
-	b := e.spec.burst
+// planRun applies o to the settings of burst name, clamped to its maxima,
+// and builds the probes of one run: its own sequences, so every run with the
+// same seed and settings sends the same requests.
+func planRun(name string, spec *burstSpec, o BurstOverrides, shard prober.Shard) (*runPlan, error) {
+	b := spec.burst
 	if o.Duration < 0 || o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Concurrency < 0 {
 		return nil, fmt.Errorf("overrides must be >= 0 (0 keeps the configured value), got %+v", o)
 	}
@@ -524,21 +555,21 @@ func planRun(e *burstEntry, o BurstOverrides, shard prober.Shard) (*runPlan, err
 		switch {
 		case b.Arrival.Pattern == scenarios.ArrivalConcurrency || len(b.Arrival.Series) > 0:
 			return nil, fmt.Errorf("burst %s has no arrival rate to override (pattern %s%s); override concurrency, duration or requests instead",
-				e.name, b.Arrival.Pattern, map[bool]string{true: " with a series"}[len(b.Arrival.Series) > 0])
+				name, b.Arrival.Pattern, map[bool]string{true: " with a series"}[len(b.Arrival.Series) > 0])
 		case b.Dataset.Replays(): // the rate would be silently ignored
-			return nil, fmt.Errorf("burst %s has no arrival rate to override: it sends at its dataset's timestamps (timing: replay); override concurrency, duration or requests instead", e.name)
+			return nil, fmt.Errorf("burst %s has no arrival rate to override: it sends at its dataset's timestamps (timing: replay); override concurrency, duration or requests instead", name)
 		}
 		// A ramp may start from rate 0, which makes the default max.rate 0:
 		// clamp would read that as "no limit" and let the override raise it.
 		if !(b.Max.Rate > 0) {
-			return nil, fmt.Errorf("burst %s ramps its rate up from 0, so a rate override has no configured rate to stay under; set max.rate in the scenario file, or override duration or requests instead", e.name)
+			return nil, fmt.Errorf("burst %s ramps its rate up from 0, so a rate override has no configured rate to stay under; set max.rate in the scenario file, or override duration or requests instead", name)
 		}
 		b.Arrival.Rate = clamp(o.Rate, b.Max.Rate)
 	}
 	if o.Concurrency > 0 {
 		closed := b.Arrival.Pattern == scenarios.ArrivalConcurrency
 		if closed && b.Max.Concurrency <= 0 { // a closed loop ramping up from 0, as above
-			return nil, fmt.Errorf("burst %s ramps its concurrency up from 0, so a concurrency override has no configured concurrency to stay under; set max.concurrency in the scenario file, or override duration or requests instead", e.name)
+			return nil, fmt.Errorf("burst %s ramps its concurrency up from 0, so a concurrency override has no configured concurrency to stay under; set max.concurrency in the scenario file, or override duration or requests instead", name)
 		}
 		c := clamp(o.Concurrency, b.Max.Concurrency)
 		if closed {
@@ -547,24 +578,24 @@ func planRun(e *burstEntry, o BurstOverrides, shard prober.Shard) (*runPlan, err
 			b.Arrival.MaxConcurrency = c
 		}
 	}
-	target, err := prober.NewTarget(b.Target, &e.spec.target)
+	target, err := prober.NewTarget(b.Target, &spec.target)
 	if err != nil {
 		return nil, err
 	}
 	p := &runPlan{
 		limit:  limit,
 		grace:  time.Duration(b.GracePeriod),
-		labels: e.spec.labels(e.name),
+		labels: spec.labels(name),
 		slo:    collector.NewSLO(b.SLO),
 	}
 	// Names outside the probe namespace ('/' is not allowed in a probe
 	// name), so a burst never draws a probe's seeded streams.
-	if p.main, err = prober.NewProbe("burst/"+e.name, b.Probe(), target, e.spec.seed, shard); err != nil {
+	if p.main, err = prober.NewProbe("burst/"+name, b.Probe(), target, spec.seed, shard); err != nil {
 		return nil, err
 	}
 	p.main.SetLimit(limit)
 	if w := b.Warmup; w.Requests > 0 || w.Duration > 0 {
-		if p.warmup, err = prober.NewProbe("burst/"+e.name+"/warmup", b.Probe(), target, e.spec.seed, shard); err != nil {
+		if p.warmup, err = prober.NewProbe("burst/"+name+"/warmup", b.Probe(), target, spec.seed, shard); err != nil {
 			return nil, err
 		}
 		p.warmup.SetLimit(prober.Limit{Requests: w.Requests, Duration: time.Duration(w.Duration)})
@@ -642,6 +673,12 @@ func (m *burstManager) finish(r *burstRun) {
 	final := r.info
 	r.mu.Unlock()
 	final.State, final.Ended, final.Report = result, now, report
+	m.end(r, final)
+}
+
+// end records a started run as final, frees its target and starts the
+// queued runs that waited for it.
+func (m *burstManager) end(r *burstRun, final RunInfo) {
 	m.record(final)
 
 	// The run shows as ended only now, with its target free: whoever sees it
@@ -663,12 +700,10 @@ func (m *burstManager) finish(r *burstRun) {
 	} else if l := e.spec.labels(e.name); l != r.labels {
 		m.forget(r.labels, l.Target)
 	}
-	failed := m.startQueued()
+	started := m.startQueued()
 	m.mu.Unlock()
-	for _, f := range failed {
-		m.recordUnrun(f)
-	}
 	close(r.done)
+	m.launch(started...)
 }
 
 // record keeps an ended run in the history and counts it.
@@ -678,8 +713,8 @@ func (m *burstManager) record(info RunInfo) {
 	m.d.logger.Info("burst run ended", "burst", info.Burst, "run", info.ID, "state", info.State)
 }
 
-// recordUnrun records a run that ended without running (it failed to start,
-// or was cancelled while queued), which has nothing else to close done.
+// recordUnrun records a run cancelled while queued, which has nothing else
+// to close done.
 func (m *burstManager) recordUnrun(r *burstRun) {
 	m.record(r.snapshot())
 	close(r.done)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -756,5 +757,105 @@ func TestBurstDrainQueued(t *testing.T) {
 	}
 	if n := len(d.BurstRuns()); n != 2 {
 		t.Errorf("%d runs kept, want 2", n)
+	}
+}
+
+// TestBurstPlannedOutsideTheLock triggers a burst whose dataset file blocks
+// when opened (a FIFO put in place of the file after the load), so that
+// planning the run hangs until the test writes to the FIFO. Meanwhile the
+// API answers, the run shows as running and holds its target. Once planning
+// ends, the run ends failed (a FIFO cannot be read twice), or cancelled when
+// it was cancelled meanwhile, having sent nothing, and the target is free.
+func TestBurstPlannedOutsideTheLock(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cancel bool
+		state  string
+	}{
+		{"planning fails", false, daemon.RunFailed},
+		{"cancelled while planned", true, daemon.RunCancelled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool := filepath.Join(t.TempDir(), "pool.jsonl")
+			if err := os.WriteFile(pool, []byte(`{"text": "hello", "output_length": 2}`+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			exec := newFakeExec()
+			d, _, _ := startBursts(t, burstYAML(
+				"slow: {target: tb, on_demand: true, requests: 1, arrival: {pattern: constant, rate: 1000}, dataset: {file: {path: "+pool+", format: single_turn}}}",
+				"quick: {target: tb, on_demand: true, requests: 1, "+fast+"}",
+			), exec)
+			if err := os.Remove(pool); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(pool, 0o644); err != nil {
+				t.Skipf("no FIFO here: %v", err)
+			}
+			triggered := make(chan daemon.RunInfo, 1)
+			go func() {
+				ri, err := d.TriggerBurst("slow", daemon.BurstOverrides{})
+				if err != nil {
+					t.Errorf("TriggerBurst(slow): %v", err)
+				}
+				triggered <- ri
+			}()
+			// Each call runs aside, so that one waiting for the planning fails
+			// the test instead of hanging it.
+			answers := func(what string, call func()) {
+				t.Helper()
+				done := make(chan struct{})
+				go func() { call(); close(done) }()
+				select {
+				case <-done:
+				case <-time.After(5 * time.Second):
+					t.Fatalf("%s waited for the run's planning", what)
+				}
+			}
+			var id string
+			waitFor(t, "the run being planned to show", func() bool {
+				var runs []daemon.RunInfo
+				answers("listing the runs", func() { runs = runsOf(d, "slow") })
+				if len(runs) == 1 && runs[0].State == daemon.RunRunning && runs[0].Report == nil {
+					id = runs[0].ID
+				}
+				return id != ""
+			})
+			answers("listing the bursts", func() {
+				if bs := d.Bursts(); !slices.ContainsFunc(bs, func(b daemon.BurstInfo) bool { return b.Name == "slow" && b.Running == id }) {
+					t.Errorf("bursts %+v do not show slow running %s", bs, id)
+				}
+			})
+			answers("a trigger on the same target", func() {
+				var busy *daemon.BusyError
+				if _, err := d.TriggerBurst("quick", daemon.BurstOverrides{}); !errors.As(err, &busy) || busy.RunID != id {
+					t.Errorf("trigger of quick: %v, want a BusyError naming %s", err, id)
+				}
+			})
+			if tc.cancel {
+				// The cancel is taken at once; the run ends when its planning
+				// does, which CancelBurst gives up waiting for after 5 s.
+				if ri, err := d.CancelBurst(id); err != nil || ri.State != daemon.RunRunning {
+					t.Fatalf("cancel while planned: %+v, %v; want the run, still running", ri, err)
+				}
+			}
+
+			w, err := os.OpenFile(pool, os.O_WRONLY, 0) // the planning's open is waiting for a writer
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = w.WriteString(`{"text": "hello", "output_length": 2}` + "\n")
+			w.Close()
+			ri := <-triggered
+			if ri.State != tc.state || ri.ID != id {
+				t.Fatalf("trigger returned %+v, want run %s %s", ri, id, tc.state)
+			}
+			if tc.state == daemon.RunFailed && !strings.Contains(ri.Error, pool) {
+				t.Errorf("error %q does not name the file", ri.Error)
+			}
+			waitRun(t, d, trigger(t, d, "quick", daemon.BurstOverrides{}).ID, daemon.RunSucceeded)
+			if n := len(exec.sent("tb")); n != 1 {
+				t.Errorf("%d requests sent, want quick's 1", n)
+			}
+		})
 	}
 }
