@@ -51,6 +51,10 @@ const structMemory = int64(unsafe.Sizeof(format.ColumnChunk{}))
 // errShort says that thrift data ran past the bytes at hand.
 var errShort = errors.New("runs past its end")
 
+// errOverBudget ends the message of a page or row group over
+// maxRowGroupMemory, which a genuine file with very long prompts can be.
+var errOverBudget = fmt.Errorf("over the %d MiB limit; if the file is genuine, write it with smaller row groups (pyarrow: row_group_size) or without a dictionary for long prompts (use_dictionary=False)", maxRowGroupMemory>>20)
+
 // pqColumn is a leaf column of the schema, in row group order.
 type pqColumn struct {
 	path           string
@@ -126,7 +130,9 @@ func checkParquet(r io.ReaderAt, size int64) error {
 		}
 	}
 	for i := range md.RowGroups {
-		if err := c.rowGroup(&md.RowGroups[i], i+1, cols, dataEnd); err != nil {
+		if err := c.rowGroup(&md.RowGroups[i], i+1, cols, dataEnd); errors.Is(err, errOverBudget) {
+			return fmt.Errorf("Parquet file too large to decode: %w", err)
+		} else if err != nil {
 			return fmt.Errorf("corrupt Parquet file: %w", err)
 		}
 	}
@@ -149,7 +155,7 @@ func (c *pqCheck) rowGroup(rg *format.RowGroup, n int, cols []pqColumn, dataEnd 
 			return fmt.Errorf("row group %d, column %s: %w", n, cols[j].path, err)
 		}
 		if memory += mem; memory > maxRowGroupMemory {
-			return fmt.Errorf("row group %d would take %d MiB to decode (with columns up to %s); the limit is %d MiB", n, memory>>20, cols[j].path, maxRowGroupMemory>>20)
+			return fmt.Errorf("row group %d would take %d MiB to decode (with columns up to %s), %w", n, memory>>20, cols[j].path, errOverBudget)
 		}
 	}
 	return nil
@@ -252,7 +258,7 @@ func (c *pqCheck) page(rg *format.RowGroup, md *format.ColumnMetaData, col pqCol
 		memory += usize
 	}
 	if memory > maxRowGroupMemory {
-		return 0, fmt.Errorf("(%d bytes, %d uncompressed, %d values) would take %d MiB to decode; the limit is %d MiB", size, usize, values, memory>>20, maxRowGroupMemory>>20)
+		return 0, fmt.Errorf("(%d bytes, %d uncompressed, %d values) would take %d MiB to decode, %w", size, usize, values, memory>>20, errOverBudget)
 	}
 	switch {
 	case h.Type == format.DataPageV2:
@@ -393,8 +399,9 @@ func (c *pqCheck) levels(name string, maxLevel int, values, at, n int64) error {
 		return err
 	}
 	width := int64(bits.Len(uint(maxLevel)))
-	// The last bit-packed group of 8 may be padded.
-	limit := (values + 7) &^ 7
+	// The last bit-packed group of 8 may be padded, wherever the runs
+	// before it left it to start.
+	limit := values + 7
 	var count int64
 	for len(b) > 0 {
 		h, k := binary.Uvarint(b)
