@@ -158,7 +158,7 @@ func (d *Daemon) TriggerBurst(name string, o BurstOverrides) (RunInfo, error) {
 	r := m.newRun(e, TriggerAPI, o)
 	m.start(r)
 	m.mu.Unlock()
-	m.launch(r)
+	m.launchOne(r) // at once: the caller learns whether the run could start
 	return r.snapshot(), nil
 }
 
@@ -436,15 +436,18 @@ func (m *burstManager) start(r *burstRun) {
 	m.wg.Add(1) // done by launch, so a drain waits for the planning too
 }
 
-// launch plans each run that start gave a target and sets it going, or ends
-// it: failed when it cannot be planned, cancelled when it was cancelled
-// while it was being planned. m.mu is not held.
+// launch launches each run that start gave a target, each in the
+// background: its caller may hold the daemon's lock (a reload), or be
+// due to start other targets' runs (the schedule loop).
 func (m *burstManager) launch(runs ...*burstRun) {
 	for _, r := range runs {
-		m.launchOne(r)
+		go m.launchOne(r)
 	}
 }
 
+// launchOne plans r and sets it going, or ends it: failed when it cannot be
+// planned, cancelled when it was cancelled while it was being planned. m.mu
+// is not held.
 func (m *burstManager) launchOne(r *burstRun) {
 	defer m.wg.Done()
 	e := r.entry
