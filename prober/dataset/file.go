@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"time"
+	"unsafe"
 
 	"github.com/inferprobe/inferprobe/prober/seeded"
 	"github.com/inferprobe/inferprobe/scenarios"
@@ -22,9 +23,9 @@ const (
 	maxLine   = 64 << 20
 	// maxOffset bounds a replayed timestamp (after the speed-up): a century.
 	maxOffset = 100 * 365 * 24 * time.Hour
-	// maxPoolText bounds the prompt text of a random_pool file, which is
-	// held in memory to be drawn from at random.
-	maxPoolText = 256 << 20
+	// maxPool bounds the memory a random_pool file's entries take, as they
+	// are held to be drawn from at random.
+	maxPool = 256 << 20
 	// defaultOutput is the output length of entries that do not give one,
 	// as synthetic's default.
 	defaultOutput = 64
@@ -175,7 +176,7 @@ func (s *fileSource) check() error {
 		return err
 	}
 	var last float64
-	var poolText int
+	var pool int
 	for {
 		rec, err := r.next()
 		if errors.Is(err, io.EOF) {
@@ -188,8 +189,9 @@ func (s *fileSource) check() error {
 			return err
 		}
 		if s.draw != nil {
-			if poolText += len(rec.text); poolText > maxPoolText {
-				return &LineError{File: s.name, Line: rec.line, Reason: fmt.Sprintf("a random_pool is held in memory, and its prompts pass %d MiB here; use a smaller pool, or single_turn, which is streamed", maxPoolText>>20)}
+			// The record, its strings, and its slot in the pool as it grows.
+			if pool += 2*int(unsafe.Sizeof(rec)) + len(rec.text) + len(rec.session); pool > maxPool {
+				return &LineError{File: s.name, Line: rec.line, Reason: fmt.Sprintf("a random_pool is held in memory, and its entries pass %d MiB here; use a smaller pool, or single_turn, which is streamed", maxPool>>20)}
 			}
 			s.pool = append(s.pool, rec)
 		}
