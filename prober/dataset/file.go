@@ -219,6 +219,9 @@ func (s *fileSource) check() error {
 	if s.replay && s.period/s.cfg.Speedup*float64(time.Millisecond) > float64(maxOffset) {
 		return &LineError{File: s.name, Reason: fmt.Sprintf("the timestamps span %.0f ms, over a century at speedup %g; check their unit (milliseconds)", span, s.cfg.Speedup)}
 	}
+	if s.pool != nil { // drawn from memory: the file is not read again
+		return nil
+	}
 	s.r, err = s.open()
 	return err
 }
