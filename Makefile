@@ -54,16 +54,17 @@ lint:
 test:
 	INFERPROBE_E2E=1 $(GO) test -race -count=1 -timeout 20m ./...
 
-# Each fuzz target runs for FUZZTIME; go test takes one target per run.
+# Each fuzz target runs for FUZZTIME; go test takes one target per run. .ci/fuzz retries a
+# run that Go's fuzz coordinator fails at its deadline without a failing input.
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./prober/sse/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./prober/wire/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeChunk$$' -fuzztime $(FUZZTIME) ./prober/
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./scenarios/
+	GO=$(GO) .ci/fuzz FuzzReader prober/sse $(FUZZTIME)
+	GO=$(GO) .ci/fuzz FuzzDecode prober/wire $(FUZZTIME)
+	GO=$(GO) .ci/fuzz FuzzDecodeChunk prober $(FUZZTIME)
+	GO=$(GO) .ci/fuzz FuzzParse scenarios $(FUZZTIME)
 	@for f in SingleTurn MultiTurn ShareGPT Mooncake WekaAgentX Azure BurstGPT; do \
-	  $(GO) test -run '^$$' -fuzz "^FuzzLoad$$f\$$" -fuzztime $(LOADER_FUZZTIME) ./prober/dataset/ || exit 1; done
+	  GO=$(GO) .ci/fuzz FuzzLoad$$f prober/dataset $(LOADER_FUZZTIME) || exit 1; done
 	# parquet-go can allocate gigabytes on a corrupt file before it errors: one worker, briefly.
-	$(GO) test -run '^$$' -fuzz '^FuzzLoadBaseten$$' -fuzztime $(LOADER_FUZZTIME) -parallel 1 ./prober/dataset/
+	GO=$(GO) .ci/fuzz FuzzLoadBaseten prober/dataset $(LOADER_FUZZTIME) -parallel 1
 
 # deploy-test checks deploy/, a module of its own so that the Kubernetes and Helm libraries
 # stay out of the main one: every manifest decoded strictly into its API type, the Helm chart
