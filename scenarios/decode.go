@@ -110,7 +110,7 @@ func (l *loader) decodeStruct(n *yaml.Node, path string, out reflect.Value) {
 			continue
 		}
 		fp := join(path, name)
-		l.locs[fp] = loc{p.key, p.value}
+		l.locs[fp] = loc(p)
 		l.decode(p.value, fp, out.Field(i))
 	}
 }
@@ -131,7 +131,7 @@ func (l *loader) decodeMap(n *yaml.Node, path string, out reflect.Value) {
 	}
 	for _, p := range l.pairs(n, path) {
 		fp := join(path, p.key.Value)
-		l.locs[fp] = loc{p.key, p.value}
+		l.locs[fp] = loc(p)
 		v := reflect.New(et).Elem()
 		if et.Kind() == reflect.Pointer {
 			// An entry exists even when written empty, so its missing fields get reported.

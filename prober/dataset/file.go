@@ -60,8 +60,6 @@ type record struct {
 	// ts is the timestamp in ms; hasTS says the entry has one.
 	ts    float64
 	hasTS bool
-	// delay is the think time before a session's later turn, in ms.
-	delay float64
 	// text is a literal prompt; when empty, in tokens are built.
 	text     string
 	in, out  int

@@ -131,6 +131,7 @@ func checkParquet(r io.ReaderAt, size int64) error {
 	}
 	for i := range md.RowGroups {
 		if err := c.rowGroup(&md.RowGroups[i], i+1, cols, dataEnd); errors.Is(err, errOverBudget) {
+			//lint:ignore ST1005 Parquet is the format's name, a proper noun; README quotes this message.
 			return fmt.Errorf("Parquet file too large to decode: %w", err)
 		} else if err != nil {
 			return fmt.Errorf("corrupt Parquet file: %w", err)

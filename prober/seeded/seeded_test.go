@@ -7,7 +7,8 @@ func TestStreams(t *testing.T) {
 		r := New(seed, name)
 		return [4]uint64{r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64()}
 	}
-	if draw(42, "probe/a/arrival") != draw(42, "probe/a/arrival") {
+	first, second := draw(42, "probe/a/arrival"), draw(42, "probe/a/arrival")
+	if first != second {
 		t.Fatal("same seed and component gave different draws")
 	}
 	if draw(42, "probe/a/arrival") == draw(42, "probe/b/arrival") {
