@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober/tokenizer"
 	"github.com/inferprobe/inferprobe/scenarios"
+	"github.com/inferprobe/inferprobe/tokenizer"
 )
 
 // anthropicVersion is the API version sent to endpoint messages unless the

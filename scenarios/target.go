@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/inferprobe/inferprobe/prober/tokenizer"
+	"github.com/inferprobe/inferprobe/tokenizer"
 )
 
 // EndpointType describes one value of a target's endpoint.

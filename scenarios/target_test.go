@@ -79,7 +79,7 @@ func writeCA(t *testing.T, dir string) {
 // relative to the scenario file, and Load rewrites them to resolved paths
 // (workers get the target as data and have another working directory).
 func TestTargetFilesResolved(t *testing.T) {
-	tokenizer, err := filepath.Abs(filepath.Join("..", "prober", "tokenizer", "testdata", "tiny_tokenizer.json"))
+	tokenizer, err := filepath.Abs(filepath.Join("..", "tokenizer", "testdata", "tiny_tokenizer.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

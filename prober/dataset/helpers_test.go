@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/inferprobe/inferprobe/prober/tokenizer"
 	"github.com/inferprobe/inferprobe/scenarios"
+	"github.com/inferprobe/inferprobe/tokenizer"
 )
 
 // shared finds shared/data/rel by walking up from the package directory, and

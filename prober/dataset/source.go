@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/seeded"
-	"github.com/inferprobe/inferprobe/prober/tokenizer"
 	"github.com/inferprobe/inferprobe/scenarios"
+	"github.com/inferprobe/inferprobe/tokenizer"
 )
 
 // Item is what a probe sends for one entry of its dataset: one request, or

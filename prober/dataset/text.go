@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/inferprobe/inferprobe/prober/tokenizer"
+	"github.com/inferprobe/inferprobe/tokenizer"
 )
 
 // minWords is the fewest corpus words a tokenizer must keep as single tokens

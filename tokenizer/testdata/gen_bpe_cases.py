@@ -1,5 +1,5 @@
 """Builds small byte-level BPE tokenizers in the Llama 3 and Qwen2 styles with
-Hugging Face tokenizers, and reference encodings for prober/tokenizer's tests.
+Hugging Face tokenizers, and reference encodings for the tokenizer package's tests.
 
   python gen_bpe_cases.py   (needs: pip install tokenizers==0.23.3)
 """

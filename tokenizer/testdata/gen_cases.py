@@ -4,11 +4,11 @@ Hugging Face `tokenizers` implementation (test harness only; the Go package
 does not need Python).
 
     python3 -m venv /tmp/tkvenv && /tmp/tkvenv/bin/pip install tokenizers
-    cd prober/tokenizer/testdata
+    cd tokenizer/testdata
     /tmp/tkvenv/bin/python gen_cases.py [path/to/tokenizer.json]
 
 The default tokenizer path is shared/data/tokenizers/gpt2/tokenizer.json beside
-the repository root (../../../../shared/...). Fixture made with tokenizers 0.23.3.
+the repository root (../../../shared/...). Fixture made with tokenizers 0.23.3.
 """
 import json
 import os
@@ -17,7 +17,7 @@ import sys
 from tokenizers import Tokenizer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT = os.path.join(HERE, "..", "..", "..", "..", "shared", "data",
+DEFAULT = os.path.join(HERE, "..", "..", "..", "shared", "data",
                        "tokenizers", "gpt2", "tokenizer.json")
 
 LONG = (
