@@ -219,7 +219,7 @@ func newPool(t testing.TB, n int) *pool.Pool {
 func target(t testing.TB, url string) *prober.Target {
 	t.Helper()
 	tg, err := prober.NewTarget("sim", &scenarios.Target{
-		URL: url, Endpoint: scenarios.EndpointChat, Model: simulator.DefaultModel,
+		URL: url, Endpoint: prober.EndpointChat, Model: simulator.DefaultModel,
 		Timeout: scenarios.Duration(5 * time.Minute), StallTimeout: scenarios.Duration(5 * time.Minute),
 	})
 	if err != nil {

@@ -3,13 +3,33 @@ package prober
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-var errNotStreamed = errors.New("this endpoint does not stream")
+// Reranking endpoint types.
+const (
+	EndpointNIMRanking   = "nim_ranking"
+	EndpointCohereRerank = "cohere_rerank"
+	EndpointTEIRerank    = "tei_rerank"
+)
+
+func init() {
+	registerEndpoint(scenarios.EndpointType{
+		Name: EndpointNIMRanking, Path: "/ranking",
+		Description: "NVIDIA NIM reranking, url http://HOST/v1",
+	}, statelessCodec(rankingCodec{api: nimRanking}))
+	registerEndpoint(scenarios.EndpointType{
+		Name: EndpointCohereRerank, Path: "/rerank",
+		Description: "Cohere rerank v2, url https://api.cohere.com/v2",
+	}, statelessCodec(rankingCodec{api: cohereRerank}))
+	registerEndpoint(scenarios.EndpointType{
+		Name: EndpointTEIRerank, Path: "/rerank", AtRoot: true,
+		Description: "text-embeddings-inference rerank, url of the server root",
+	}, statelessCodec(rankingCodec{api: teiRerank}))
+}
 
 // Reranking APIs: the same job, three request shapes.
 type rankingAPI uint8
@@ -24,13 +44,6 @@ const (
 type rankingCodec struct {
 	notStreamed
 	api rankingAPI
-}
-
-func (c rankingCodec) path(bool) string {
-	if c.api == nimRanking {
-		return "/ranking"
-	}
-	return "/rerank"
 }
 
 // rankingPassages is how many passages a prompt of one line is cut into.

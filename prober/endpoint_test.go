@@ -46,79 +46,79 @@ func TestRequestBodies(t *testing.T) {
 		pinned int
 	}{
 		{
-			name: "chat", spec: scenarios.Target{Endpoint: scenarios.EndpointChat, APIKey: "k"}, prompt: text, params: pin,
+			name: "chat", spec: scenarios.Target{Endpoint: EndpointChat, APIKey: "k"}, prompt: text, params: pin,
 			url:    "http://127.0.0.1:8000/v1/chat/completions",
 			header: http.Header{"Authorization": {"Bearer k"}, "Accept": {"text/event-stream"}},
 			body:   `{"ignore_eos":true,"max_tokens":8,"messages":[{"role":"user","content":"one two three four five"}],"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
 			pinned: 8,
 		},
 		{
-			name: "chat messages, max_completion_tokens", spec: scenarios.Target{Endpoint: scenarios.EndpointChat, MaxTokensField: scenarios.MaxCompletionTokens},
+			name: "chat messages, max_completion_tokens", spec: scenarios.Target{Endpoint: EndpointChat, MaxTokensField: scenarios.MaxCompletionTokens},
 			prompt: chat, url: "http://127.0.0.1:8000/v1/chat/completions",
 			body: `{"max_completion_tokens":8,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
 		},
 		{
-			name: "completions, not streamed", spec: scenarios.Target{Endpoint: scenarios.EndpointCompletions, Stream: &no}, prompt: text,
+			name: "completions, not streamed", spec: scenarios.Target{Endpoint: EndpointCompletions, Stream: &no}, prompt: text,
 			params: map[string]any{"min_tokens": 8}, pinned: 8,
 			url:  "http://127.0.0.1:8000/v1/completions",
 			body: `{"max_tokens":8,"min_tokens":8,"model":"m","prompt":"one two three four five"}`,
 		},
 		{
-			name: "responses", spec: scenarios.Target{Endpoint: scenarios.EndpointResponses}, prompt: text, params: pin, pinned: 8,
+			name: "responses", spec: scenarios.Target{Endpoint: EndpointResponses}, prompt: text, params: pin, pinned: 8,
 			url:  "http://127.0.0.1:8000/v1/responses",
 			body: `{"ignore_eos":true,"input":"one two three four five","max_output_tokens":8,"model":"m","stream":true}`,
 		},
 		{
-			name: "responses messages", spec: scenarios.Target{Endpoint: scenarios.EndpointResponses}, prompt: chat,
+			name: "responses messages", spec: scenarios.Target{Endpoint: EndpointResponses}, prompt: chat,
 			url:  "http://127.0.0.1:8000/v1/responses",
 			body: `{"input":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],"max_output_tokens":8,"model":"m","stream":true}`,
 		},
 		{
-			name: "embeddings", spec: scenarios.Target{Endpoint: scenarios.EndpointEmbeddings}, prompt: text, params: pin,
+			name: "embeddings", spec: scenarios.Target{Endpoint: EndpointEmbeddings}, prompt: text, params: pin,
 			url:    "http://127.0.0.1:8000/v1/embeddings",
 			body:   `{"encoding_format":"float","ignore_eos":true,"input":"one two three four five","model":"m"}`,
 			pinned: 0, // nothing is generated
 		},
 		{
-			name: "nim_ranking", spec: scenarios.Target{Endpoint: scenarios.EndpointNIMRanking}, prompt: text,
+			name: "nim_ranking", spec: scenarios.Target{Endpoint: EndpointNIMRanking}, prompt: text,
 			url:  "http://127.0.0.1:8000/v1/ranking",
 			body: `{"model":"m","passages":[{"text":"two"},{"text":"three"},{"text":"four"},{"text":"five"}],"query":{"text":"one"}}`,
 		},
 		{
-			name: "cohere_rerank", spec: scenarios.Target{Endpoint: scenarios.EndpointCohereRerank, URL: "https://api.cohere.com/v2", APIKey: "k"}, prompt: text,
+			name: "cohere_rerank", spec: scenarios.Target{Endpoint: EndpointCohereRerank, URL: "https://api.cohere.com/v2", APIKey: "k"}, prompt: text,
 			url: "https://api.cohere.com/v2/rerank", header: http.Header{"Authorization": {"Bearer k"}},
 			body: `{"documents":["two","three","four","five"],"model":"m","query":"one"}`,
 		},
 		{
-			name: "tei_rerank", spec: scenarios.Target{Endpoint: scenarios.EndpointTEIRerank, URL: "http://127.0.0.1:8080"},
+			name: "tei_rerank", spec: scenarios.Target{Endpoint: EndpointTEIRerank, URL: "http://127.0.0.1:8080"},
 			prompt: dataset.Prompt{Text: "which is it?\nthis one\nthat one", OutputTokens: 8},
 			url:    "http://127.0.0.1:8080/rerank",
 			body:   `{"query":"which is it?","texts":["this one","that one"]}`,
 		},
 		{
-			name: "messages", spec: scenarios.Target{Endpoint: scenarios.EndpointMessages, URL: "https://api.anthropic.com/v1", APIKey: "k"},
+			name: "messages", spec: scenarios.Target{Endpoint: EndpointMessages, URL: "https://api.anthropic.com/v1", APIKey: "k"},
 			prompt: chat, url: "https://api.anthropic.com/v1/messages",
 			header: http.Header{"X-Api-Key": {"k"}, "Anthropic-Version": {"2023-06-01"}, "X-Session-Id": {"s-1"}},
 			body:   `{"max_tokens":8,"messages":[{"role":"user","content":"hi"}],"model":"m","stream":true,"system":"be brief"}`,
 		},
 		{
-			name: "messages, own version", spec: scenarios.Target{Endpoint: scenarios.EndpointMessages, Headers: map[string]string{"anthropic-version": "2025-01-01"}},
+			name: "messages, own version", spec: scenarios.Target{Endpoint: EndpointMessages, Headers: map[string]string{"anthropic-version": "2025-01-01"}},
 			prompt: text, url: "http://127.0.0.1:8000/v1/messages",
 			header: http.Header{"Anthropic-Version": {"2025-01-01"}},
 			body:   `{"max_tokens":8,"messages":[{"role":"user","content":"one two three four five"}],"model":"m","stream":true}`,
 		},
 		{
-			name: "tgi stream", spec: scenarios.Target{Endpoint: scenarios.EndpointTGI, URL: "http://127.0.0.1:8080"}, prompt: text,
+			name: "tgi stream", spec: scenarios.Target{Endpoint: EndpointTGI, URL: "http://127.0.0.1:8080"}, prompt: text,
 			params: map[string]any{"temperature": 0.5}, url: "http://127.0.0.1:8080/generate_stream",
 			body: `{"inputs":"one two three four five","parameters":{"details":true,"max_new_tokens":8,"temperature":0.5}}`,
 		},
 		{
-			name: "tgi, not streamed", spec: scenarios.Target{Endpoint: scenarios.EndpointTGI, URL: "http://127.0.0.1:8080", Stream: &no}, prompt: text,
+			name: "tgi, not streamed", spec: scenarios.Target{Endpoint: EndpointTGI, URL: "http://127.0.0.1:8080", Stream: &no}, prompt: text,
 			url:  "http://127.0.0.1:8080/generate",
 			body: `{"inputs":"one two three four five","parameters":{"details":true,"max_new_tokens":8}}`,
 		},
 		{
-			name: "template", spec: scenarios.Target{Endpoint: scenarios.EndpointTemplate, URL: "http://127.0.0.1:9000", SessionHeader: "X-Conv",
+			name: "template", spec: scenarios.Target{Endpoint: EndpointTemplate, URL: "http://127.0.0.1:9000", SessionHeader: "X-Conv",
 				Template: &scenarios.Template{Path: "/v2/infer", TextPath: "text", Body: map[string]any{
 					"input": "{{prompt}}", "n": "{{max_tokens}}", "stream": "{{stream}}", "history": "{{messages}}",
 					"label": "Q: {{prompt}} ({{model}}, {{max_tokens}})", "fixed": []any{1, "x"},
@@ -152,27 +152,20 @@ func TestRequestBodies(t *testing.T) {
 					t.Errorf("header %s = %q, want %q", k, h.Values(k), v)
 				}
 			}
-			if tc.spec.Endpoint == scenarios.EndpointMessages && h.Get("Authorization") != "" {
+			if tc.spec.Endpoint == EndpointMessages && h.Get("Authorization") != "" {
 				t.Errorf("messages sent Authorization %q: Anthropic takes the key in x-api-key", h.Get("Authorization"))
 			}
 		})
 	}
 }
 
-// TestEveryEndpointHasACodec keeps scenarios.EndpointTypes and the codecs in step.
+// TestEveryEndpointHasACodec: a description registered with scenarios
+// alone, not through registerEndpoint, would pass validation and fail here.
 func TestEveryEndpointHasACodec(t *testing.T) {
-	for _, e := range scenarios.EndpointTypes {
-		st := scenarios.Target{Endpoint: e.Name, Template: &scenarios.Template{Path: "/x", TextPath: "t"}}
-		c, err := newCodec(&st)
-		if err != nil {
-			t.Errorf("%s: %v", e.Name, err)
-			continue
-		}
-		if c.streams() != e.Streams {
-			t.Errorf("%s: codec streams %v, EndpointTypes says %v", e.Name, c.streams(), e.Streams)
-		}
-		if e.Path != "" && c.path(true) != e.Path {
-			t.Errorf("%s: path %s, EndpointTypes says %s", e.Name, c.path(true), e.Path)
+	for _, name := range scenarios.EndpointNames() {
+		st := scenarios.Target{Endpoint: name, Template: &scenarios.Template{Path: "/x", TextPath: "t"}}
+		if _, _, err := lookupEndpoint(&st); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
@@ -200,7 +193,7 @@ func TestEndpointStreams(t *testing.T) {
 		want     want
 	}{
 		{
-			name: "chat reasoning tokens from usage", endpoint: scenarios.EndpointChat,
+			name: "chat reasoning tokens from usage", endpoint: EndpointChat,
 			reads: []string{
 				ev("", `{"choices":[{"delta":{"reasoning_content":"hmm"}}]}`),
 				ev("", `{"choices":[{"delta":{"content":"a"}}]}`),
@@ -209,7 +202,7 @@ func TestEndpointStreams(t *testing.T) {
 			want: want{chunks: []time.Duration{10 * ms, 20 * ms}, firstOutput: 1, out: 9, in: 4, reason: 7},
 		},
 		{
-			name: "responses", endpoint: scenarios.EndpointResponses,
+			name: "responses", endpoint: EndpointResponses,
 			reads: []string{
 				ev("response.created", `{"type":"response.created","response":{"status":"in_progress","output":[]}}`),
 				ev("response.reasoning_summary_text.delta", `{"type":"response.reasoning_summary_text.delta","delta":"think"}`),
@@ -219,12 +212,12 @@ func TestEndpointStreams(t *testing.T) {
 			want: want{chunks: []time.Duration{20 * ms, 30 * ms}, firstOutput: 1, out: 5, in: 11, reason: 3},
 		},
 		{
-			name: "responses failed", endpoint: scenarios.EndpointResponses,
+			name: "responses failed", endpoint: EndpointResponses,
 			reads: []string{ev("response.failed", `{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"boom"}}}`)},
 			want:  want{firstOutput: -1, in: 99, outcome: OutcomeError, reasonCode: ReasonServerErrorEvent},
 		},
 		{
-			name: "messages: input from message_start, output from message_delta", endpoint: scenarios.EndpointMessages,
+			name: "messages: input from message_start, output from message_delta", endpoint: EndpointMessages,
 			reads: []string{
 				ev("message_start", `{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":25,"output_tokens":1}}}`) +
 					ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`) +
@@ -238,17 +231,17 @@ func TestEndpointStreams(t *testing.T) {
 			want: want{chunks: []time.Duration{20 * ms, 30 * ms}, firstOutput: 1, out: 15, in: 25},
 		},
 		{
-			name: "messages error event", endpoint: scenarios.EndpointMessages,
+			name: "messages error event", endpoint: EndpointMessages,
 			reads: []string{ev("", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)},
 			want:  want{firstOutput: -1, in: 99, outcome: OutcomeError, reasonCode: ReasonServerErrorEvent},
 		},
 		{
-			name: "messages cut before message_stop", endpoint: scenarios.EndpointMessages,
+			name: "messages cut before message_stop", endpoint: EndpointMessages,
 			reads: []string{ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}`)},
 			want:  want{chunks: []time.Duration{10 * ms}, firstOutput: 0, in: 99, out: 1, outcome: OutcomeError, reasonCode: ReasonTruncated},
 		},
 		{
-			name: "tgi: special tokens are not content, details end it", endpoint: scenarios.EndpointTGI,
+			name: "tgi: special tokens are not content, details end it", endpoint: EndpointTGI,
 			reads: []string{
 				ev("", `{"index":1,"token":{"id":1,"text":" a","logprob":-1,"special":false},"generated_text":null,"details":null}`),
 				ev("", `{"index":2,"token":{"id":2,"text":" b","logprob":-1,"special":false},"generated_text":null,"details":null}`),
@@ -257,7 +250,7 @@ func TestEndpointStreams(t *testing.T) {
 			want: want{chunks: []time.Duration{10 * ms, 20 * ms}, firstOutput: 0, out: 3, in: 99},
 		},
 		{
-			name: "tgi error", endpoint: scenarios.EndpointTGI,
+			name: "tgi error", endpoint: EndpointTGI,
 			reads: []string{ev("", `{"error":"Request failed during generation: Server error: CUDA out of memory","error_type":"generation"}`)},
 			want:  want{firstOutput: -1, in: 99, outcome: OutcomeError, reasonCode: ReasonServerErrorEvent},
 		},
@@ -293,17 +286,17 @@ func TestEndpointReplies(t *testing.T) {
 		source               TokenSource
 		reasonCode           Reason
 	}{
-		{"responses", scenarios.EndpointResponses, `{"status":"incomplete","output":[{"type":"message","content":[{"type":"output_text","text":"hi"}]}],"usage":{"input_tokens":6,"output_tokens":8,"output_tokens_details":{"reasoning_tokens":2}}}`, 8, 6, 2, TokensFromUsage, ReasonNone},
-		{"embeddings", scenarios.EndpointEmbeddings, `{"data":[{"embedding":[0.1]}],"usage":{"prompt_tokens":12,"total_tokens":12}}`, 0, 12, 0, TokensFromUsage, ReasonNone},
-		{"embeddings without usage", scenarios.EndpointEmbeddings, `{"data":[{"embedding":[0.1]}]}`, 0, 99, 0, TokensFromChunks, ReasonNone},
-		{"embeddings error", scenarios.EndpointEmbeddings, `{"error":{"message":"input too long"}}`, 0, 99, 0, TokensFromUsage, ReasonServerErrorEvent},
-		{"nim_ranking", scenarios.EndpointNIMRanking, `{"rankings":[{"index":1,"logit":0.3}],"usage":{"prompt_tokens":40}}`, 0, 40, 0, TokensFromUsage, ReasonNone},
-		{"cohere_rerank", scenarios.EndpointCohereRerank, `{"results":[{"index":0,"relevance_score":0.9}],"meta":{"billed_units":{"search_units":1},"tokens":{"input_tokens":33}}}`, 0, 33, 0, TokensFromUsage, ReasonNone},
-		{"tei_rerank", scenarios.EndpointTEIRerank, `[{"index":0,"score":0.9},{"index":1,"score":0.1}]`, 0, 99, 0, TokensFromChunks, ReasonNone},
-		{"tei_rerank error", scenarios.EndpointTEIRerank, `{"error":"Input validation error","error_type":"Validation"}`, 0, 99, 0, TokensFromUsage, ReasonServerErrorEvent},
-		{"messages", scenarios.EndpointMessages, `{"content":[{"type":"thinking","thinking":"x"},{"type":"text","text":"Hi"}],"usage":{"input_tokens":10,"output_tokens":4}}`, 4, 10, 0, TokensFromUsage, ReasonNone},
-		{"messages error", scenarios.EndpointMessages, `{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`, 0, 99, 0, TokensFromUsage, ReasonServerErrorEvent},
-		{"tgi", scenarios.EndpointTGI, `{"generated_text":" a b","details":{"finish_reason":"length","generated_tokens":2}}`, 2, 99, 0, TokensFromUsage, ReasonNone},
+		{"responses", EndpointResponses, `{"status":"incomplete","output":[{"type":"message","content":[{"type":"output_text","text":"hi"}]}],"usage":{"input_tokens":6,"output_tokens":8,"output_tokens_details":{"reasoning_tokens":2}}}`, 8, 6, 2, TokensFromUsage, ReasonNone},
+		{"embeddings", EndpointEmbeddings, `{"data":[{"embedding":[0.1]}],"usage":{"prompt_tokens":12,"total_tokens":12}}`, 0, 12, 0, TokensFromUsage, ReasonNone},
+		{"embeddings without usage", EndpointEmbeddings, `{"data":[{"embedding":[0.1]}]}`, 0, 99, 0, TokensFromChunks, ReasonNone},
+		{"embeddings error", EndpointEmbeddings, `{"error":{"message":"input too long"}}`, 0, 99, 0, TokensFromUsage, ReasonServerErrorEvent},
+		{"nim_ranking", EndpointNIMRanking, `{"rankings":[{"index":1,"logit":0.3}],"usage":{"prompt_tokens":40}}`, 0, 40, 0, TokensFromUsage, ReasonNone},
+		{"cohere_rerank", EndpointCohereRerank, `{"results":[{"index":0,"relevance_score":0.9}],"meta":{"billed_units":{"search_units":1},"tokens":{"input_tokens":33}}}`, 0, 33, 0, TokensFromUsage, ReasonNone},
+		{"tei_rerank", EndpointTEIRerank, `[{"index":0,"score":0.9},{"index":1,"score":0.1}]`, 0, 99, 0, TokensFromChunks, ReasonNone},
+		{"tei_rerank error", EndpointTEIRerank, `{"error":"Input validation error","error_type":"Validation"}`, 0, 99, 0, TokensFromUsage, ReasonServerErrorEvent},
+		{"messages", EndpointMessages, `{"content":[{"type":"thinking","thinking":"x"},{"type":"text","text":"Hi"}],"usage":{"input_tokens":10,"output_tokens":4}}`, 4, 10, 0, TokensFromUsage, ReasonNone},
+		{"messages error", EndpointMessages, `{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`, 0, 99, 0, TokensFromUsage, ReasonServerErrorEvent},
+		{"tgi", EndpointTGI, `{"generated_text":" a b","details":{"finish_reason":"length","generated_tokens":2}}`, 2, 99, 0, TokensFromUsage, ReasonNone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			no := false

@@ -6,7 +6,18 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/prober/sse"
+	"github.com/inferprobe/inferprobe/scenarios"
 )
+
+// EndpointTGI is Hugging Face TGI's native API.
+const EndpointTGI = "tgi"
+
+func init() {
+	registerEndpoint(scenarios.EndpointType{
+		Name: EndpointTGI, Path: "/generate", StreamPath: "/generate_stream", Streams: true, AtRoot: true,
+		Description: "Hugging Face TGI generate_stream, or generate when not streaming, url of the server root",
+	}, statelessCodec(tgiCodec{}))
+}
 
 // tgiCodec speaks Hugging Face TGI's native API: POST /generate_stream
 // (one event per token, the last with details) or /generate. Probe params
@@ -14,13 +25,6 @@ import (
 // are asked for, as they carry the token counts.
 type tgiCodec struct{}
 
-func (tgiCodec) path(stream bool) string {
-	if stream {
-		return "/generate_stream"
-	}
-	return "/generate"
-}
-func (tgiCodec) streams() bool   { return true }
 func (tgiCodec) generates() bool { return true }
 
 func (tgiCodec) body(_ *Target, p dataset.Prompt, params map[string]any) any {

@@ -44,16 +44,16 @@ func TestEndpointsAgainstSimulator(t *testing.T) {
 		in        int
 		generates bool
 	}{
-		{endpoint: scenarios.EndpointChat, in: words, generates: true},
-		{endpoint: scenarios.EndpointCompletions, in: words, generates: true},
-		{endpoint: scenarios.EndpointResponses, in: words, generates: true},
-		{endpoint: scenarios.EndpointMessages, in: words, generates: true},
-		{endpoint: scenarios.EndpointTGI, url: root, in: 0, generates: true},
-		{endpoint: scenarios.EndpointTemplate, template: completionsTemplate, in: words, generates: true},
-		{endpoint: scenarios.EndpointEmbeddings, in: words},
-		{endpoint: scenarios.EndpointNIMRanking, in: words},
-		{endpoint: scenarios.EndpointCohereRerank, url: root + "/v2", in: words},
-		{endpoint: scenarios.EndpointTEIRerank, url: root, in: 0},
+		{endpoint: prober.EndpointChat, in: words, generates: true},
+		{endpoint: prober.EndpointCompletions, in: words, generates: true},
+		{endpoint: prober.EndpointResponses, in: words, generates: true},
+		{endpoint: prober.EndpointMessages, in: words, generates: true},
+		{endpoint: prober.EndpointTGI, url: root, in: 0, generates: true},
+		{endpoint: prober.EndpointTemplate, template: completionsTemplate, in: words, generates: true},
+		{endpoint: prober.EndpointEmbeddings, in: words},
+		{endpoint: prober.EndpointNIMRanking, in: words},
+		{endpoint: prober.EndpointCohereRerank, url: root + "/v2", in: words},
+		{endpoint: prober.EndpointTEIRerank, url: root, in: 0},
 	} {
 		for _, stream := range []bool{true, false} {
 			ep, _ := scenarios.LookupEndpoint(tc.endpoint)

@@ -32,7 +32,7 @@ func newSimulator(t *testing.T, cfg simulator.Config) string {
 func newTarget(t *testing.T, url string, mod func(*scenarios.Target)) *prober.Target {
 	t.Helper()
 	st := &scenarios.Target{
-		URL: url, Endpoint: scenarios.EndpointChat, Model: simulator.DefaultModel,
+		URL: url, Endpoint: prober.EndpointChat, Model: simulator.DefaultModel,
 		Timeout: scenarios.Duration(10 * time.Second), StallTimeout: scenarios.Duration(5 * time.Second),
 	}
 	if mod != nil {
@@ -100,10 +100,10 @@ func TestClientAgainstSimulator(t *testing.T) {
 		firstWait time.Duration // when the first chunk is due
 	}{
 		{"chat stream", 1, nil, tokens, ttft},
-		{"completions stream", 1, func(st *scenarios.Target) { st.Endpoint = scenarios.EndpointCompletions }, tokens, ttft},
+		{"completions stream", 1, func(st *scenarios.Target) { st.Endpoint = prober.EndpointCompletions }, tokens, ttft},
 		{"chat not streamed", 1, func(st *scenarios.Target) { st.Stream = &no }, 0, 0},
 		{"completions not streamed", 1, func(st *scenarios.Target) {
-			st.Endpoint, st.Stream = scenarios.EndpointCompletions, &no
+			st.Endpoint, st.Stream = prober.EndpointCompletions, &no
 		}, 0, 0},
 		// Four tokens per chunk: a chunk leaves when its last token is due, so
 		// the first arrives after TTFT + 3 ITL, and chunks come 4 ITL apart;

@@ -13,10 +13,6 @@ import (
 	"github.com/inferprobe/inferprobe/tokenizer"
 )
 
-// anthropicVersion is the API version sent to endpoint messages unless the
-// target's headers name another.
-const anthropicVersion = "2023-06-01"
-
 // Target is a validated scenario target ready to receive requests.
 type Target struct {
 	Name  string
@@ -47,25 +43,27 @@ type connKey struct {
 
 // NewTarget prepares name's scenario target for requests.
 func NewTarget(name string, t *scenarios.Target) (*Target, error) {
-	c, err := newCodec(t)
+	desc, c, err := lookupEndpoint(t)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", name, err)
 	}
-	stream := t.Streaming() && c.streams()
-	h := make(http.Header, len(t.Headers)+4)
+	stream := t.Streaming() && desc.Streams
+	path := desc.PathFor(stream)
+	if desc.NeedsTemplate {
+		path = t.Template.Path
+	}
+	h := make(http.Header, len(t.Headers)+len(desc.Headers)+3)
 	for k, v := range t.Headers {
 		h.Set(k, v)
 	}
 	h.Set("Content-Type", "application/json")
-	switch {
-	case t.APIKey == "":
-	case t.Endpoint == scenarios.EndpointMessages:
-		h.Set("X-Api-Key", t.APIKey)
-	default:
-		h.Set("Authorization", "Bearer "+t.APIKey)
+	if t.APIKey != "" {
+		h.Set(desc.APIKeyHeader, desc.APIKeyPrefix+t.APIKey)
 	}
-	if t.Endpoint == scenarios.EndpointMessages && h.Get("Anthropic-Version") == "" {
-		h.Set("Anthropic-Version", anthropicVersion)
+	for k, v := range desc.Headers {
+		if h.Get(k) == "" {
+			h.Set(k, v)
+		}
 	}
 	if stream {
 		h.Set("Accept", "text/event-stream")
@@ -74,7 +72,7 @@ func NewTarget(name string, t *scenarios.Target) (*Target, error) {
 		Name:           name,
 		Model:          t.Model,
 		Spec:           *t,
-		url:            strings.TrimRight(t.URL, "/") + c.path(stream),
+		url:            strings.TrimRight(t.URL, "/") + path,
 		codec:          c,
 		header:         h,
 		stream:         stream,

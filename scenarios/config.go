@@ -34,27 +34,13 @@ type Global struct {
 	Workers int `yaml:"workers"`
 }
 
-// Endpoint types the prober speaks; EndpointTypes describes each.
-const (
-	EndpointChat         = "chat"
-	EndpointCompletions  = "completions"
-	EndpointResponses    = "responses"
-	EndpointEmbeddings   = "embeddings"
-	EndpointNIMRanking   = "nim_ranking"
-	EndpointCohereRerank = "cohere_rerank"
-	EndpointTEIRerank    = "tei_rerank"
-	EndpointMessages     = "messages"
-	EndpointTGI          = "tgi"
-	EndpointTemplate     = "template"
-)
-
 // Target is one inference server endpoint.
 type Target struct {
 	// URL is the API base, e.g. http://127.0.0.1:8000/v1; the endpoint path is
 	// appended to it. Required; http or https, with a host, and without
 	// credentials, query or fragment.
 	URL string `yaml:"url"`
-	// Endpoint is the API the target speaks, one of EndpointTypes: chat,
+	// Endpoint is the API the target speaks, one of EndpointNames: chat,
 	// completions, responses, embeddings, nim_ranking, cohere_rerank,
 	// tei_rerank, messages (Anthropic), tgi or template. Default chat.
 	Endpoint string `yaml:"endpoint"`

@@ -118,7 +118,7 @@ probes:
 	want := `s.yml:2:9: global.seed: must be a whole number >= 0, not the string "7"; remove the quotes
 s.yml:4:3: targets.qwen.model: is required, e.g. model: Qwen/Qwen3-0.6B (a name the server lists at GET /v1/models)
 s.yml:5:10: targets.qwen.url: must start with http:// or https://, e.g. url: http://127.0.0.1:8000/v1
-s.yml:6:15: targets.qwen.endpoint: must be one of chat, completions, responses, embeddings, nim_ranking, cohere_rerank, tei_rerank, messages, tgi, template, not "chatt"
+s.yml:6:15: targets.qwen.endpoint: must be one of chat, cohere_rerank, completions, embeddings, messages, nim_ranking, responses, tei_rerank, template, tgi, not "chatt"
 s.yml:7:14: targets.qwen.timeout: invalid duration "10"; write a number with a unit, e.g. 500ms, 30s or 2m
 s.yml:11:13: probes.steady.target: target "qwn" is not defined; defined targets: qwen
 s.yml:12:24: probes.steady.arrival.pattern: must be poisson, constant, gamma or concurrency, not "poison"

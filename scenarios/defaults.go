@@ -30,7 +30,7 @@ func (c *Config) setDefaults(l *loader) {
 
 func (t *Target) setDefaults(written func(field string) bool) {
 	if !written("endpoint") {
-		t.Endpoint = EndpointChat
+		t.Endpoint = DefaultEndpoint
 	}
 	if !written("stream") {
 		t.Stream = new(true)

@@ -16,7 +16,7 @@ func TestDefaults(t *testing.T) {
 		Global: Global{Seed: 1},
 		Targets: map[string]*Target{"qwen": {
 			URL:          "http://127.0.0.1:8000/v1",
-			Endpoint:     EndpointChat,
+			Endpoint:     "chat",
 			Model:        "Qwen/Qwen3-0.6B",
 			Stream:       new(true),
 			Timeout:      Duration(120 * time.Second),
@@ -62,7 +62,7 @@ probes:
 	if c.Global.Seed != 0 {
 		t.Errorf("seed = %d, want the written 0", c.Global.Seed)
 	}
-	if tg.Endpoint != EndpointChat || tg.Streaming() || tg.Timeout != Duration(10*time.Second) || tg.StallTimeout != Duration(10*time.Second) {
+	if tg.Endpoint != "chat" || tg.Streaming() || tg.Timeout != Duration(10*time.Second) || tg.StallTimeout != Duration(10*time.Second) {
 		t.Errorf("target = %+v", tg)
 	}
 	if p.Arrival.Pattern != ArrivalConstant {

@@ -64,7 +64,7 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, endpoint := range map[string]string{"simulator": EndpointChat, "simulator-completions": EndpointCompletions} {
+	for name, endpoint := range map[string]string{"simulator": "chat", "simulator-completions": "completions"} {
 		tg := c.Targets[name]
 		if tg == nil || tg.Endpoint != endpoint || tg.URL != "http://127.0.0.1:8000/v1" || tg.Model != "inferprobe-simulator" {
 			t.Errorf("target %s = %+v", name, tg)

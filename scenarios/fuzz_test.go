@@ -116,7 +116,7 @@ func checkConfig(t *testing.T, c *Config) {
 			t.Errorf("target name %q is invalid", name)
 		case tg.URL == "" || tg.Model == "":
 			t.Errorf("target %q has no url or model: %+v", name, tg)
-		case tg.Endpoint != EndpointChat && tg.Endpoint != EndpointCompletions:
+		case tg.Endpoint != "chat" && tg.Endpoint != "completions":
 			t.Errorf("target %q has endpoint %q", name, tg.Endpoint)
 		case tg.Stream == nil:
 			t.Errorf("target %q has no stream default", name)

@@ -15,68 +15,6 @@ import (
 	"github.com/inferprobe/inferprobe/tokenizer"
 )
 
-// EndpointType describes one value of a target's endpoint.
-type EndpointType struct {
-	Name string
-	// Path is what the prober appends to the target's url.
-	Path string
-	// Streams is whether the API streams; the others ignore stream.
-	Streams bool
-	// AtRoot is whether the API sits at the server root rather than under a
-	// versioned prefix such as /v1 (TGI, TEI).
-	AtRoot      bool
-	Description string
-}
-
-// EndpointTypes lists every endpoint type, for validation, help texts and docs.
-var EndpointTypes = []EndpointType{
-	{EndpointChat, "/chat/completions", true, false, "OpenAI chat completions, as vLLM, SGLang, TensorRT-LLM, llama.cpp and NIM serve them"},
-	{EndpointCompletions, "/completions", true, false, "OpenAI text completions"},
-	{EndpointResponses, "/responses", true, false, "OpenAI Responses API"},
-	{EndpointEmbeddings, "/embeddings", false, false, "OpenAI embeddings; latency and input tokens only"},
-	{EndpointNIMRanking, "/ranking", false, false, "NVIDIA NIM reranking, url http://HOST/v1"},
-	{EndpointCohereRerank, "/rerank", false, false, "Cohere rerank v2, url https://api.cohere.com/v2"},
-	{EndpointTEIRerank, "/rerank", false, true, "text-embeddings-inference rerank, url of the server root"},
-	{EndpointMessages, "/messages", true, false, "Anthropic Messages, key sent as x-api-key, url https://api.anthropic.com/v1"},
-	{EndpointTGI, "/generate_stream", true, true, "Hugging Face TGI generate_stream, or generate when not streaming, url of the server root"},
-	{EndpointTemplate, "", true, false, "any JSON API, described by a body template and JSON paths in a scenario file"},
-}
-
-// LookupEndpoint returns the endpoint type called name.
-func LookupEndpoint(name string) (EndpointType, bool) {
-	i := slices.IndexFunc(EndpointTypes, func(e EndpointType) bool { return e.Name == name })
-	if i < 0 {
-		return EndpointType{}, false
-	}
-	return EndpointTypes[i], true
-}
-
-// EndpointNames lists the names of EndpointTypes.
-func EndpointNames() []string {
-	names := make([]string, len(EndpointTypes))
-	for i, e := range EndpointTypes {
-		names[i] = e.Name
-	}
-	return names
-}
-
-// APIKeyHeader is the header that carries the API key: x-api-key for
-// Anthropic's messages, Authorization (as a bearer token) elsewhere.
-func (t *Target) APIKeyHeader() string {
-	if t.Endpoint == EndpointMessages {
-		return "x-api-key"
-	}
-	return "Authorization"
-}
-
-// apiKeyForm shows how the API key is sent.
-func (t *Target) apiKeyForm() string {
-	if t.Endpoint == EndpointMessages {
-		return "x-api-key: KEY"
-	}
-	return "Authorization: Bearer KEY"
-}
-
 // Session header and output-length field defaults.
 const (
 	DefaultSessionHeader = "X-Session-ID"
@@ -128,8 +66,9 @@ func (t *Target) validate(l *loader, path string) {
 	switch t.MaxTokensField {
 	case "", MaxTokens:
 	case MaxCompletionTokens:
-		if t.Endpoint != EndpointChat {
-			l.errorf(join(path, "max_tokens_field"), "applies only to endpoint chat; remove it")
+		if !ep.MaxTokensField {
+			choosing := strings.Join(endpointNamesWhere(func(e EndpointType) bool { return e.MaxTokensField }), " or ")
+			l.errorf(join(path, "max_tokens_field"), "applies only to endpoint %s; remove it", choosing)
 		}
 	default:
 		l.errorf(join(path, "max_tokens_field"), "must be %s or %s, not %q", MaxTokens, MaxCompletionTokens, t.MaxTokensField)
@@ -137,10 +76,11 @@ func (t *Target) validate(l *loader, path string) {
 	t.checkTokenizer(l, join(path, "tokenizer"))
 	t.checkTLS(l, join(path, "tls"))
 	switch {
-	case t.Endpoint == EndpointTemplate && t.Template == nil:
-		l.errorf(join(path, "template"), "is required by endpoint template, e.g. template: {path: /generate, body: {inputs: \"{{prompt}}\"}, text_path: generated_text}")
-	case t.Endpoint != EndpointTemplate && t.Template != nil:
-		l.keyErrorf(join(path, "template"), "is used only by endpoint template; remove it or set endpoint: template")
+	case ep.NeedsTemplate && t.Template == nil:
+		l.errorf(join(path, "template"), "is required by endpoint %s, e.g. template: {path: /generate, body: {inputs: \"{{prompt}}\"}, text_path: generated_text}", t.Endpoint)
+	case !ep.NeedsTemplate && t.Template != nil:
+		templated := strings.Join(endpointNamesWhere(func(e EndpointType) bool { return e.NeedsTemplate }), " or ")
+		l.keyErrorf(join(path, "template"), "is used only by endpoint %s; remove it or set endpoint: %s", templated, templated)
 	case t.Template != nil:
 		t.Template.validate(l, join(path, "template"))
 	}
@@ -191,11 +131,16 @@ func (t *Target) checkURL(l *loader, path string) {
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		l.errorf(path, "must not have a query (?...) or fragment (#...); write only the API base, %s", example)
 	}
-	for _, e := range EndpointTypes {
-		if suffix := e.Path; suffix != "" && strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), suffix) {
-			l.errorf(path, "is the API base, so leave out %q: endpoint %q adds its own path", suffix, t.Endpoint)
-			return
+	// The longest match names /chat/completions rather than /completions.
+	// Streaming paths only: TGI's plain /generate may end another API's base.
+	var suffix string
+	for _, e := range endpointTypes {
+		if p := e.PathFor(true); len(p) > len(suffix) && strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), p) {
+			suffix = p
 		}
+	}
+	if suffix != "" {
+		l.errorf(path, "is the API base, so leave out %q: endpoint %q adds its own path", suffix, t.Endpoint)
 	}
 }
 
@@ -407,14 +352,4 @@ func (tp *Template) validate(l *loader, path string) {
 			l.errorf(join(path, f.name), "%q has an empty part; write dot-separated keys and array indexes, e.g. usage.completion_tokens", f.value)
 		}
 	}
-}
-
-// EndpointHelp describes every endpoint type in one line of text, for
-// command-line help: "chat (OpenAI chat completions, …); completions (…); …".
-func EndpointHelp() string {
-	parts := make([]string, len(EndpointTypes))
-	for i, e := range EndpointTypes {
-		parts[i] = e.Name + " (" + e.Description + ")"
-	}
-	return strings.Join(parts, "; ")
 }

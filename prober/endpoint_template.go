@@ -2,6 +2,7 @@ package prober
 
 import (
 	"encoding/json"
+	"errors"
 	"maps"
 	"strconv"
 	"strings"
@@ -11,12 +12,21 @@ import (
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
+// EndpointTemplate is any JSON API, described by the target's template.
+const EndpointTemplate = "template"
+
+func init() {
+	registerEndpoint(scenarios.EndpointType{
+		Name: EndpointTemplate, Streams: true, NeedsTemplate: true,
+		Description: "any JSON API, described by a body template and JSON paths in a scenario file",
+	}, newTemplateCodec)
+}
+
 // templateCodec speaks a user-described JSON API: a body template with
 // placeholders, and JSON paths to the text and the token counts in each
 // streamed event or in the reply. Whether a stream is complete cannot be
 // known, so it ends well at [DONE] or at the end of the body.
 type templateCodec struct {
-	urlPath       string
 	tmpl          map[string]any
 	text          jsonPath
 	output, input jsonPath // nil when not given
@@ -52,19 +62,20 @@ func (p jsonPath) lookup(v any) any {
 	return v
 }
 
-func newTemplateCodec(t *scenarios.Template) *templateCodec {
-	return &templateCodec{
-		urlPath: t.Path,
-		tmpl:    t.Body,
-		text:    parsePath(t.TextPath),
-		output:  parsePath(t.OutputTokensPath),
-		input:   parsePath(t.InputTokensPath),
+func newTemplateCodec(t *scenarios.Target) (codec, error) {
+	tp := t.Template
+	if tp == nil {
+		return nil, errors.New("endpoint template needs a template")
 	}
+	return &templateCodec{
+		tmpl:   tp.Body,
+		text:   parsePath(tp.TextPath),
+		output: parsePath(tp.OutputTokensPath),
+		input:  parsePath(tp.InputTokensPath),
+	}, nil
 }
 
-func (c *templateCodec) path(bool) string { return c.urlPath }
-func (c *templateCodec) streams() bool    { return true }
-func (c *templateCodec) generates() bool  { return true }
+func (c *templateCodec) generates() bool { return true }
 
 // body fills the template; params are merged at its top level.
 func (c *templateCodec) body(t *Target, p dataset.Prompt, params map[string]any) any {

@@ -6,7 +6,23 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/prober/sse"
+	"github.com/inferprobe/inferprobe/scenarios"
 )
+
+// EndpointMessages is Anthropic's Messages API.
+const EndpointMessages = "messages"
+
+// anthropicVersion is the API version sent unless the target's headers name
+// another.
+const anthropicVersion = "2023-06-01"
+
+func init() {
+	registerEndpoint(scenarios.EndpointType{
+		Name: EndpointMessages, Path: "/messages", Streams: true,
+		APIKeyHeader: "x-api-key", Headers: map[string]string{"Anthropic-Version": anthropicVersion},
+		Description: "Anthropic Messages, key sent as x-api-key, url https://api.anthropic.com/v1",
+	}, statelessCodec(messagesCodec{}))
+}
 
 // messagesCodec speaks Anthropic's Messages API: system prompts go in their
 // own field, the stream is typed events (message_start with the input
@@ -14,9 +30,7 @@ import (
 // output usage, message_stop), and there is no [DONE].
 type messagesCodec struct{}
 
-func (messagesCodec) path(bool) string { return "/messages" }
-func (messagesCodec) streams() bool    { return true }
-func (messagesCodec) generates() bool  { return true }
+func (messagesCodec) generates() bool { return true }
 
 func (messagesCodec) body(t *Target, p dataset.Prompt, params map[string]any) any {
 	body := withParams(params, 5)
