@@ -16,7 +16,7 @@ func (l Labels) values() []string { return []string{l.Target, l.Model, l.Scenari
 
 var requestLabels = []string{"target", "model", "scenario", "phase"}
 
-// Requests holds the per-request metrics of DESIGN §4.
+// Requests holds the per-request metrics of docs/metrics.md (Request metrics).
 type Requests struct {
 	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag, capWait *prometheus.HistogramVec
 	requests, errors                                                         *prometheus.CounterVec

@@ -179,7 +179,8 @@ func TestObserve(t *testing.T) {
 		{
 			// Cancelled by us (shutdown): counted as such and nothing else,
 			// not even the chunks it got. The schedule lag is still observed:
-			// the request was sent, and lag is client health (DESIGN §4).
+			// the request was sent, and lag is client health (docs/metrics.md,
+			// Failed and cancelled requests).
 			"cancelled",
 			withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }),
 			map[string]sample{

@@ -12,7 +12,7 @@ import (
 )
 
 // Thresholds past which the client, not the server, may be what the numbers
-// describe. They are documented in the README's client-honesty section.
+// describe. They are documented in docs/metrics.md (Client saturation).
 const (
 	// A p99 schedule lag of 10 ms is 1 % of a 1 s TTFT and well above what
 	// an unloaded scheduler shows (a few hundred µs).

@@ -29,7 +29,7 @@ type BurstControl interface {
 	BurstRuns() []RunInfo
 }
 
-// BurstAPIOptions configure the burst API (DESIGN §6).
+// BurstAPIOptions configure the burst API (docs/http-api.md, Burst API).
 type BurstAPIOptions struct {
 	// Enabled turns the API on (--web.enable-burst-api); off, every path answers 403.
 	Enabled bool

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 )
 
-// Handler serves the daemon's HTTP surface (DESIGN §6). The reload endpoint
+// Handler serves the daemon's HTTP surface (docs/http-api.md). The reload endpoint
 // only acts when enableLifecycle is set, as in Prometheus; the burst API only
 // when burstAPI.Enabled.
 func (d *Daemon) Handler(enableLifecycle bool, burstAPI BurstAPIOptions) (http.Handler, error) {

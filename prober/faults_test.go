@@ -19,7 +19,7 @@ import (
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-// The fault matrix (README "Fault matrix"): one row per way a target can
+// The fault matrix (docs/faults.md, "Fault matrix"): one row per way a target can
 // misbehave, each against a test server written to misbehave that way, all on
 // 127.0.0.1. Every row asserts the error reason (or acceptance) and that Do
 // returns within a bound; the oversized line also asserts bounded memory.

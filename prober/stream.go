@@ -21,7 +21,8 @@ const (
 var doneMarker = []byte("[DONE]")
 
 // readStream consumes an SSE body, timing each content chunk as its bytes arrive
-// (DESIGN §4) and taking token counts from usage in whichever chunk carries it.
+// (docs/metrics.md, Time origin and content chunks) and taking token counts
+// from usage in whichever chunk carries it.
 func readStream(now func() time.Time, t *Target, body io.Reader, rec *Record) {
 	r := sse.NewReader(body, now, maxEventBytes)
 	var (
@@ -120,10 +121,11 @@ func (tc *tokenCount) add(c *chunkInfo) {
 	tc.usage.PromptTokens = prompt
 }
 
-// fill sets rec's token counts (DESIGN §4): the server's usage wins; without
-// it, the target's tokenizer counts the text received; without one, each
-// content chunk counts as one token. text is the streamed text and
-// firstText where the first content chunk's part of it ends (-1: none).
+// fill sets rec's token counts (docs/metrics.md, Token counts): the server's
+// usage wins; without it, the target's tokenizer counts the text received;
+// without one, each content chunk counts as one token. text is the streamed
+// text and firstText where the first content chunk's part of it ends (-1:
+// none).
 func (tc *tokenCount) fill(rec *Record, t *Target, text []byte, firstText int) {
 	if tc.usage.PromptTokens > 0 {
 		rec.InputTokens = tc.usage.PromptTokens
