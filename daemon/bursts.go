@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/collector/gpu"
+	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
@@ -87,10 +88,8 @@ type burstRun struct {
 	mu        sync.Mutex
 	info      RunInfo
 	cancelled bool
-	ended     bool          // finish has taken its result
-	probe     *prober.Probe // nil until it runs
-	report    *collector.Report
-	recorder  *collector.BurstRecorder
+	ended     bool        // finish has taken its result
+	run       *finite.Run // nil until it runs
 }
 
 func newBurstManager(d *Daemon) *burstManager {
@@ -454,7 +453,7 @@ func (m *burstManager) launchOne(r *burstRun) {
 	r.mu.Lock()
 	spec, o := r.spec, r.info.Overrides
 	r.mu.Unlock()
-	p, err := planRun(e.name, &spec, o, m.d.shard)
+	plan, err := planRun(e.name, &spec, o, m.d.shard)
 
 	m.mu.Lock()
 	r.mu.Lock()
@@ -474,12 +473,18 @@ func (m *burstManager) launchOne(r *burstRun) {
 	ctx, stop := context.WithCancel(context.Background())
 	reqCtx, cancelRq := context.WithCancel(m.d.reqCtx)
 	r.stop, r.cancelRq = stop, cancelRq
-	r.probe, r.report = p.main, collector.NewReport(collector.WithSLO(p.slo))
-	r.recorder = collector.NewBurstRecorder(m.d.requests.Series(p.labels, p.slo), r.report)
+	r.run = finite.New(plan, m.d.exec,
+		finite.WithRecorder(m.d.requests.Series(r.labels, plan.SLO)),
+		finite.WithGPUWindow(m.gpu),
+		finite.WithLogger(m.d.logger.With("burst", e.name, "run", r.info.ID)))
 	r.mu.Unlock()
 	m.metrics.Running(e.name, r.info.Target, true)
 	m.d.logger.Info("burst run started", "burst", e.name, "run", r.info.ID, "trigger", r.info.Trigger, "target", r.info.Target)
-	m.wg.Go(func() { m.execute(ctx, reqCtx, r, p) })
+	m.wg.Go(func() {
+		defer stop()
+		defer cancelRq()
+		m.finish(r, r.run.Execute(ctx, reqCtx))
+	})
 	m.mu.Unlock()
 }
 
@@ -530,19 +535,9 @@ func (m *burstManager) shutdown() {
 	}
 }
 
-// runPlan is a run made ready from its burst's settings and overrides.
-type runPlan struct {
-	warmup, main *prober.Probe
-	limit        prober.Limit
-	grace        time.Duration
-	labels       collector.Labels
-	slo          collector.SLO
-}
-
 // planRun applies o to the settings of burst name, clamped to its maxima,
-// and builds the probes of one run: its own sequences, so every run with the
-// same seed and settings sends the same requests.
-func planRun(name string, spec *burstSpec, o BurstOverrides, shard prober.Shard) (*runPlan, error) {
+// and plans one run of it.
+func planRun(name string, spec *burstSpec, o BurstOverrides, shard prober.Shard) (*finite.Plan, error) {
 	b := spec.burst
 	if o.Duration < 0 || o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Concurrency < 0 {
 		return nil, fmt.Errorf("overrides must be >= 0 (0 keeps the configured value), got %+v", o)
@@ -585,25 +580,15 @@ func planRun(name string, spec *burstSpec, o BurstOverrides, shard prober.Shard)
 	if err != nil {
 		return nil, err
 	}
-	p := &runPlan{
-		limit:  limit,
-		grace:  time.Duration(b.GracePeriod),
-		labels: spec.labels(name),
-		slo:    collector.NewSLO(b.SLO),
-	}
 	// Names outside the probe namespace ('/' is not allowed in a probe
 	// name), so a burst never draws a probe's seeded streams.
-	if p.main, err = prober.NewProbe("burst/"+name, b.Probe(), target, spec.seed, shard); err != nil {
-		return nil, err
-	}
-	p.main.SetLimit(limit)
-	if w := b.Warmup; w.Requests > 0 || w.Duration > 0 {
-		if p.warmup, err = prober.NewProbe("burst/"+name+"/warmup", b.Probe(), target, spec.seed, shard); err != nil {
-			return nil, err
-		}
-		p.warmup.SetLimit(prober.Limit{Requests: w.Requests, Duration: time.Duration(w.Duration)})
-	}
-	return p, nil
+	return finite.NewPlan(finite.Spec{
+		Name: "burst/" + name, WarmupName: "burst/" + name + "/warmup",
+		Probe: b.Probe(), Target: target, Seed: spec.seed, Shard: shard,
+		Limit:  limit,
+		Warmup: prober.Limit{Requests: b.Warmup.Requests, Duration: time.Duration(b.Warmup.Duration)},
+		Grace:  time.Duration(b.GracePeriod),
+	})
 }
 
 // clamp is v, lowered to limit when there is one (> 0).
@@ -614,47 +599,8 @@ func clamp[T time.Duration | uint64 | float64 | int](v, limit T) T {
 	return v
 }
 
-// execute runs r: warmup, then the measured requests; once sending ends it
-// gives the requests in flight the grace period, then records the run.
-func (m *burstManager) execute(ctx, reqCtx context.Context, r *burstRun, p *runPlan) {
-	defer r.stop()
-	defer r.cancelRq()
-	if p.warmup != nil {
-		p.warmup.Run(ctx, reqCtx, m.d.exec, discard{})
-	}
-	if ctx.Err() == nil {
-		finished := make(chan struct{})
-		go m.endRun(ctx, r, p, finished)
-		p.main.Run(ctx, reqCtx, m.d.exec, r.recorder)
-		close(finished)
-	}
-	m.finish(r)
-}
-
-// endRun waits for the run to send its last request — the prober ends it by
-// its own limit, on its own timeline, so runs with the same seed send the
-// same requests — then cuts what is still in flight after the grace period.
-func (m *burstManager) endRun(ctx context.Context, r *burstRun, p *runPlan, finished <-chan struct{}) {
-	select {
-	case <-p.main.SendingEnded():
-	case <-ctx.Done(): // cancelled: whoever cancelled decides about the requests
-		return
-	case <-finished:
-		return
-	}
-	grace := time.NewTimer(p.grace)
-	defer grace.Stop()
-	select {
-	case <-grace.C:
-		m.d.logger.Warn("burst grace period over; cancelling its requests still in flight", "burst", p.labels.Scenario, "run", r.id(), "grace", p.grace)
-		r.stop()
-		r.cancelRq()
-	case <-finished:
-	}
-}
-
-// finish computes r's report, records it and frees its target.
-func (m *burstManager) finish(r *burstRun) {
+// finish records r's result and frees its target.
+func (m *burstManager) finish(r *burstRun, res finite.Result) {
 	now := m.clock.Now()
 	r.mu.Lock()
 	r.ended = true // a cancel from now on comes too late
@@ -662,12 +608,8 @@ func (m *burstManager) finish(r *burstRun) {
 	if r.cancelled {
 		result = RunCancelled
 	}
-	report := r.reportLocked()
 	r.mu.Unlock()
-	if s := report.Summary; m.gpu != nil && s.End.After(s.Start) {
-		st := m.gpu.Stats(s.Start, s.End, int64(s.OutputTokensTotal))
-		report.GPU = &st
-	}
+	report := &BurstReport{Summary: res.Summary, Digest: res.Digest.String(), GPU: res.GPU}
 	if result == RunSucceeded {
 		m.metrics.SetLast(r.info.Burst, r.info.Target, collector.BurstResult{Summary: report.Summary, End: unixSeconds(now)})
 	}
@@ -734,21 +676,10 @@ func (r *burstRun) snapshot() RunInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	info := r.info
-	if info.State == RunRunning && r.report != nil {
-		info.Report = r.reportLocked()
+	if info.State == RunRunning && r.run != nil {
+		info.Report = &BurstReport{Summary: r.run.Report().Summary(), Digest: r.run.Digest().String()}
 	}
 	return info
 }
 
-// reportLocked computes r's report from what has finished; r.mu is held.
-func (r *burstRun) reportLocked() *BurstReport {
-	return &BurstReport{Summary: r.report.Summary(), Digest: r.probe.Digest().String()}
-}
-
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
-
-// discard drops warmup requests: they are neither reported nor exported.
-type discard struct{}
-
-func (discard) Started()               {}
-func (discard) Observe(*prober.Record) {}

@@ -56,6 +56,26 @@ func Parse(data []byte, filename string) (*Config, error) {
 	return c, nil
 }
 
+// Check applies defaults to c and validates it, as Parse does a file's
+// content, for a scenario built in code (bench builds one from its flags).
+// written lists the dotted paths of the fields the builder set, leaves only:
+// the others take their defaults, as fields not written in a file do. name
+// names the scenario in errors, which carry no line.
+func Check(c *Config, name string, written []string) error {
+	l := &loader{file: name, locs: map[string]loc{"": {value: &yaml.Node{}}}, bad: map[string]bool{}, set: map[string]bool{}}
+	for _, p := range written {
+		for _, a := range ancestors(p) {
+			l.set[a] = true
+		}
+	}
+	c.setDefaults(l)
+	c.validate(l)
+	if len(l.errs) > 0 {
+		return l.sorted()
+	}
+	return nil
+}
+
 // loader holds one Parse call's state: where each field sits in the file, which
 // values were rejected, and the problems found.
 type loader struct {
@@ -73,6 +93,9 @@ type loader struct {
 	expanded   int
 	overspent  bool
 	errs       Errors
+	// set, for a scenario built in code (Check), holds the paths written and
+	// their ancestors; nil for a file, whose nodes say what is written.
+	set map[string]bool
 }
 
 type loc struct{ key, value *yaml.Node }
@@ -160,6 +183,9 @@ func (l *loader) report(path string, atKey bool, format string, args ...any) {
 
 // written reports whether the field at path has a value in the file (null counts as none).
 func (l *loader) written(path string) bool {
+	if l.set != nil {
+		return l.set[path]
+	}
 	lc, ok := l.locs[path]
 	return ok && deref(lc.value).ShortTag() != "!!null"
 }
