@@ -58,6 +58,7 @@ type burstManager struct {
 type burstEntry struct {
 	name    string
 	spec    burstSpec
+	target  *prober.Target // spec's target, built by the last reload
 	sched   *schedule // nil: on demand only
 	next    time.Time // next scheduled start
 	running *burstRun
@@ -80,6 +81,7 @@ func (s *burstSpec) labels(name string) collector.Labels {
 type burstRun struct {
 	entry    *burstEntry // at the time it was created
 	spec     burstSpec   // the entry's when the run started, which it is planned from
+	target   *prober.Target
 	labels   collector.Labels
 	stop     context.CancelFunc // stops sending
 	cancelRq context.CancelFunc // cuts the requests in flight
@@ -240,9 +242,10 @@ func (m *burstManager) activeRuns() []RunInfo {
 	return out
 }
 
-// apply makes the bursts match cfg. Runs in progress keep the settings they
-// started with; a removed burst's runs are cancelled.
-func (m *burstManager) apply(cfg *scenarios.Config) {
+// apply makes the bursts match cfg, whose targets are built. Runs in
+// progress keep the settings they started with; a removed burst's runs are
+// cancelled.
+func (m *burstManager) apply(cfg *scenarios.Config, targets map[string]*prober.Target) {
 	var ended []*burstRun
 	var gone []collector.Labels
 	m.mu.Lock()
@@ -252,11 +255,12 @@ func (m *burstManager) apply(cfg *scenarios.Config) {
 		spec := burstSpec{seed: cfg.Global.Seed, burst: *b, target: *cfg.Targets[b.Target]}
 		e := m.bursts[name]
 		added := e == nil
-		switch {
-		case added:
+		if added {
 			e = &burstEntry{name: name}
 			m.bursts[name] = e
-		case reflect.DeepEqual(e.spec, spec):
+		}
+		e.target = targets[b.Target]
+		if !added && reflect.DeepEqual(e.spec, spec) {
 			continue
 		}
 		oldLabels, oldSchedule := e.spec.labels(name), describe(&e.spec.burst)
@@ -427,7 +431,7 @@ func (m *burstManager) start(r *burstRun) {
 	e := r.entry
 	r.mu.Lock()
 	r.info.State, r.info.Started = RunRunning, m.clock.Now()
-	r.spec, r.labels = e.spec, e.spec.labels(e.name)
+	r.spec, r.target, r.labels = e.spec, e.target, e.spec.labels(e.name)
 	r.mu.Unlock()
 	e.running = r
 	m.busy[e.spec.burst.Target] = r
@@ -451,9 +455,9 @@ func (m *burstManager) launchOne(r *burstRun) {
 	defer m.wg.Done()
 	e := r.entry
 	r.mu.Lock()
-	spec, o := r.spec, r.info.Overrides
+	spec, target, o := r.spec, r.target, r.info.Overrides
 	r.mu.Unlock()
-	plan, err := planRun(e.name, &spec, o, m.d.shard)
+	plan, err := planRun(e.name, &spec, target, o, m.d.shard)
 
 	m.mu.Lock()
 	r.mu.Lock()
@@ -537,7 +541,7 @@ func (m *burstManager) shutdown() {
 
 // planRun applies o to the settings of burst name, clamped to its maxima,
 // and plans one run of it.
-func planRun(name string, spec *burstSpec, o BurstOverrides, shard prober.Shard) (*finite.Plan, error) {
+func planRun(name string, spec *burstSpec, target *prober.Target, o BurstOverrides, shard prober.Shard) (*finite.Plan, error) {
 	b := spec.burst
 	if o.Duration < 0 || o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Concurrency < 0 {
 		return nil, fmt.Errorf("overrides must be >= 0 (0 keeps the configured value), got %+v", o)
@@ -575,10 +579,6 @@ func planRun(name string, spec *burstSpec, o BurstOverrides, shard prober.Shard)
 		} else {
 			b.Arrival.MaxConcurrency = c
 		}
-	}
-	target, err := prober.NewTarget(b.Target, &spec.target)
-	if err != nil {
-		return nil, err
 	}
 	// Names outside the probe namespace ('/' is not allowed in a probe
 	// name), so a burst never draws a probe's seeded streams.

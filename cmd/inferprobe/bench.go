@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -149,26 +148,19 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		err = scenarios.Check(sc.cfg, "bench", sc.written)
 	}
 	if err != nil {
-		var errs scenarios.Errors
-		if errors.As(err, &errs) {
-			for _, e := range errs {
-				fmt.Fprintf(stderr, "inferprobe bench: %s: %s\n", sc.flagFor(e.Field), e.Msg)
-			}
-			return 2
-		}
-		return usage("%v", err)
+		return sc.usage(stderr, err)
 	}
 	for _, n := range sc.notes {
 		fmt.Fprintf(stderr, "inferprobe bench: note: %s\n", n)
 	}
-	target, err := prober.NewTarget("bench", sc.cfg.Targets["bench"])
+	targets, err := prober.Build(sc.cfg)
 	if err != nil {
-		return usage("%v", err)
+		return sc.usage(stderr, err)
 	}
 	// The warmup's own name gives it its own random streams, so warming up
 	// does not change the measured sequence or its digest.
 	plan, err := finite.NewPlan(finite.Spec{
-		Name: "bench", WarmupName: "bench-warmup", Probe: sc.cfg.Probes["bench"], Target: target,
+		Name: "bench", WarmupName: "bench-warmup", Probe: sc.cfg.Probes["bench"], Target: targets["bench"],
 		Seed: sc.cfg.Global.Seed, Shard: prober.Shard{Count: 1},
 		Limit: f.limit(), Warmup: prober.Limit{Requests: uint64(f.warmupRequests)}, Grace: finite.NoGrace,
 	})

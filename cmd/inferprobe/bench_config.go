@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"net/url"
@@ -51,6 +52,20 @@ func (b *benchScenario) flagFor(field string) string {
 		}
 	}
 	return field
+}
+
+// usage prints err, a problem with the flags, naming the flag of each
+// field it is about, and returns bench's usage exit status.
+func (b *benchScenario) usage(stderr io.Writer, err error) int {
+	var errs scenarios.Errors
+	if b == nil || !errors.As(err, &errs) {
+		fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)
+		return 2
+	}
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "inferprobe bench: %s: %s\n", b.flagFor(e.Field), e.Msg)
+	}
+	return 2
 }
 
 // apiKeyEnv carries --api-key to the scenario, which takes keys only from
