@@ -59,8 +59,8 @@ type burstEntry struct {
 	name    string
 	spec    burstSpec
 	target  *prober.Target // spec's target, built by the last reload
-	sched   *schedule // nil: on demand only
-	next    time.Time // next scheduled start
+	sched   *schedule      // nil: on demand only
+	next    time.Time      // next scheduled start
 	running *burstRun
 	pending *burstRun // the run queued by overlap: queue
 }
