@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // fakeControl keeps bursts and runs in memory with the rules the API relies
@@ -475,7 +477,7 @@ func TestReadTokenFile(t *testing.T) {
 // left the running list, cancels nothing: it answers 409 like any DELETE of
 // an ended run, not 200 with a run that succeeded.
 func TestBurstAPICancelRunThatJustEnded(t *testing.T) {
-	d := New(discardLogger(), nil, nil)
+	d := New(discardLogger(), prometheus.NewRegistry(), nil, nil)
 	m := d.bursts
 	r := &burstRun{entry: &burstEntry{name: "b"}, done: make(chan struct{}), ended: true,
 		stop: func() { t.Error("the ended run was stopped") }, cancelRq: func() { t.Error("the ended run's requests were cut") },

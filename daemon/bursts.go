@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/collector/gpu"
+	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
@@ -57,8 +58,9 @@ type burstManager struct {
 type burstEntry struct {
 	name    string
 	spec    burstSpec
-	sched   *schedule // nil: on demand only
-	next    time.Time // next scheduled start
+	target  *prober.Target // spec's target, built by the last reload
+	sched   *schedule      // nil: on demand only
+	next    time.Time      // next scheduled start
 	running *burstRun
 	pending *burstRun // the run queued by overlap: queue
 }
@@ -79,6 +81,7 @@ func (s *burstSpec) labels(name string) collector.Labels {
 type burstRun struct {
 	entry    *burstEntry // at the time it was created
 	spec     burstSpec   // the entry's when the run started, which it is planned from
+	target   *prober.Target
 	labels   collector.Labels
 	stop     context.CancelFunc // stops sending
 	cancelRq context.CancelFunc // cuts the requests in flight
@@ -87,10 +90,8 @@ type burstRun struct {
 	mu        sync.Mutex
 	info      RunInfo
 	cancelled bool
-	ended     bool          // finish has taken its result
-	probe     *prober.Probe // nil until it runs
-	report    *collector.Report
-	recorder  *collector.BurstRecorder
+	ended     bool        // finish has taken its result
+	run       *finite.Run // nil until it runs
 }
 
 func newBurstManager(d *Daemon) *burstManager {
@@ -241,9 +242,10 @@ func (m *burstManager) activeRuns() []RunInfo {
 	return out
 }
 
-// apply makes the bursts match cfg. Runs in progress keep the settings they
-// started with; a removed burst's runs are cancelled.
-func (m *burstManager) apply(cfg *scenarios.Config) {
+// apply makes the bursts match cfg, whose targets are built. Runs in
+// progress keep the settings they started with; a removed burst's runs are
+// cancelled.
+func (m *burstManager) apply(cfg *scenarios.Config, targets map[string]*prober.Target) {
 	var ended []*burstRun
 	var gone []collector.Labels
 	m.mu.Lock()
@@ -253,11 +255,12 @@ func (m *burstManager) apply(cfg *scenarios.Config) {
 		spec := burstSpec{seed: cfg.Global.Seed, burst: *b, target: *cfg.Targets[b.Target]}
 		e := m.bursts[name]
 		added := e == nil
-		switch {
-		case added:
+		if added {
 			e = &burstEntry{name: name}
 			m.bursts[name] = e
-		case reflect.DeepEqual(e.spec, spec):
+		}
+		e.target = targets[b.Target]
+		if !added && reflect.DeepEqual(e.spec, spec) {
 			continue
 		}
 		oldLabels, oldSchedule := e.spec.labels(name), describe(&e.spec.burst)
@@ -428,7 +431,7 @@ func (m *burstManager) start(r *burstRun) {
 	e := r.entry
 	r.mu.Lock()
 	r.info.State, r.info.Started = RunRunning, m.clock.Now()
-	r.spec, r.labels = e.spec, e.spec.labels(e.name)
+	r.spec, r.target, r.labels = e.spec, e.target, e.spec.labels(e.name)
 	r.mu.Unlock()
 	e.running = r
 	m.busy[e.spec.burst.Target] = r
@@ -452,9 +455,9 @@ func (m *burstManager) launchOne(r *burstRun) {
 	defer m.wg.Done()
 	e := r.entry
 	r.mu.Lock()
-	spec, o := r.spec, r.info.Overrides
+	spec, target, o := r.spec, r.target, r.info.Overrides
 	r.mu.Unlock()
-	p, err := planRun(e.name, &spec, o, m.d.shard)
+	plan, err := planRun(e.name, &spec, target, o, m.d.shard)
 
 	m.mu.Lock()
 	r.mu.Lock()
@@ -474,12 +477,18 @@ func (m *burstManager) launchOne(r *burstRun) {
 	ctx, stop := context.WithCancel(context.Background())
 	reqCtx, cancelRq := context.WithCancel(m.d.reqCtx)
 	r.stop, r.cancelRq = stop, cancelRq
-	r.probe, r.report = p.main, collector.NewReport(collector.WithSLO(p.slo))
-	r.recorder = collector.NewBurstRecorder(m.d.requests.Series(p.labels, p.slo), r.report)
+	r.run = finite.New(plan, m.d.exec,
+		finite.WithRecorder(m.d.requests.Series(r.labels, plan.SLO)),
+		finite.WithGPUWindow(m.gpu),
+		finite.WithLogger(m.d.logger.With("burst", e.name, "run", r.info.ID)))
 	r.mu.Unlock()
 	m.metrics.Running(e.name, r.info.Target, true)
 	m.d.logger.Info("burst run started", "burst", e.name, "run", r.info.ID, "trigger", r.info.Trigger, "target", r.info.Target)
-	m.wg.Go(func() { m.execute(ctx, reqCtx, r, p) })
+	m.wg.Go(func() {
+		defer stop()
+		defer cancelRq()
+		m.finish(r, r.run.Execute(ctx, reqCtx))
+	})
 	m.mu.Unlock()
 }
 
@@ -530,19 +539,9 @@ func (m *burstManager) shutdown() {
 	}
 }
 
-// runPlan is a run made ready from its burst's settings and overrides.
-type runPlan struct {
-	warmup, main *prober.Probe
-	limit        prober.Limit
-	grace        time.Duration
-	labels       collector.Labels
-	slo          collector.SLO
-}
-
 // planRun applies o to the settings of burst name, clamped to its maxima,
-// and builds the probes of one run: its own sequences, so every run with the
-// same seed and settings sends the same requests.
-func planRun(name string, spec *burstSpec, o BurstOverrides, shard prober.Shard) (*runPlan, error) {
+// and plans one run of it.
+func planRun(name string, spec *burstSpec, target *prober.Target, o BurstOverrides, shard prober.Shard) (*finite.Plan, error) {
 	b := spec.burst
 	if o.Duration < 0 || o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Concurrency < 0 {
 		return nil, fmt.Errorf("overrides must be >= 0 (0 keeps the configured value), got %+v", o)
@@ -581,29 +580,15 @@ func planRun(name string, spec *burstSpec, o BurstOverrides, shard prober.Shard)
 			b.Arrival.MaxConcurrency = c
 		}
 	}
-	target, err := prober.NewTarget(b.Target, &spec.target)
-	if err != nil {
-		return nil, err
-	}
-	p := &runPlan{
-		limit:  limit,
-		grace:  time.Duration(b.GracePeriod),
-		labels: spec.labels(name),
-		slo:    collector.NewSLO(b.SLO),
-	}
 	// Names outside the probe namespace ('/' is not allowed in a probe
 	// name), so a burst never draws a probe's seeded streams.
-	if p.main, err = prober.NewProbe("burst/"+name, b.Probe(), target, spec.seed, shard); err != nil {
-		return nil, err
-	}
-	p.main.SetLimit(limit)
-	if w := b.Warmup; w.Requests > 0 || w.Duration > 0 {
-		if p.warmup, err = prober.NewProbe("burst/"+name+"/warmup", b.Probe(), target, spec.seed, shard); err != nil {
-			return nil, err
-		}
-		p.warmup.SetLimit(prober.Limit{Requests: w.Requests, Duration: time.Duration(w.Duration)})
-	}
-	return p, nil
+	return finite.NewPlan(finite.Spec{
+		Name: "burst/" + name, WarmupName: "burst/" + name + "/warmup",
+		Probe: b.Probe(), Target: target, Seed: spec.seed, Shard: shard,
+		Limit:  limit,
+		Warmup: prober.Limit{Requests: b.Warmup.Requests, Duration: time.Duration(b.Warmup.Duration)},
+		Grace:  time.Duration(b.GracePeriod),
+	})
 }
 
 // clamp is v, lowered to limit when there is one (> 0).
@@ -614,47 +599,8 @@ func clamp[T time.Duration | uint64 | float64 | int](v, limit T) T {
 	return v
 }
 
-// execute runs r: warmup, then the measured requests; once sending ends it
-// gives the requests in flight the grace period, then records the run.
-func (m *burstManager) execute(ctx, reqCtx context.Context, r *burstRun, p *runPlan) {
-	defer r.stop()
-	defer r.cancelRq()
-	if p.warmup != nil {
-		p.warmup.Run(ctx, reqCtx, m.d.exec, discard{})
-	}
-	if ctx.Err() == nil {
-		finished := make(chan struct{})
-		go m.endRun(ctx, r, p, finished)
-		p.main.Run(ctx, reqCtx, m.d.exec, r.recorder)
-		close(finished)
-	}
-	m.finish(r)
-}
-
-// endRun waits for the run to send its last request — the prober ends it by
-// its own limit, on its own timeline, so runs with the same seed send the
-// same requests — then cuts what is still in flight after the grace period.
-func (m *burstManager) endRun(ctx context.Context, r *burstRun, p *runPlan, finished <-chan struct{}) {
-	select {
-	case <-p.main.SendingEnded():
-	case <-ctx.Done(): // cancelled: whoever cancelled decides about the requests
-		return
-	case <-finished:
-		return
-	}
-	grace := time.NewTimer(p.grace)
-	defer grace.Stop()
-	select {
-	case <-grace.C:
-		m.d.logger.Warn("burst grace period over; cancelling its requests still in flight", "burst", p.labels.Scenario, "run", r.id(), "grace", p.grace)
-		r.stop()
-		r.cancelRq()
-	case <-finished:
-	}
-}
-
-// finish computes r's report, records it and frees its target.
-func (m *burstManager) finish(r *burstRun) {
+// finish records r's result and frees its target.
+func (m *burstManager) finish(r *burstRun, res finite.Result) {
 	now := m.clock.Now()
 	r.mu.Lock()
 	r.ended = true // a cancel from now on comes too late
@@ -662,12 +608,8 @@ func (m *burstManager) finish(r *burstRun) {
 	if r.cancelled {
 		result = RunCancelled
 	}
-	report := r.reportLocked()
 	r.mu.Unlock()
-	if s := report.Summary; m.gpu != nil && s.End.After(s.Start) {
-		st := m.gpu.Stats(s.Start, s.End, int64(s.OutputTokensTotal))
-		report.GPU = &st
-	}
+	report := &BurstReport{Summary: res.Summary, Digest: res.Digest.String(), GPU: res.GPU}
 	if result == RunSucceeded {
 		m.metrics.SetLast(r.info.Burst, r.info.Target, collector.BurstResult{Summary: report.Summary, End: unixSeconds(now)})
 	}
@@ -734,21 +676,10 @@ func (r *burstRun) snapshot() RunInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	info := r.info
-	if info.State == RunRunning && r.report != nil {
-		info.Report = r.reportLocked()
+	if info.State == RunRunning && r.run != nil {
+		info.Report = &BurstReport{Summary: r.run.Report().Summary(), Digest: r.run.Digest().String()}
 	}
 	return info
 }
 
-// reportLocked computes r's report from what has finished; r.mu is held.
-func (r *burstRun) reportLocked() *BurstReport {
-	return &BurstReport{Summary: r.report.Summary(), Digest: r.probe.Digest().String()}
-}
-
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
-
-// discard drops warmup requests: they are neither reported nor exported.
-type discard struct{}
-
-func (discard) Started()               {}
-func (discard) Observe(*prober.Record) {}

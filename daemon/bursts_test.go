@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/inferprobe/inferprobe/daemon"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/simulator"
@@ -93,7 +95,7 @@ func startBursts(t *testing.T, yml string, exec prober.Executor, opts ...daemon.
 	t.Helper()
 	ld := &loader{}
 	ld.set(yml, nil)
-	d := daemon.New(quietLogger(), ld.load, exec, opts...)
+	d := daemon.New(quietLogger(), prometheus.NewRegistry(), ld.load, exec, opts...)
 	stop := start(t, d)
 	waitFor(t, "the configuration to load", func() bool { return len(d.Bursts()) > 0 || !strings.Contains(yml, "bursts:") })
 	return d, ld, stop

@@ -81,9 +81,9 @@ func WithClientLoad(load collector.ClientLoad) Option {
 func WithGracePeriod(grace time.Duration) Option { return func(d *Daemon) { d.grace = grace } }
 
 // New returns a daemon that reads its configuration with load and sends
-// requests with exec. Metrics are registered with a fresh registry.
-func New(logger *slog.Logger, load func() (*scenarios.Config, error), exec prober.Executor, opts ...Option) *Daemon {
-	reg := prometheus.NewRegistry()
+// requests with exec. It registers its metrics with reg and serves reg's
+// metrics, the caller's too, on /metrics.
+func New(logger *slog.Logger, reg *prometheus.Registry, load func() (*scenarios.Config, error), exec prober.Executor, opts ...Option) *Daemon {
 	reqCtx, cancelRequests := context.WithCancel(context.Background())
 	d := &Daemon{
 		reqCtx:         reqCtx,
@@ -105,9 +105,6 @@ func New(logger *slog.Logger, load func() (*scenarios.Config, error), exec probe
 	d.requests.FeedSaturation(d.saturation)
 	return d
 }
-
-// Registry is where every metric the daemon exports is registered.
-func (d *Daemon) Registry() *prometheus.Registry { return d.registry }
 
 // Run loads the configuration and starts the probes, then serves reload
 // requests until ctx ends; it returns after every probe and request has ended.
@@ -201,6 +198,10 @@ func (d *Daemon) Reload() error {
 // a reload does not reset their schedules. Everything that can fail is checked
 // before anything is stopped.
 func (d *Daemon) apply(cfg *scenarios.Config) error {
+	targets, err := prober.Build(cfg)
+	if err != nil {
+		return err
+	}
 	next := map[string]*running{}
 	for _, name := range sortedKeys(cfg.Probes) {
 		p := cfg.Probes[name]
@@ -212,11 +213,7 @@ func (d *Daemon) apply(cfg *scenarios.Config) error {
 			next[name] = old
 			continue
 		}
-		target, err := prober.NewTarget(p.Target, t)
-		if err != nil {
-			return err
-		}
-		probe, err := prober.NewProbe(name, p, target, cfg.Global.Seed, d.shard)
+		probe, err := prober.NewProbe(name, p, targets[p.Target], cfg.Global.Seed, d.shard)
 		if err != nil {
 			return err
 		}
@@ -242,7 +239,7 @@ func (d *Daemon) apply(cfg *scenarios.Config) error {
 		}
 	}
 	d.probes = next
-	d.bursts.apply(cfg)
+	d.bursts.apply(cfg, targets)
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
@@ -293,7 +294,7 @@ func get(t *testing.T, method, url string, header http.Header) (int, http.Header
 func TestBadInitialConfig(t *testing.T) {
 	ld := &loader{}
 	ld.set("targets: {x: {url: http://127.0.0.1:9/v1}}\nprobes: {p: {target: y, arrival: {rate: 1}}}\n", nil)
-	d := daemon.New(quietLogger(), ld.load, newFakeExec())
+	d := daemon.New(quietLogger(), prometheus.NewRegistry(), ld.load, newFakeExec())
 	err := d.Run(context.Background()) // must return at once: nothing to run
 	var errs scenarios.Errors
 	if !errors.As(err, &errs) || len(errs) < 2 {
@@ -311,7 +312,7 @@ func TestBadInitialConfig(t *testing.T) {
 	// A load func failing outright is returned as is.
 	boom := errors.New("reading scenario file: permission denied")
 	ld.set("", boom)
-	d = daemon.New(quietLogger(), ld.load, newFakeExec())
+	d = daemon.New(quietLogger(), prometheus.NewRegistry(), ld.load, newFakeExec())
 	if err := d.Run(context.Background()); !errors.Is(err, boom) {
 		t.Errorf("Run = %v, want %v", err, boom)
 	}
@@ -323,7 +324,7 @@ func TestReloads(t *testing.T) {
 	ld := &loader{}
 	ld.set(probesYAML(fakeURL, map[string]string{"a": "200", "b": "200"}), nil)
 	exec := newFakeExec()
-	d := daemon.New(quietLogger(), ld.load, exec)
+	d := daemon.New(quietLogger(), prometheus.NewRegistry(), ld.load, exec)
 	h, err := d.Handler(true, daemon.BurstAPIOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -450,7 +451,7 @@ func TestShard(t *testing.T) {
 	ld := &loader{}
 	ld.set(probesYAML(fakeURL, map[string]string{"a": "200"}), nil)
 	exec := newFakeExec()
-	stop := start(t, daemon.New(quietLogger(), ld.load, exec, daemon.WithShard(prober.Shard{Index: 1, Count: 3})))
+	stop := start(t, daemon.New(quietLogger(), prometheus.NewRegistry(), ld.load, exec, daemon.WithShard(prober.Shard{Index: 1, Count: 3})))
 	waitFor(t, "requests", func() bool { return len(exec.sent("ta")) >= 10 })
 	if err := stop(); err != nil { // Run returns after every request it sent has ended
 		t.Fatal(err)
@@ -469,7 +470,7 @@ func TestRemovedThenReAddedProbe(t *testing.T) {
 	both := probesYAML(fakeURL, map[string]string{"a": "200", "b": "200"})
 	ld.set(both, nil)
 	exec := newFakeExec()
-	d := daemon.New(quietLogger(), ld.load, exec)
+	d := daemon.New(quietLogger(), prometheus.NewRegistry(), ld.load, exec)
 	start(t, d)
 	waitFor(t, "b to be exported", func() bool { return requestsOK(t, d, "b") > 0 })
 
@@ -515,7 +516,7 @@ probes:
 
 	ld := &loader{}
 	ld.set(good, nil)
-	d := daemon.New(quietLogger(), ld.load, prober.NewClient())
+	d := daemon.New(quietLogger(), prometheus.NewRegistry(), ld.load, prober.NewClient())
 	servers := map[bool]string{}
 	for _, lifecycle := range []bool{false, true} {
 		h, err := d.Handler(lifecycle, daemon.BurstAPIOptions{})

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/inferprobe/inferprobe/daemon"
 )
 
@@ -28,7 +30,7 @@ probes:
     dataset: {file: {path: `+file+`, format: single_turn}}
 `, nil)
 	exec := newFakeExec()
-	d := daemon.New(quietLogger(), l.load, exec)
+	d := daemon.New(quietLogger(), prometheus.NewRegistry(), l.load, exec)
 	start(t, d)
 	waitFor(t, "requests from the file", func() bool { return len(exec.sent("tp")) >= 4 })
 

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/inferprobe/inferprobe/daemon"
 )
 
@@ -25,7 +27,7 @@ func TestShutdownGracePeriod(t *testing.T) {
 			ld.set(probesYAML(fakeURL, map[string]string{"a": "50"}), nil)
 			exec := newFakeExec()
 			open := exec.gate("ta")
-			d := daemon.New(quietLogger(), ld.load, exec, daemon.WithGracePeriod(tc.grace))
+			d := daemon.New(quietLogger(), prometheus.NewRegistry(), ld.load, exec, daemon.WithGracePeriod(tc.grace))
 			stop := start(t, d)
 			waitFor(t, "requests in flight", func() bool { return exec.running() >= 3 })
 			held := exec.running()

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/inferprobe/inferprobe/daemon"
 	"github.com/inferprobe/inferprobe/prober"
 )
@@ -52,7 +54,7 @@ func TestProbingSurvivesFaults(t *testing.T) {
 
 	ld := &loader{}
 	ld.set(strings.ReplaceAll(probesYAML(srv.URL+"/v1", map[string]string{"f": "100"}), "timeout: 5s", "timeout: 200ms"), nil)
-	d := daemon.New(quietLogger(), ld.load, prober.NewClient())
+	d := daemon.New(quietLogger(), prometheus.NewRegistry(), ld.load, prober.NewClient())
 	start(t, d)
 
 	total := func() float64 {

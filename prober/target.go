@@ -87,14 +87,15 @@ func NewTarget(name string, t *scenarios.Target) (*Target, error) {
 	}
 	if t.Tokenizer != "" {
 		if tg.tok, err = loadTokenizer(t.Tokenizer); err != nil {
-			return nil, fmt.Errorf("target %s: %w", name, err)
+			return nil, &fieldError{target: name, field: "tokenizer", err: err,
+				hint: "; give the model's Hugging Face tokenizer.json (GPT-2, Llama 3 or Qwen2 kind), or remove tokenizer and rely on the server's usage"}
 		}
 	}
 	if t.TLS != (scenarios.TLS{}) {
 		tg.tls = &tls.Config{InsecureSkipVerify: t.TLS.InsecureSkipVerify} //nolint:gosec // an explicit, documented switch
 		if t.TLS.CAFile != "" {
-			if tg.tls.RootCAs, err = scenarios.LoadCAFile(t.TLS.CAFile); err != nil {
-				return nil, fmt.Errorf("target %s: tls.ca_file: %w", name, err)
+			if tg.tls.RootCAs, err = loadCAFile(t.TLS.CAFile); err != nil {
+				return nil, &fieldError{target: name, field: "tls.ca_file", err: err}
 			}
 		}
 	}

@@ -22,6 +22,10 @@ type Config struct {
 	// API, by name (same rules as probe names, and the scenario label of
 	// their requests). Optional.
 	Bursts map[string]*Burst `yaml:"bursts"`
+
+	// src locates the fields in the file the config was read from, for
+	// problems found after loading (Problems).
+	src *loader
 }
 
 // Global holds settings shared by every probe.

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -235,12 +234,7 @@ func (f *File) validate(l *loader, path string) {
 	if !filepath.IsAbs(f.Path) {
 		f.Path = filepath.Join(filepath.Dir(l.file), f.Path)
 	}
-	switch st, err := os.Stat(f.Path); {
-	case err != nil:
-		l.errorf(fp, "cannot read %s: %v", f.Path, err)
-	case !st.Mode().IsRegular():
-		l.errorf(fp, "%s is not a regular file", f.Path)
-	}
+	l.checkFile(fp, f.Path, "")
 }
 
 // validateReplay checks the arrival of a probe that replays a file: the

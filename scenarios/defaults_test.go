@@ -31,6 +31,7 @@ func TestDefaults(t *testing.T) {
 			}},
 		}},
 	}
+	c.src = nil // where the fields sit in the file
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got  %s\nwant %s", dump(c), dump(want))
 	}

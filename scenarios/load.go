@@ -53,7 +53,55 @@ func Parse(data []byte, filename string) (*Config, error) {
 	if len(l.errs) > 0 {
 		return nil, l.sorted()
 	}
+	c.src = l
 	return c, nil
+}
+
+// Check applies defaults to c and validates it, as Parse does a file's
+// content, for a scenario built in code (bench builds one from its flags).
+// written lists the dotted paths of the fields the builder set, leaves only:
+// the others take their defaults, as fields not written in a file do. name
+// names the scenario in errors, which carry no line.
+func Check(c *Config, name string, written []string) error {
+	l := &loader{file: name, locs: map[string]loc{"": {value: &yaml.Node{}}}, bad: map[string]bool{}, set: map[string]bool{}}
+	for _, p := range written {
+		for _, a := range ancestors(p) {
+			l.set[a] = true
+		}
+	}
+	c.setDefaults(l)
+	c.validate(l)
+	if len(l.errs) > 0 {
+		return l.sorted()
+	}
+	c.src = l
+	return nil
+}
+
+// Problems collects problems with c's fields found after loading, when a
+// field's value is put to use (a key file that cannot be read, a tokenizer
+// of an unsupported kind), located and ordered as Parse's own.
+type Problems struct{ l loader }
+
+// Problems returns an empty collection of problems with c.
+func (c *Config) Problems() *Problems {
+	if c.src == nil { // built by hand, not parsed or checked
+		return &Problems{loader{locs: map[string]loc{"": {value: &yaml.Node{}}}}}
+	}
+	l := *c.src
+	l.errs = nil
+	return &Problems{l}
+}
+
+// Errorf adds a problem with the field at path.
+func (p *Problems) Errorf(path, format string, args ...any) { p.l.errorf(path, format, args...) }
+
+// Err returns the problems as Errors, in file order, or nil when there are none.
+func (p *Problems) Err() error {
+	if len(p.l.errs) == 0 {
+		return nil
+	}
+	return p.l.sorted()
 }
 
 // loader holds one Parse call's state: where each field sits in the file, which
@@ -73,6 +121,9 @@ type loader struct {
 	expanded   int
 	overspent  bool
 	errs       Errors
+	// set, for a scenario built in code (Check), holds the paths written and
+	// their ancestors; nil for a file, whose nodes say what is written.
+	set map[string]bool
 }
 
 type loc struct{ key, value *yaml.Node }
@@ -160,6 +211,9 @@ func (l *loader) report(path string, atKey bool, format string, args ...any) {
 
 // written reports whether the field at path has a value in the file (null counts as none).
 func (l *loader) written(path string) bool {
+	if l.set != nil {
+		return l.set[path]
+	}
 	lc, ok := l.locs[path]
 	return ok && deref(lc.value).ShortTag() != "!!null"
 }
@@ -167,6 +221,22 @@ func (l *loader) written(path string) bool {
 // under returns written for the fields below prefix.
 func (l *loader) under(prefix string) func(field string) bool {
 	return func(field string) bool { return l.written(join(prefix, field)) }
+}
+
+// checkFile reports at path a file that is not there or not a regular
+// file, with hint after the reason. Files are read when the scenario is
+// built (prober.Build), not here.
+func (l *loader) checkFile(path, file, hint string) {
+	switch st, err := os.Stat(file); {
+	case err != nil:
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		l.errorf(path, "cannot read %s: %v%s", file, err, hint)
+	case !st.Mode().IsRegular():
+		l.errorf(path, "%s is not a regular file%s", file, hint)
+	}
 }
 
 // sorted returns the problems in file order, each once (merging one anchor

@@ -1,18 +1,13 @@
 package scenarios
 
 import (
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/inferprobe/inferprobe/tokenizer"
 )
 
 // Session header and output-length field defaults.
@@ -48,7 +43,7 @@ func (t *Target) validate(l *loader, path string) {
 	if t.Model == "" {
 		l.errorf(join(path, "model"), "is required, e.g. model: Qwen/Qwen3-0.6B (a name the server lists at GET /v1/models)")
 	}
-	t.resolveAPIKey(l, path)
+	t.checkAPIKey(l, path)
 	for _, name := range slices.Sorted(maps.Keys(t.Headers)) {
 		hp := join(join(path, "headers"), name)
 		switch {
@@ -144,47 +139,14 @@ func (t *Target) checkURL(l *loader, path string) {
 	}
 }
 
-// resolveAPIKey reads the key into t.APIKey. Messages name the file or the
-// variable, never the key.
-func (t *Target) resolveAPIKey(l *loader, path string) {
+// checkAPIKey checks where the API key comes from and resolves a key file's
+// path; prober.Build reads the key.
+func (t *Target) checkAPIKey(l *loader, path string) {
 	switch {
 	case t.APIKeyFile != "" && t.APIKeyEnv != "":
 		l.keyErrorf(join(path, "api_key_env"), "cannot be used together with api_key_file; keep one")
 	case t.APIKeyFile != "":
-		fp := join(path, "api_key_file")
-		if !filepath.IsAbs(t.APIKeyFile) {
-			t.APIKeyFile = filepath.Join(filepath.Dir(l.file), t.APIKeyFile)
-		}
-		data, err := readKeyFile(t.APIKeyFile)
-		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			l.errorf(fp, "cannot read %s: %v", t.APIKeyFile, err)
-			return
-		}
-		t.setAPIKey(l, fp, string(data), "file "+t.APIKeyFile)
-	case t.APIKeyEnv != "":
-		fp := join(path, "api_key_env")
-		key, ok := os.LookupEnv(t.APIKeyEnv)
-		if !ok {
-			l.errorf(fp, "environment variable %s is not set; export it with the API key", t.APIKeyEnv)
-			return
-		}
-		t.setAPIKey(l, fp, key, "environment variable "+t.APIKeyEnv)
-	}
-}
-
-func (t *Target) setAPIKey(l *loader, path, key, source string) {
-	key = strings.TrimSpace(key)
-	switch {
-	case key == "":
-		l.errorf(path, "%s is empty; it must hold the API key", source)
-	case strings.ContainsFunc(key, func(r rune) bool { return isCtl(r) || r == ' ' }):
-		l.errorf(path, "%s holds more than one line or word; it must hold only the API key", source)
-	default:
-		t.APIKey = key
+		t.APIKeyFile = l.resolve(t.APIKeyFile)
 	}
 }
 
@@ -199,33 +161,6 @@ func isToken(s string) bool {
 // isCtl reports control characters, which may not appear in header values.
 func isCtl(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }
 
-// maxKeyFile bounds what is read as a key file: keys are short, and a path
-// such as /dev/zero must not be read until memory runs out.
-const maxKeyFile = 64 << 10
-
-// readKeyFile reads a key file, refusing what is not a regular file (a FIFO
-// or /dev/stdin would block the load) and what is too large to be a key.
-// Symbolic links are followed: Kubernetes mounts secrets through them.
-func readKeyFile(path string) ([]byte, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, errors.New("not a regular file; it must be a file holding only the key")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err == nil && len(data) > maxKeyFile {
-		err = fmt.Errorf("larger than %d KiB; it must hold only the key", maxKeyFile>>10)
-	}
-	return data, err
-}
-
 // resolve makes a relative path relative to the scenario file's directory.
 func (l *loader) resolve(p string) string {
 	if filepath.IsAbs(p) {
@@ -234,17 +169,14 @@ func (l *loader) resolve(p string) string {
 	return filepath.Join(filepath.Dir(l.file), p)
 }
 
-// checkTokenizer resolves the tokenizer path and loads the file once, so
-// that an unsupported tokenizer is a load error rather than silently
-// wrong counts later.
+// checkTokenizer resolves the tokenizer path and checks that the file is
+// there; prober.Build loads it.
 func (t *Target) checkTokenizer(l *loader, path string) {
 	if t.Tokenizer == "" {
 		return
 	}
 	t.Tokenizer = l.resolve(t.Tokenizer)
-	if _, err := tokenizer.Load(t.Tokenizer); err != nil {
-		l.errorf(path, "%v; give the model's Hugging Face tokenizer.json (GPT-2, Llama 3 or Qwen2 kind), or remove tokenizer and rely on the server's usage", err)
-	}
+	l.checkFile(path, t.Tokenizer, "; give the model's Hugging Face tokenizer.json (GPT-2, Llama 3 or Qwen2 kind), or remove tokenizer and rely on the server's usage")
 }
 
 func (t *Target) checkTLS(l *loader, path string) {
@@ -264,26 +196,7 @@ func (t *Target) checkTLS(l *loader, path string) {
 		return
 	}
 	t.TLS.CAFile = l.resolve(t.TLS.CAFile)
-	if _, err := LoadCAFile(t.TLS.CAFile); err != nil {
-		l.errorf(fp, "%v", err)
-	}
-}
-
-// LoadCAFile reads a PEM file of CA certificates into a pool.
-func LoadCAFile(path string) (*x509.CertPool, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("cannot read %s: %v", path, err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(data) {
-		return nil, fmt.Errorf("%s holds no PEM certificate (-----BEGIN CERTIFICATE-----)", path)
-	}
-	return pool, nil
+	l.checkFile(fp, t.TLS.CAFile, "")
 }
 
 // Template placeholders.

@@ -2,30 +2,24 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"math"
-	"net/url"
 	"os"
 	"os/signal"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/collector/export"
 	"github.com/inferprobe/inferprobe/collector/gpu"
+	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
@@ -105,237 +99,6 @@ func addBenchFlags(cmd *kingpin.CmdClause) *benchFlags {
 	return f
 }
 
-// apiKeyEnv carries --api-key to the scenario loader, which takes keys only
-// from files or the environment, so the key never lands in a generated file.
-const apiKeyEnv = "INFERPROBE_BENCH_API_KEY"
-
-// benchSpec is the run the flags describe, as scenario-file fields.
-type benchSpec struct {
-	target, arrival, dataset, params, slo map[string]any
-	warmup                                uint64
-	notes                                 []string // flags accepted but not used, said once before the run
-}
-
-// spec turns the flags into scenario-file fields, so that the bench run is
-// validated exactly as a probe would be.
-func (f *benchFlags) spec() (*benchSpec, error) {
-	// Two flags fill each mean, so neither can carry a kingpin default.
-	if !*f.set["synthetic-input-tokens-mean"] && !*f.set["isl"] {
-		f.islMean = 550
-	}
-	if !*f.set["output-tokens-mean"] && !*f.set["osl"] {
-		f.oslMean = 256
-	}
-	base, err := baseURL(f.url, f.endpointType)
-	if err != nil {
-		return nil, err
-	}
-	sp := &benchSpec{}
-	sp.target = map[string]any{
-		"url": base, "model": f.model, "endpoint": f.endpointType, "stream": f.streaming,
-		"timeout": (time.Duration(f.timeout * float64(time.Second))).String(),
-	}
-	if f.apiKey != "" {
-		if err := os.Setenv(apiKeyEnv, f.apiKey); err != nil {
-			return nil, err
-		}
-		sp.target["api_key_env"] = apiKeyEnv
-	}
-	if len(f.headers) > 0 {
-		h := map[string]string{}
-		for i, kv := range f.headers {
-			k, v, ok := strings.Cut(kv, ":")
-			if !ok {
-				// The value is not echoed: it is likely a credential.
-				return nil, fmt.Errorf("-H (header %d of %d) has no ':'; write it as 'Name: value', e.g. -H 'X-Team: sre'", i+1, len(f.headers))
-			}
-			h[strings.TrimSpace(k)] = strings.TrimSpace(v)
-		}
-		sp.target["headers"] = h
-	}
-	if f.tokenizer != "" {
-		// AIPerf takes a hub name and downloads it; we read only local files.
-		if st, err := os.Stat(f.tokenizer); err == nil && !st.IsDir() {
-			sp.target["tokenizer"] = f.tokenizer
-		} else {
-			sp.notes = append(sp.notes, fmt.Sprintf("--tokenizer %s is not a tokenizer.json file here, so it is ignored (inferprobe downloads nothing): token counts come from the server's usage", f.tokenizer))
-		}
-	}
-
-	sp.arrival = map[string]any{}
-	switch {
-	case *f.set["request-rate"]:
-		sp.arrival["pattern"], sp.arrival["rate"] = f.arrivalPattern, f.requestRate
-		if f.arrivalPattern == "gamma" {
-			sp.arrival["smoothness"] = f.smoothness
-		}
-		if *f.set["concurrency"] {
-			sp.arrival["max_concurrency"] = f.concurrency
-		}
-	case f.replays():
-		// A replayed trace sends at its own times; only a cap applies.
-		if *f.set["concurrency"] {
-			sp.arrival["max_concurrency"] = f.concurrency
-		}
-	default:
-		sp.arrival["pattern"], sp.arrival["concurrency"] = "concurrency", max(f.concurrency, 1)
-		if *f.set["concurrency"] {
-			sp.arrival["concurrency"] = f.concurrency
-		}
-	}
-
-	if f.inputFile != "" {
-		if f.fixedSchedule && f.datasetType == "random_pool" {
-			return nil, errors.New("--fixed-schedule replays timestamps, which a random_pool does not keep: its entries are drawn at random; drop --fixed-schedule, or use --custom-dataset-type single_turn")
-		}
-		file := map[string]any{"path": f.inputFile, "format": map[string]string{
-			"single_turn": "single_turn", "random_pool": "random_pool", "multi_turn": "multi_turn", "mooncake_trace": "mooncake",
-		}[f.datasetType]}
-		file["timing"] = "arrival"
-		if f.replays() {
-			file["timing"] = "replay"
-		}
-		sp.dataset = map[string]any{"file": file}
-	} else {
-		if f.fixedSchedule {
-			return nil, errors.New("--fixed-schedule replays the timestamps of an --input-file; give one, or drop --fixed-schedule")
-		}
-		sp.dataset = map[string]any{"synthetic": map[string]any{
-			"input_tokens":  map[string]any{"mean": f.islMean, "stddev": f.islStddev},
-			"output_tokens": map[string]any{"mean": f.oslMean, "stddev": f.oslStddev},
-		}}
-	}
-
-	sp.params = map[string]any{}
-	for _, kv := range f.extraInputs {
-		k, v, ok := strings.Cut(kv, ":")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--extra-inputs %q: want key:value, e.g. ignore_eos:true", kv)
-		}
-		var parsed any
-		if json.Unmarshal([]byte(v), &parsed) != nil {
-			parsed = v
-		}
-		sp.params[k] = parsed
-	}
-	if sp.slo, err = parseGoodput(f.goodput); err != nil {
-		return nil, err
-	}
-	if f.warmupRequests < 0 {
-		return nil, fmt.Errorf("--warmup-request-count %d: must be >= 0", f.warmupRequests)
-	}
-	sp.warmup = uint64(f.warmupRequests)
-	return sp, nil
-}
-
-// replays reports whether the run sends at the input file's timestamps:
-// with --fixed-schedule, and, as AIPerf does, for a trace given without a
-// rate or concurrency.
-func (f *benchFlags) replays() bool {
-	return f.inputFile != "" && (f.fixedSchedule ||
-		f.datasetType == "mooncake_trace" && !*f.set["request-rate"] && !*f.set["concurrency"])
-}
-
-// baseURL applies AIPerf's conventions to --url: http:// when no scheme is
-// given, /v1 when there is no path — except for the APIs served at the
-// server root (TGI, TEI).
-func baseURL(raw, endpoint string) (string, error) {
-	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		// Only the parser's reason: the URL itself may hold a password.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return "", fmt.Errorf("--url is not a valid URL (%v); write host:port or http(s)://host:port/v1", err)
-	}
-	if e, _ := scenarios.LookupEndpoint(endpoint); (u.Path == "" || u.Path == "/") && !e.AtRoot {
-		u.Path = "/v1"
-	}
-	return u.String(), nil
-}
-
-// goodputUnits are AIPerf's --goodput tags, which are also the scenario's
-// SLO fields, with the unit AIPerf reads each in.
-var goodputUnits = map[string]string{
-	"time_to_first_token":              "milliseconds",
-	"time_to_first_output_token":       "milliseconds",
-	"inter_token_latency":              "milliseconds",
-	"request_latency":                  "milliseconds",
-	"output_token_throughput_per_user": "tokens per second",
-}
-
-// parseGoodput reads AIPerf's --goodput "tag:value tag:value" into an SLO.
-func parseGoodput(s string) (map[string]any, error) {
-	slo := map[string]any{}
-	for _, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
-		tag, v, ok := strings.Cut(item, ":")
-		unit, known := goodputUnits[tag]
-		if !ok || !known {
-			return nil, fmt.Errorf("--goodput %q: want tag:value with tag one of %s (milliseconds; output_token_throughput_per_user in tokens per second, a minimum), e.g. \"time_to_first_token:500 inter_token_latency:50\"", item, strings.Join(slices.Sorted(maps.Keys(goodputUnits)), ", "))
-		}
-		x, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(x > 0) || math.IsInf(x, 1) {
-			return nil, fmt.Errorf("--goodput %q: %q is not a number of %s > 0", item, v, unit)
-		}
-		if unit == "milliseconds" {
-			slo[tag] = time.Duration(x * float64(time.Millisecond)).String()
-		} else {
-			slo[tag] = x
-		}
-	}
-	if len(slo) == 0 {
-		return nil, nil
-	}
-	return slo, nil
-}
-
-// scenario is the scenario file the bench runs: the spec as probe "bench".
-func (sp *benchSpec) scenario(seed uint64) ([]byte, error) {
-	probe := map[string]any{"target": "bench", "arrival": sp.arrival, "dataset": sp.dataset}
-	if len(sp.params) > 0 {
-		probe["params"] = sp.params
-	}
-	if sp.slo != nil {
-		probe["slo"] = sp.slo
-	}
-	return yaml.Marshal(map[string]any{
-		"global":  map[string]any{"seed": seed},
-		"targets": map[string]any{"bench": sp.target},
-		"probes":  map[string]any{"bench": probe},
-	})
-}
-
-// flagFor names the flag behind a scenario field, so a validation error
-// speaks of what the user typed.
-func flagFor(field string) string {
-	for _, m := range []struct{ prefix, flag string }{
-		{"targets.bench.url", "--url"}, {"targets.bench.model", "--model"}, {"targets.bench.endpoint", "--endpoint-type"},
-		{"targets.bench.timeout", "--request-timeout-seconds"}, {"targets.bench.headers", "-H"},
-		{"targets.bench.api_key_env", "--api-key"}, {"targets.bench.stream", "--streaming"},
-		{"targets.bench.template", "--endpoint-type=template (a template endpoint needs a scenario file: use inferprobe serve or check-config)"},
-		{"probes.bench.arrival.rate", "--request-rate"}, {"probes.bench.arrival.smoothness", "--arrival-smoothness"},
-		{"probes.bench.arrival.max_concurrency", "--concurrency"}, {"probes.bench.arrival.concurrency", "--concurrency"},
-		{"probes.bench.arrival", "--arrival-pattern"},
-		{"probes.bench.dataset.synthetic.input_tokens.mean", "--synthetic-input-tokens-mean"},
-		{"probes.bench.dataset.synthetic.input_tokens.stddev", "--synthetic-input-tokens-stddev"},
-		{"probes.bench.dataset.synthetic.output_tokens.mean", "--output-tokens-mean"},
-		{"probes.bench.dataset.synthetic.output_tokens.stddev", "--output-tokens-stddev"},
-		{"probes.bench.params", "--extra-inputs"}, {"global.seed", "--random-seed"},
-		{"probes.bench.slo", "--goodput"}, {"targets.bench.tokenizer", "--tokenizer"},
-		{"probes.bench.dataset.file.path", "--input-file"}, {"probes.bench.dataset.file.format", "--custom-dataset-type"},
-		{"probes.bench.dataset.file.timing", "--fixed-schedule"}, {"probes.bench.dataset.file", "--input-file"},
-	} {
-		if strings.HasPrefix(field, m.prefix) {
-			return m.flag + strings.TrimPrefix(field, m.prefix)
-		}
-	}
-	return field
-}
-
 // Exit codes of bench beyond 0 (success), 1 (could not run) and 2 (usage).
 const (
 	exitRegressed   = 3   // a --compare-fail rule failed
@@ -380,74 +143,36 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 			return usage("--compare-fail %q: %s has no %s.%s; metrics there: %s", r.text, f.compare, r.metric, r.stat, strings.Join(baseline.tags(), ", "))
 		}
 	}
-	sp, err := f.spec()
-	var cfg *scenarios.Config
+	sc, err := f.scenario()
 	if err == nil {
-		var yml []byte
-		if yml, err = sp.scenario(f.seed); err == nil {
-			cfg, err = scenarios.Parse(yml, "bench")
-		}
+		err = scenarios.Check(sc.cfg, "bench", sc.written)
 	}
 	if err != nil {
-		var errs scenarios.Errors
-		if errors.As(err, &errs) {
-			for _, e := range errs {
-				fmt.Fprintf(stderr, "inferprobe bench: %s: %s\n", flagFor(e.Field), e.Msg)
-			}
-			return 2
-		}
-		return usage("%v", err)
+		return sc.usage(stderr, err)
 	}
-	for _, n := range sp.notes {
+	for _, n := range sc.notes {
 		fmt.Fprintf(stderr, "inferprobe bench: note: %s\n", n)
 	}
+	targets, err := prober.Build(sc.cfg)
+	if err != nil {
+		return sc.usage(stderr, err)
+	}
+	// The warmup's own name gives it its own random streams, so warming up
+	// does not change the measured sequence or its digest.
+	plan, err := finite.NewPlan(finite.Spec{
+		Name: "bench", WarmupName: "bench-warmup", Probe: sc.cfg.Probes["bench"], Target: targets["bench"],
+		Seed: sc.cfg.Global.Seed, Shard: prober.Shard{Count: 1},
+		Limit: f.limit(), Warmup: prober.Limit{Requests: uint64(f.warmupRequests)}, Grace: finite.NoGrace,
+	})
+	if err != nil {
+		return usage("%v", err)
+	}
 	if f.saveScenario != "" {
-		if err := saveScenario(f, sp); err != nil {
+		if err := saveScenario(f, sc, plan); err != nil {
 			return usage("--save-scenario: %v", err)
 		}
 		fmt.Fprintf(stderr, "inferprobe bench: wrote the run as burst %q to %s\n", "bench", f.saveScenario)
 	}
-	spec := cfg.Probes["bench"]
-	target, err := prober.NewTarget("bench", cfg.Targets["bench"])
-	if err != nil {
-		return usage("%v", err)
-	}
-	probe, err := prober.NewProbe("bench", spec, target, cfg.Global.Seed, prober.Shard{Count: 1})
-	if err != nil {
-		return usage("%v", err)
-	}
-	var warmup *prober.Probe
-	if sp.warmup > 0 {
-		// Its own name gives it its own random streams, so warming up does
-		// not change the measured sequence or its digest.
-		if warmup, err = prober.NewProbe("bench-warmup", spec, target, cfg.Global.Seed, prober.Shard{Count: 1}); err != nil {
-			return usage("%v", err)
-		}
-		warmup.SetLimit(prober.Limit{Requests: sp.warmup})
-	}
-	return benchProbe(logger, stdout, stderr, f, workers, gpus, benchRunSpec{probe: probe, warmup: warmup, slo: collector.NewSLO(spec.SLO), baseline: baseline, rules: rules})
-}
-
-// benchRunSpec is a validated run, ready to send.
-type benchRunSpec struct {
-	probe, warmup *prober.Probe
-	slo           collector.SLO
-	baseline      exportDoc // nil without --compare
-	rules         []compareRule
-}
-
-func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, gpus *gpuFlags, run benchRunSpec) int {
-	limit := prober.Limit{Requests: 10}
-	if n := f.fileRequests(); n > 0 {
-		limit.Requests = n
-	}
-	switch {
-	case *f.set["benchmark-duration"]:
-		limit = prober.Limit{Duration: time.Duration(f.duration * float64(time.Second))}
-	case *f.set["request-count"]:
-		limit = prober.Limit{Requests: uint64(max(f.requestCount, 0))}
-	}
-	run.probe.SetLimit(limit)
 
 	p, err := workers.start(logger, 0)
 	if err != nil {
@@ -455,79 +180,34 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 		return 1
 	}
 	defer drain(logger, p)
-
 	// GPU telemetry only feeds the report; nothing is served.
 	telemetry, err := gpus.start(logger, prometheus.NewRegistry())
 	if err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: %v; fix --collector.gpu.fields-file or turn GPU telemetry off with --no-collector.gpu\n", err)
 		return 2
 	}
+	var opts []finite.Option
 	if telemetry != nil {
 		defer telemetry.Close()
+		opts = append(opts, finite.WithGPUWindow(telemetry.Window()))
 	}
 
-	// The first SIGINT or SIGTERM stops sending and lets the requests in
-	// flight finish (they can take up to --request-timeout-seconds); a second
-	// cancels them; a third ends the process at once. The report is written
-	// after the first two.
-	sigs := make(chan os.Signal, 2) // two quick presses are both seen
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	ctx, interrupt := context.WithCancel(context.Background())
-	defer interrupt()
-	reqCtx, abort := context.WithCancel(context.Background())
-	defer abort()
-	mode := progressMode(f.progress, stderr)
-	var peakCPU float64
-	var peakSched time.Duration
-	// send runs one probe to its limit, showing progress; it returns false
-	// when the run was interrupted.
-	send := func(probe *prober.Probe, report *collector.Report, l prober.Limit, what string) bool {
-		bar := newProgress(stderr, mode, what, l)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			probe.Run(ctx, reqCtx, p, report)
-		}()
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				bar.finish(report)
-				return ctx.Err() == nil
-			case <-sigs:
-				if ctx.Err() == nil {
-					interrupt()
-					bar.note("inferprobe bench: interrupted; waiting for the requests in flight to finish (Ctrl-C again cancels them)")
-				} else {
-					abort()
-					signal.Stop(sigs) // one more ends the process
-					bar.note("inferprobe bench: cancelling the requests in flight")
-				}
-			case <-tick.C:
-				cpu, sched := p.Utilisation()
-				peakCPU, peakSched = max(peakCPU, cpu), max(peakSched, sched)
-				bar.update(report)
-			}
-		}
-	}
-	if run.warmup != nil && !send(run.warmup, collector.NewReport(), prober.Limit{Requests: uint64(f.warmupRequests)}, "warmup") {
+	res := executeWithProgress(finite.New(plan, p, opts...), progressMode(f.progress, stderr), stderr)
+	if !res.Measured {
 		fmt.Fprintln(stderr, "inferprobe bench: interrupted during warmup; nothing was measured")
 		return exitInterrupted
 	}
-	report := collector.NewReport(collector.WithSLO(run.slo))
-	interrupted := !send(run.probe, report, limit, "profiling")
-
-	summary := report.Summary()
-	clientBound := collector.SaturationReason(time.Duration(summary.ScheduleLag.P99*float64(time.Second)), summary.ScheduleLag.Count, peakCPU, peakSched)
 	result := export.Run{
-		Summary: summary, Requests: scrubErrors(report.Requests(), f.secrets()), Config: f.exportConfig(), SLO: run.slo,
-		Digest: run.probe.Digest().String(), ClientBound: clientBound, Interrupted: interrupted,
+		Summary: res.Summary, Requests: scrubErrors(res.Report.Requests(), f.secrets()), Config: f.exportConfig(plan.Limit), SLO: plan.SLO,
+		Digest: res.Digest.String(), ClientBound: res.ClientBound, Interrupted: res.Stopped,
 	}
-	printReport(stdout, result, run.probe.Digest(), f.seed)
+	printReport(stdout, result, res.Digest, f.seed)
 	if telemetry != nil {
-		printGPU(stdout, telemetry.Window().Stats(summary.Start, summary.End, int64(summary.OutputTokensTotal)))
+		var st gpu.WindowStats
+		if res.GPU != nil {
+			st = *res.GPU
+		}
+		printGPU(stdout, st)
 	}
 	dir := f.artifactDir
 	if dir == "" {
@@ -540,9 +220,9 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 	}
 	fmt.Fprintf(stdout, "\nArtifacts: %s\n", dir)
 	code := 0
-	if run.baseline != nil {
+	if baseline != nil {
 		fmt.Fprintf(stdout, "\nCompared with %s:\n", f.compare)
-		failed, err := compare(stdout, run.baseline, current, run.rules)
+		failed, err := compare(stdout, baseline, current, rules)
 		switch {
 		case err != nil:
 			fmt.Fprintf(stderr, "inferprobe bench: --compare-fail: %v\n", err)
@@ -552,10 +232,65 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 			code = exitRegressed
 		}
 	}
-	if interrupted {
+	if res.Stopped {
 		return exitInterrupted
 	}
 	return code
+}
+
+// executeWithProgress executes run, showing each phase's progress. The
+// first SIGINT or SIGTERM stops sending and lets the requests in flight
+// finish (they can take up to --request-timeout-seconds); a second cancels
+// them; a third ends the process at once. The result comes after the first two.
+func executeWithProgress(run *finite.Run, mode string, stderr io.Writer) finite.Result {
+	sigs := make(chan os.Signal, 2) // two quick presses are both seen
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	reqCtx, abort := context.WithCancel(context.Background())
+	defer abort()
+
+	done := make(chan finite.Result, 1)
+	go func() { done <- run.Execute(ctx, reqCtx) }()
+	var bar *progress
+	var shown finite.Progress
+	// show follows the phase sending now, starting a line for each.
+	show := func() {
+		now := run.Progress()
+		if now.Phase != shown.Phase || bar == nil {
+			if bar != nil {
+				bar.finish(shown.Report)
+			}
+			bar = newProgress(stderr, mode, string(now.Phase), now.Limit, now.Started)
+		} else if !now.Started.IsZero() {
+			bar.start = now.Started // shown before Execute started it
+		}
+		shown = now
+	}
+	show()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case res := <-done:
+			show()
+			bar.finish(shown.Report)
+			return res
+		case <-sigs:
+			if ctx.Err() == nil {
+				interrupt()
+				bar.note("inferprobe bench: interrupted; waiting for the requests in flight to finish (Ctrl-C again cancels them)")
+			} else {
+				abort()
+				signal.Stop(sigs) // one more ends the process
+				bar.note("inferprobe bench: cancelling the requests in flight")
+			}
+		case <-tick.C:
+			show()
+			bar.update(shown.Report)
+		}
+	}
 }
 
 // printReport prints AIPerf's console table, with inferprobe's extras.

@@ -43,9 +43,13 @@ type progress struct {
 	now       func() time.Time
 }
 
-func newProgress(w io.Writer, mode, what string, l prober.Limit) *progress {
+// newProgress shows a phase that started at start; zero is now.
+func newProgress(w io.Writer, mode, what string, l prober.Limit, start time.Time) *progress {
 	t := time.Now()
-	return &progress{w: w, mode: mode, what: what, limit: l, start: t, lastPlain: t, now: time.Now}
+	if start.IsZero() {
+		start = t
+	}
+	return &progress{w: w, mode: mode, what: what, limit: l, start: start, lastPlain: t, now: time.Now}
 }
 
 // update shows the current state: every call on a terminal, every

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/collector/gpu"
+	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
@@ -43,6 +44,10 @@ func TestPrintGPU(t *testing.T) {
 }
 
 func TestFlagFor(t *testing.T) {
+	sc, err := parseBench(t, "--model", "m", "--request-rate", "5", "--concurrency", "3", "--extra-inputs", "stream:true").scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for field, want := range map[string]string{
 		"probes.bench.arrival.rate":                          "--request-rate",
 		"probes.bench.arrival.max_concurrency":               "--concurrency",
@@ -50,7 +55,7 @@ func TestFlagFor(t *testing.T) {
 		"probes.bench.params.stream":                         "--extra-inputs.stream",
 		"targets.bench.url":                                  "--url",
 	} {
-		if got := flagFor(field); got != want {
+		if got := sc.flagFor(field); got != want {
 			t.Errorf("flagFor(%q) = %q, want %q", field, got, want)
 		}
 	}
@@ -98,7 +103,7 @@ func TestBenchScenario(t *testing.T) {
 		{"trace replay", []string{"--model", "m", "--input-file", "trace.jsonl", "--custom-dataset-type", "mooncake_trace", "--fixed-schedule"},
 			[]string{"format: mooncake", "timing: replay", "path: trace.jsonl"}},
 		{"trace alone replays, as in AIPerf", []string{"--model", "m", "--input-file", "t.jsonl", "--custom-dataset-type", "mooncake_trace"},
-			[]string{"timing: replay", "arrival: {}"}},
+			[]string{"timing: replay"}},
 		{"trace at a concurrency", []string{"--model", "m", "--input-file", "t.jsonl", "--custom-dataset-type", "mooncake_trace", "--concurrency", "4"},
 			[]string{"timing: arrival", "concurrency: 4"}},
 		{"replay with a cap", []string{"--model", "m", "--input-file", "t.jsonl", "--custom-dataset-type", "mooncake_trace", "--fixed-schedule", "--concurrency", "4"},
@@ -107,12 +112,11 @@ func TestBenchScenario(t *testing.T) {
 			[]string{"format: random_pool", "timing: arrival", "rate: 2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := parseBench(t, tc.args...)
-			sp, err := f.spec()
+			sc, err := parseBench(t, tc.args...).scenario()
 			if err != nil {
 				t.Fatal(err)
 			}
-			yml, err := sp.scenario(f.seed)
+			yml, err := scenarios.Marshal(sc.cfg, sc.written)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,9 +125,12 @@ func TestBenchScenario(t *testing.T) {
 					t.Errorf("scenario lacks %q:\n%s", w, yml)
 				}
 			}
-			if sp.dataset["file"] == nil {
+			if sc.cfg.Probes["bench"].Dataset.File == nil {
+				if err := scenarios.Check(sc.cfg, "bench", sc.written); err != nil {
+					t.Errorf("scenario does not check: %v\n%s", err, yml)
+				}
 				if _, err := scenarios.Parse(yml, "bench"); err != nil {
-					t.Errorf("generated scenario does not load: %v\n%s", err, yml)
+					t.Errorf("scenario written out does not load: %v\n%s", err, yml)
 				}
 			}
 		})
@@ -143,7 +150,7 @@ func TestBenchSpecErrors(t *testing.T) {
 		{[]string{"--model", "m", "--extra-inputs", "novalue"}, "want key:value"},
 		{[]string{"--model", "m", "--warmup-request-count=-1"}, "must be >= 0"},
 	} {
-		_, err := parseBench(t, tc.args...).spec()
+		_, err := parseBench(t, tc.args...).scenario()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
 		}
@@ -162,13 +169,13 @@ func TestBenchTokenizer(t *testing.T) {
 		{file, file, 0},            // a local file goes to targets.bench.tokenizer
 		{"Qwen/Qwen3-0.6B", "", 1}, // AIPerf's hub name: accepted, ignored, said
 	} {
-		sp, err := parseBench(t, "--model", "m", "--tokenizer", tc.value).spec()
+		sc, err := parseBench(t, "--model", "m", "--tokenizer", tc.value).scenario()
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _ := sp.target["tokenizer"].(string)
-		if got != tc.target || len(sp.notes) != tc.notes {
-			t.Errorf("--tokenizer %s: target tokenizer %q, notes %q; want %q and %d notes", tc.value, got, sp.notes, tc.target, tc.notes)
+		got := sc.cfg.Targets["bench"].Tokenizer
+		if got != tc.target || len(sc.notes) != tc.notes {
+			t.Errorf("--tokenizer %s: target tokenizer %q, notes %q; want %q and %d notes", tc.value, got, sc.notes, tc.target, tc.notes)
 		}
 	}
 }
@@ -272,7 +279,7 @@ func TestProgressLine(t *testing.T) {
 		{prober.Limit{Duration: time.Minute}, "profiling: 30 requests done, 10s of 1m0s, 3.0 req/s, 3 errors, elapsed 10s, ETA 50s"},
 	} {
 		var out bytes.Buffer
-		p := newProgress(&out, progressTTY, "profiling", tc.limit)
+		p := newProgress(&out, progressTTY, "profiling", tc.limit, time.Time{})
 		p.start = t0
 		p.now = func() time.Time { return t0.Add(10 * time.Second) }
 		p.update(r)
@@ -295,11 +302,12 @@ func TestSaveScenario(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "burst.yml")
 	f := parseBench(t, append(blogPoisson, "--api-key", "sk-flag-secret", "-H", "Authorization: Bearer sk-header-secret",
 		"--goodput", "time_to_first_token:500", "--warmup-request-count", "5", "--save-scenario", path)...)
-	sp, err := f.spec()
+	sc, err := f.scenario()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := saveScenario(f, sp); err != nil {
+	plan := &finite.Plan{Limit: f.limit(), WarmupLimit: prober.Limit{Requests: uint64(f.warmupRequests)}}
+	if err := saveScenario(f, sc, plan); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -384,7 +392,7 @@ func TestCompareRuleCheckedBeforeRun(t *testing.T) {
 // TestNoCredentialInErrors: flag errors do not echo a header value or a URL
 // password, and servers that echo the key do not put it in the artifacts.
 func TestNoCredentialInErrors(t *testing.T) {
-	_, err := parseBench(t, "--model", "m", "-H", "Authorization Bearer sk-header-secret").spec()
+	_, err := parseBench(t, "--model", "m", "-H", "Authorization Bearer sk-header-secret").scenario()
 	if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "'Name: value'") {
 		t.Errorf("-H without a colon: %v", err)
 	}
@@ -417,10 +425,29 @@ func TestExportConfigInputFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte("{\"text\":\"a\"}\n{\"text\":\"b\"}\n\n{\"text\":\"c\"}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := parseBench(t, "--model", "m", "--input-file", file).exportConfig().RequestCount; got != 3 {
+	requests := func(args ...string) int {
+		f := parseBench(t, append([]string{"--model", "m", "--input-file", file}, args...)...)
+		sc, err := f.scenario()
+		if err == nil {
+			err = scenarios.Check(sc.cfg, "bench", sc.written)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		target, err := prober.NewTarget("bench", sc.cfg.Targets["bench"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := finite.NewPlan(finite.Spec{Name: "bench", Probe: sc.cfg.Probes["bench"], Target: target, Shard: prober.Shard{Count: 1}, Limit: f.limit()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.exportConfig(plan.Limit).RequestCount
+	}
+	if got := requests(); got != 3 {
 		t.Errorf("request_count %d, want the file's 3 requests", got)
 	}
-	if got := parseBench(t, "--model", "m", "--input-file", file, "--request-count", "7").exportConfig().RequestCount; got != 7 {
+	if got := requests("--request-count", "7"); got != 7 {
 		t.Errorf("request_count %d, want --request-count's 7", got)
 	}
 }
@@ -430,7 +457,7 @@ func TestExportConfigInputFile(t *testing.T) {
 func TestProgressNote(t *testing.T) {
 	for mode, want := range map[string]string{progressTTY: "\r\033[Kinterrupted\n", progressPlain: "interrupted\n", progressOff: "interrupted\n"} {
 		var out bytes.Buffer
-		newProgress(&out, mode, "profiling", prober.Limit{Requests: 1}).note("interrupted")
+		newProgress(&out, mode, "profiling", prober.Limit{Requests: 1}, time.Time{}).note("interrupted")
 		if out.String() != want {
 			t.Errorf("%s: %q, want %q", mode, out.String(), want)
 		}

@@ -16,6 +16,15 @@ func runCheckConfig(stdout, stderr io.Writer, files []string) int {
 	status := 0
 	for _, f := range files {
 		cfg, err := scenarios.Load(f)
+		var targets map[string]*prober.Target
+		if err == nil {
+			targets, err = prober.Build(cfg)
+		}
+		if err == nil {
+			if err = buildAll(cfg, targets); err != nil {
+				err = fmt.Errorf("%s: %w", f, err)
+			}
+		}
 		if err != nil {
 			status = 1
 			var errs scenarios.Errors
@@ -29,26 +38,17 @@ func runCheckConfig(stdout, stderr io.Writer, files []string) int {
 			fmt.Fprintf(stderr, "FAILED: %s is not valid\n", f)
 			continue
 		}
-		if err := buildAll(cfg); err != nil {
-			status = 1
-			fmt.Fprintf(stderr, "%s: %v\nFAILED: %s is not valid\n", f, err, f)
-			continue
-		}
 		fmt.Fprintf(stdout, "SUCCESS: %s is valid: %d targets, %d probes, %d bursts\n", f, len(cfg.Targets), len(cfg.Probes), len(cfg.Bursts))
 	}
 	return status
 }
 
 // buildAll prepares every probe and burst as the daemon would, so that what
-// only shows when a probe is built — a dataset file's entries, a tokenizer —
-// is checked too. Nothing is sent.
-func buildAll(cfg *scenarios.Config) error {
+// only shows when a probe is built — a dataset file's entries — is checked
+// too. Nothing is sent.
+func buildAll(cfg *scenarios.Config, targets map[string]*prober.Target) error {
 	build := func(name string, p *scenarios.Probe) error {
-		target, err := prober.NewTarget(p.Target, cfg.Targets[p.Target])
-		if err != nil {
-			return err
-		}
-		_, err = prober.NewProbe(name, p, target, cfg.Global.Seed, prober.Shard{Count: 1})
+		_, err := prober.NewProbe(name, p, targets[p.Target], cfg.Global.Seed, prober.Shard{Count: 1})
 		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Probes)) {

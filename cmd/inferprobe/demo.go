@@ -11,7 +11,6 @@ import (
 
 	"github.com/prometheus/exporter-toolkit/web"
 
-	"github.com/inferprobe/inferprobe/daemon"
 	"github.com/inferprobe/inferprobe/scenarios"
 	"github.com/inferprobe/inferprobe/simulator"
 )
@@ -64,7 +63,7 @@ func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, burs
 		fmt.Fprintf(os.Stdout, "  burst API:    curl -X POST %s/api/v1/bursts/demo-burst, then GET the status_url it returns\n", base)
 	}
 	fmt.Fprintln(os.Stdout, "Press Ctrl-C to stop.")
-	return serveDaemon(logger, daemon.New(logger, load, p, append(daemonFlags.options(), daemon.WithClientLoad(p.Utilisation))...), p, webFlags, lifecycle, burstOpts, gpuFlags)
+	return serveDaemon(logger, load, p, webFlags, lifecycle, burstOpts, daemonFlags, gpuFlags)
 }
 
 // displayAddress turns a listen address such as ":9470" into one a browser can open.

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/inferprobe/inferprobe/daemon"
@@ -36,7 +37,7 @@ func runServe(logger *slog.Logger, configFile string, webFlags *web.FlagConfig, 
 		logger.Error("cannot start the worker processes", "err", err)
 		return 1
 	}
-	return serveDaemon(logger, daemon.New(logger, load, p, append(daemonFlags.options(), daemon.WithClientLoad(p.Utilisation))...), p, webFlags, lifecycle, burstOpts, gpuFlags)
+	return serveDaemon(logger, load, p, webFlags, lifecycle, burstOpts, daemonFlags, gpuFlags)
 }
 
 // workersStopTimeout bounds how long shutdown waits for the workers once the
@@ -52,22 +53,24 @@ func drain(logger *slog.Logger, workers *pool.Pool) {
 	}
 }
 
-// serveDaemon runs d and its web server until SIGINT/SIGTERM, reloading on
-// SIGHUP, then drains the worker pool. It returns the process exit status.
-func serveDaemon(logger *slog.Logger, d *daemon.Daemon, workers *pool.Pool, webFlags *web.FlagConfig, lifecycle bool, burstAPI daemon.BurstAPIOptions, gpuFlags *gpuFlags) int {
-	d.Registry().MustRegister(workers)
+// serveDaemon runs a daemon of the scenario that load reads, sending with
+// workers, and its web server until SIGINT/SIGTERM, reloading on SIGHUP,
+// then drains the worker pool. It returns the process exit status.
+func serveDaemon(logger *slog.Logger, load func() (*scenarios.Config, error), workers *pool.Pool, webFlags *web.FlagConfig, lifecycle bool, burstAPI daemon.BurstAPIOptions, daemonFlags *daemonFlags, gpuFlags *gpuFlags) int {
 	defer drain(logger, workers)
-	gpus, err := gpuFlags.start(logger, d.Registry())
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(workers)
+	opts := append(daemonFlags.options(), daemon.WithClientLoad(workers.Utilisation))
+	gpus, err := gpuFlags.start(logger, reg)
 	if err != nil {
 		logger.Error("cannot start GPU telemetry; fix --collector.gpu.fields-file or turn it off with --no-collector.gpu", "err", err)
 		return 1
 	}
 	if gpus != nil {
 		defer gpus.Close()
-		// The collector needs the daemon's registry, so its window reaches
-		// the daemon after New, before Run.
-		daemon.WithGPUWindow(gpus.Window())(d)
+		opts = append(opts, daemon.WithGPUWindow(gpus.Window()))
 	}
+	d := daemon.New(logger, reg, load, workers, opts...)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

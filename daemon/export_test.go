@@ -1,6 +1,10 @@
 package daemon
 
-import "time"
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // WithClock drives burst schedules and run timestamps from c, a fake clock
 // in tests.
@@ -10,3 +14,6 @@ func WithClock(c interface {
 }) Option {
 	return func(d *Daemon) { d.bursts.clock = c }
 }
+
+// Registry is the registry d was given, for tests that read its metrics.
+func (d *Daemon) Registry() *prometheus.Registry { return d.registry }

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/scenarios"
+)
+
+// The names bench gives its one target and its one probe in the scenario it builds.
+const (
+	benchTarget = "targets.bench"
+	benchProbe  = "probes.bench"
+)
+
+// benchScenario is the run the flags describe, as a scenario of one target
+// and one probe, both named bench, so that it is validated exactly as a
+// probe would be — and which flag set each field, so that a problem names
+// what the user typed.
+type benchScenario struct {
+	cfg     *scenarios.Config
+	written []string          // the fields set, for scenarios.Check and Marshal
+	flags   map[string]string // field path → the flag behind it
+	notes   []string          // flags accepted but not used, said once before the run
+}
+
+// set records that flag set the field at path.
+func (b *benchScenario) set(path, flag string) {
+	b.written = append(b.written, path)
+	b.flags[path] = flag
+}
+
+// flagFor names the flag behind a field: that of the field or of its
+// nearest recorded parent, with the rest of the path (--extra-inputs.stream).
+func (b *benchScenario) flagFor(field string) string {
+	for p := field; p != ""; p = p[:max(strings.LastIndexByte(p, '.'), 0)] {
+		if flag, ok := b.flags[p]; ok {
+			return flag + strings.TrimPrefix(field, p)
+		}
+	}
+	return field
+}
+
+// usage prints err, a problem with the flags, naming the flag of each
+// field it is about, and returns bench's usage exit status.
+func (b *benchScenario) usage(stderr io.Writer, err error) int {
+	var errs scenarios.Errors
+	if b == nil || !errors.As(err, &errs) {
+		fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)
+		return 2
+	}
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "inferprobe bench: %s: %s\n", b.flagFor(e.Field), e.Msg)
+	}
+	return 2
+}
+
+// apiKeyEnv carries --api-key to the scenario, which takes keys only from
+// files or the environment, so the key never lands in a generated file.
+const apiKeyEnv = "INFERPROBE_BENCH_API_KEY"
+
+// scenario builds the scenario the flags describe. Its errors are about a
+// flag and name it.
+func (f *benchFlags) scenario() (*benchScenario, error) {
+	// Two flags fill each mean, so neither can carry a kingpin default.
+	if !*f.set["synthetic-input-tokens-mean"] && !*f.set["isl"] {
+		f.islMean = 550
+	}
+	if !*f.set["output-tokens-mean"] && !*f.set["osl"] {
+		f.oslMean = 256
+	}
+	base, err := baseURL(f.url, f.endpointType)
+	if err != nil {
+		return nil, err
+	}
+	t := &scenarios.Target{URL: base, Model: f.model, Endpoint: f.endpointType, Stream: &f.streaming,
+		Timeout: scenarios.Duration(f.timeout * float64(time.Second))}
+	p := &scenarios.Probe{Target: "bench"}
+	b := &benchScenario{
+		cfg: &scenarios.Config{
+			Global:  scenarios.Global{Seed: f.seed},
+			Targets: map[string]*scenarios.Target{"bench": t},
+			Probes:  map[string]*scenarios.Probe{"bench": p},
+		},
+		flags: map[string]string{
+			// Not a field bench sets, but where a template endpoint fails.
+			benchTarget + ".template": "--endpoint-type=template (a template endpoint needs a scenario file: use inferprobe serve or check-config)",
+		},
+	}
+	b.set("global.seed", "--random-seed")
+	b.set(benchTarget+".url", "--url")
+	b.set(benchTarget+".model", "--model")
+	b.set(benchTarget+".endpoint", "--endpoint-type")
+	b.set(benchTarget+".stream", "--streaming")
+	b.set(benchTarget+".timeout", "--request-timeout-seconds")
+	b.set(benchProbe+".target", "--model")
+	if f.apiKey != "" {
+		if err := os.Setenv(apiKeyEnv, f.apiKey); err != nil {
+			return nil, err
+		}
+		t.APIKeyEnv = apiKeyEnv
+		b.set(benchTarget+".api_key_env", "--api-key")
+	}
+	if len(f.headers) > 0 {
+		t.Headers = map[string]string{}
+		for i, kv := range f.headers {
+			k, v, ok := strings.Cut(kv, ":")
+			if !ok {
+				// The value is not echoed: it is likely a credential.
+				return nil, fmt.Errorf("-H (header %d of %d) has no ':'; write it as 'Name: value', e.g. -H 'X-Team: sre'", i+1, len(f.headers))
+			}
+			t.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+		b.set(benchTarget+".headers", "-H")
+	}
+	if f.tokenizer != "" {
+		// AIPerf takes a hub name and downloads it; we read only local files.
+		if st, err := os.Stat(f.tokenizer); err == nil && !st.IsDir() {
+			t.Tokenizer = f.tokenizer
+			b.set(benchTarget+".tokenizer", "--tokenizer")
+		} else {
+			b.notes = append(b.notes, fmt.Sprintf("--tokenizer %s is not a tokenizer.json file here, so it is ignored (inferprobe downloads nothing): token counts come from the server's usage", f.tokenizer))
+		}
+	}
+	if err := f.arrival(b, &p.Arrival); err != nil {
+		return nil, err
+	}
+	if err := f.dataset(b, &p.Dataset); err != nil {
+		return nil, err
+	}
+	for _, kv := range f.extraInputs {
+		k, v, ok := strings.Cut(kv, ":")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--extra-inputs %q: want key:value, e.g. ignore_eos:true", kv)
+		}
+		// YAML reads JSON as JSON means it, and whole numbers as integers,
+		// as a scenario file's params are read.
+		var parsed any = v
+		if json.Valid([]byte(v)) {
+			if err := yaml.Unmarshal([]byte(v), &parsed); err != nil {
+				parsed = v
+			}
+		}
+		if p.Params == nil {
+			p.Params = map[string]any{}
+			b.set(benchProbe+".params", "--extra-inputs")
+		}
+		p.Params[k] = parsed
+	}
+	if err := parseGoodput(f.goodput, b, &p.SLO); err != nil {
+		return nil, err
+	}
+	if f.warmupRequests < 0 {
+		return nil, fmt.Errorf("--warmup-request-count %d: must be >= 0", f.warmupRequests)
+	}
+	return b, nil
+}
+
+func (f *benchFlags) arrival(b *benchScenario, a *scenarios.Arrival) error {
+	const path = benchProbe + ".arrival"
+	switch {
+	case *f.set["request-rate"]:
+		a.Pattern, a.Rate = f.arrivalPattern, f.requestRate
+		b.set(path+".pattern", "--arrival-pattern")
+		b.set(path+".rate", "--request-rate")
+		if f.arrivalPattern == scenarios.ArrivalGamma {
+			a.Smoothness = f.smoothness
+			b.set(path+".smoothness", "--arrival-smoothness")
+		}
+		if *f.set["concurrency"] {
+			a.MaxConcurrency = f.concurrency
+			b.set(path+".max_concurrency", "--concurrency")
+		}
+	case f.replays():
+		// A replayed trace sends at its own times; only a cap applies.
+		if *f.set["concurrency"] {
+			a.MaxConcurrency = f.concurrency
+			b.set(path+".max_concurrency", "--concurrency")
+		}
+	default:
+		a.Pattern, a.Concurrency = scenarios.ArrivalConcurrency, max(f.concurrency, 1)
+		if *f.set["concurrency"] {
+			a.Concurrency = f.concurrency
+		}
+		b.set(path+".pattern", "--concurrency")
+		b.set(path+".concurrency", "--concurrency")
+	}
+	return nil
+}
+
+// datasetFormats maps --custom-dataset-type to the scenario's file formats.
+var datasetFormats = map[string]string{
+	"single_turn": scenarios.FormatSingleTurn, "random_pool": scenarios.FormatRandomPool,
+	"multi_turn": scenarios.FormatMultiTurn, "mooncake_trace": scenarios.FormatMooncake,
+}
+
+func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
+	const path = benchProbe + ".dataset"
+	if f.inputFile == "" {
+		if f.fixedSchedule {
+			return errors.New("--fixed-schedule replays the timestamps of an --input-file; give one, or drop --fixed-schedule")
+		}
+		d.Synthetic = &scenarios.Synthetic{
+			InputTokens:  scenarios.Lengths{Mean: f.islMean, Stddev: f.islStddev},
+			OutputTokens: scenarios.Lengths{Mean: f.oslMean, Stddev: f.oslStddev},
+		}
+		b.set(path+".synthetic.input_tokens.mean", "--synthetic-input-tokens-mean")
+		b.set(path+".synthetic.input_tokens.stddev", "--synthetic-input-tokens-stddev")
+		b.set(path+".synthetic.output_tokens.mean", "--output-tokens-mean")
+		b.set(path+".synthetic.output_tokens.stddev", "--output-tokens-stddev")
+		return nil
+	}
+	if f.fixedSchedule && f.datasetType == "random_pool" {
+		return errors.New("--fixed-schedule replays timestamps, which a random_pool does not keep: its entries are drawn at random; drop --fixed-schedule, or use --custom-dataset-type single_turn")
+	}
+	d.File = &scenarios.File{Path: f.inputFile, Format: datasetFormats[f.datasetType], Timing: scenarios.TimingArrival}
+	if f.replays() {
+		d.File.Timing = scenarios.TimingReplay
+	}
+	b.set(path+".file.path", "--input-file")
+	b.set(path+".file.format", "--custom-dataset-type")
+	b.set(path+".file.timing", "--fixed-schedule")
+	return nil
+}
+
+// replays reports whether the run sends at the input file's timestamps:
+// with --fixed-schedule, and, as AIPerf does, for a trace given without a
+// rate or concurrency.
+func (f *benchFlags) replays() bool {
+	return f.inputFile != "" && (f.fixedSchedule ||
+		f.datasetType == "mooncake_trace" && !*f.set["request-rate"] && !*f.set["concurrency"])
+}
+
+// limit is the length the flags give the run; zero leaves it to the engine
+// (one pass over --input-file, or 10 requests, as AIPerf).
+func (f *benchFlags) limit() prober.Limit {
+	switch {
+	case *f.set["benchmark-duration"]:
+		return prober.Limit{Duration: time.Duration(f.duration * float64(time.Second))}
+	case *f.set["request-count"]:
+		return prober.Limit{Requests: uint64(max(f.requestCount, 0))}
+	}
+	return prober.Limit{}
+}
+
+// baseURL applies AIPerf's conventions to --url: http:// when no scheme is
+// given, /v1 when there is no path — except for the APIs served at the
+// server root (TGI, TEI).
+func baseURL(raw, endpoint string) (string, error) {
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		// Only the parser's reason: the URL itself may hold a password.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", fmt.Errorf("--url is not a valid URL (%v); write host:port or http(s)://host:port/v1", err)
+	}
+	if e, _ := scenarios.LookupEndpoint(endpoint); (u.Path == "" || u.Path == "/") && !e.AtRoot {
+		u.Path = "/v1"
+	}
+	return u.String(), nil
+}
+
+// goodputTags are AIPerf's --goodput tags, which are also the scenario's SLO
+// fields, with the unit AIPerf reads each in and where it goes.
+var goodputTags = map[string]struct {
+	unit string
+	set  func(*scenarios.SLO, float64)
+}{
+	"time_to_first_token":        {"milliseconds", func(s *scenarios.SLO, v float64) { s.TimeToFirstToken = millis(v) }},
+	"time_to_first_output_token": {"milliseconds", func(s *scenarios.SLO, v float64) { s.TimeToFirstOutputToken = millis(v) }},
+	"inter_token_latency":        {"milliseconds", func(s *scenarios.SLO, v float64) { s.InterTokenLatency = millis(v) }},
+	"request_latency":            {"milliseconds", func(s *scenarios.SLO, v float64) { s.RequestLatency = millis(v) }},
+	"output_token_throughput_per_user": {"tokens per second", func(s *scenarios.SLO, v float64) {
+		s.OutputTokenThroughputPerUser = v
+	}},
+}
+
+func millis(v float64) scenarios.Duration { return scenarios.Duration(v * float64(time.Millisecond)) }
+
+// parseGoodput reads AIPerf's --goodput "tag:value tag:value" into slo.
+func parseGoodput(s string, b *benchScenario, slo *scenarios.SLO) error {
+	for _, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
+		tag, v, ok := strings.Cut(item, ":")
+		g, known := goodputTags[tag]
+		if !ok || !known {
+			return fmt.Errorf("--goodput %q: want tag:value with tag one of %s (milliseconds; output_token_throughput_per_user in tokens per second, a minimum), e.g. \"time_to_first_token:500 inter_token_latency:50\"", item, strings.Join(slices.Sorted(maps.Keys(goodputTags)), ", "))
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 1) {
+			return fmt.Errorf("--goodput %q: %q is not a number of %s > 0", item, v, g.unit)
+		}
+		g.set(slo, x)
+		b.set(benchProbe+".slo."+tag, "--goodput")
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/inferprobe/inferprobe/finite"
+	"github.com/inferprobe/inferprobe/scenarios"
+)
+
+// saveScenario writes the run as an on-demand burst named bench, for
+// inferprobe serve. The API key is read from INFERPROBE_API_KEY there, and
+// credential headers are written as REDACTED for the user to fill in.
+func saveScenario(f *benchFlags, sc *benchScenario, plan *finite.Plan) error {
+	t := *sc.cfg.Targets["bench"]
+	p := sc.cfg.Probes["bench"]
+	if t.APIKeyEnv != "" {
+		t.APIKeyEnv = "INFERPROBE_API_KEY"
+	}
+	if t.Headers != nil {
+		t.Headers = map[string]string{}
+		for k, v := range sc.cfg.Targets["bench"].Headers {
+			if sensitiveHeader(k) {
+				v = "REDACTED"
+			}
+			t.Headers[k] = v
+		}
+	}
+	// Paths in a scenario are relative to the file's directory, not to
+	// where bench ran.
+	var err error
+	if t.Tokenizer != "" {
+		if t.Tokenizer, err = filepath.Abs(t.Tokenizer); err != nil {
+			return err
+		}
+	}
+	dataset := p.Dataset
+	if dataset.File != nil {
+		file := *dataset.File
+		if file.Path, err = filepath.Abs(file.Path); err != nil {
+			return err
+		}
+		dataset.File = &file
+	}
+	burst := &scenarios.Burst{
+		Target: "bench", OnDemand: true, Arrival: p.Arrival, Dataset: dataset, Params: p.Params, SLO: p.SLO,
+		Requests: plan.Limit.Requests, Duration: scenarios.Duration(plan.Limit.Duration),
+		Warmup: scenarios.Warmup{Requests: plan.WarmupLimit.Requests},
+	}
+	cfg := &scenarios.Config{
+		Global:  sc.cfg.Global,
+		Targets: map[string]*scenarios.Target{"bench": &t},
+		Bursts:  map[string]*scenarios.Burst{"bench": burst},
+	}
+	written := []string{"bursts.bench.on_demand"}
+	for _, path := range sc.written {
+		if rest, ok := strings.CutPrefix(path, benchProbe+"."); ok {
+			path = "bursts.bench." + rest
+		}
+		written = append(written, path)
+	}
+	if plan.Limit.Duration > 0 {
+		written = append(written, "bursts.bench.duration")
+	} else {
+		written = append(written, "bursts.bench.requests")
+	}
+	if burst.Warmup.Requests > 0 {
+		written = append(written, "bursts.bench.warmup.requests")
+	}
+	b, err := scenarios.Marshal(cfg, written)
+	if err != nil {
+		return err
+	}
+	header := "# Written by: " + repeatCommand(f.args) + "\n" +
+		"# Burst bench is the run; trigger it with POST /api/v1/bursts/bench (inferprobe serve --web.enable-burst-api),\n" +
+		"# or give it a schedule (every: 6h, or a cron expression). Add probes to watch the target between bursts.\n"
+	return os.WriteFile(f.saveScenario, append([]byte(header), b...), 0o644)
+}

@@ -1,0 +1,236 @@
+package finite
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/inferprobe/inferprobe/collector"
+	"github.com/inferprobe/inferprobe/collector/gpu"
+	"github.com/inferprobe/inferprobe/prober"
+)
+
+// Phase is the part of a run that is sending.
+type Phase string
+
+// Phases, in order.
+const (
+	PhaseWarmup    Phase = "warmup"
+	PhaseProfiling Phase = "profiling"
+)
+
+// utilisationEvery is how often a run samples its executor's CPU use and
+// scheduling latency for the client-bound verdict.
+const utilisationEvery = time.Second
+
+// Utiliser is an executor that can tell how loaded it is (the worker pool).
+type Utiliser interface {
+	Utilisation() (cpu float64, schedLatencyP99 time.Duration)
+}
+
+// Run is one finite run of a plan.
+type Run struct {
+	plan   *Plan
+	exec   prober.Executor
+	sink   prober.Recorder // nil, or also fed every measured request
+	gpu    *gpu.Window
+	logger *slog.Logger
+	report *collector.Report
+
+	mu       sync.Mutex
+	progress Progress
+}
+
+// Option configures a Run.
+type Option func(*Run)
+
+// WithRecorder also feeds every measured request to rec (the daemon's
+// Prometheus series), beside the run's report.
+func WithRecorder(rec prober.Recorder) Option { return func(r *Run) { r.sink = rec } }
+
+// WithGPUWindow adds what the GPUs did during the measured requests to the result.
+func WithGPUWindow(w *gpu.Window) Option { return func(r *Run) { r.gpu = w } }
+
+// WithLogger logs the run's events (a grace period running out) to l.
+func WithLogger(l *slog.Logger) Option { return func(r *Run) { r.logger = l } }
+
+// New prepares a run of p on exec.
+func New(p *Plan, exec prober.Executor, opts ...Option) *Run {
+	r := &Run{plan: p, exec: exec, logger: slog.New(slog.DiscardHandler), report: collector.NewReport(collector.WithSLO(p.SLO))}
+	for _, o := range opts {
+		o(r)
+	}
+	r.progress = Progress{Phase: PhaseProfiling, Report: r.report, Limit: p.Limit}
+	if p.Warmup != nil {
+		r.progress = Progress{Phase: PhaseWarmup, Report: collector.NewReport(), Limit: p.WarmupLimit}
+	}
+	return r
+}
+
+// Report is the report of the measured requests, filled as they finish.
+func (r *Run) Report() *collector.Report { return r.report }
+
+// Digest identifies the measured sequence sent so far.
+func (r *Run) Digest() prober.Digest { return r.plan.Main.Digest() }
+
+// Progress is the phase sending now.
+type Progress struct {
+	Phase   Phase
+	Report  *collector.Report // the phase's requests so far
+	Limit   prober.Limit
+	Started time.Time // zero until Execute starts the phase
+}
+
+// Progress returns the phase sending now.
+func (r *Run) Progress() Progress {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.progress
+}
+
+// startPhase shows phase as sending from now.
+func (r *Run) startPhase(p Progress) {
+	p.Started = time.Now()
+	r.mu.Lock()
+	r.progress = p
+	r.mu.Unlock()
+}
+
+// Result is what a run measured.
+type Result struct {
+	Summary collector.Summary
+	Report  *collector.Report // the raw samples behind Summary
+	Digest  prober.Digest
+	// Stopped says ctx ended the run before its limit; Measured is false when
+	// that happened during the warmup, so nothing was measured.
+	Stopped, Measured bool
+	// GraceExpired says requests still in flight at the end of the grace
+	// period were cut.
+	GraceExpired bool
+	// ClientBound names why the client may have been the bottleneck; empty
+	// when it kept up.
+	ClientBound string
+	// GPU is what the GPUs did over the measured requests; nil without a
+	// window or without a measured span.
+	GPU *gpu.WindowStats
+}
+
+// Execute sends the warmup, then the measured requests, and returns once the
+// last of them has ended. Ending ctx stops sending and lets the requests in
+// flight finish; ending reqCtx cuts them.
+func (r *Run) Execute(ctx, reqCtx context.Context) Result {
+	peak := r.sampleUtilisation()
+	defer peak()
+
+	if p := r.plan.Warmup; p != nil {
+		warmup := r.Progress()
+		r.startPhase(warmup)
+		p.Run(ctx, reqCtx, r.exec, warmup.Report)
+		if ctx.Err() != nil {
+			return Result{Summary: r.report.Summary(), Report: r.report, Digest: r.Digest(), Stopped: true}
+		}
+	}
+	r.startPhase(Progress{Phase: PhaseProfiling, Report: r.report, Limit: r.plan.Limit})
+
+	var rec prober.Recorder = r.report
+	if r.sink != nil {
+		rec = tee{r.sink, r.report}
+	}
+	cutCtx, cut := context.WithCancel(reqCtx)
+	defer cut()
+	finished := make(chan struct{})
+	graceExpired := make(chan bool, 1)
+	go func() { graceExpired <- r.endInFlight(ctx, cut, finished) }()
+	r.plan.Main.Run(ctx, cutCtx, r.exec, rec)
+	close(finished)
+
+	res := Result{
+		Summary:      r.report.Summary(),
+		Report:       r.report,
+		Digest:       r.Digest(),
+		Stopped:      ctx.Err() != nil,
+		Measured:     true,
+		GraceExpired: <-graceExpired,
+	}
+	s := res.Summary
+	peakCPU, peakSched := peak()
+	res.ClientBound = collector.SaturationReason(time.Duration(s.ScheduleLag.P99*float64(time.Second)), s.ScheduleLag.Count, peakCPU, peakSched)
+	if r.gpu != nil && s.End.After(s.Start) {
+		st := r.gpu.Stats(s.Start, s.End, int64(s.OutputTokensTotal))
+		res.GPU = &st
+	}
+	return res
+}
+
+// sampleUtilisation samples the executor's load, when it can tell it, until
+// the returned function is called; that returns the peaks (and may be called
+// again).
+func (r *Run) sampleUtilisation() (peaks func() (float64, time.Duration)) {
+	u, ok := r.exec.(Utiliser)
+	if !ok {
+		return func() (float64, time.Duration) { return 0, 0 }
+	}
+	var cpu float64
+	var sched time.Duration
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(utilisationEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				c, s := u.Utilisation()
+				cpu, sched = max(cpu, c), max(sched, s)
+			}
+		}
+	}()
+	var once sync.Once
+	return func() (float64, time.Duration) {
+		once.Do(func() { close(stop); <-sampled })
+		return cpu, sched
+	}
+}
+
+// endInFlight waits for the run to send its last request — the prober ends
+// it by its own limit, on its own timeline, so runs with the same seed send
+// the same requests — then cuts what is still in flight after the grace
+// period, and reports whether it had to.
+func (r *Run) endInFlight(ctx context.Context, cut context.CancelFunc, finished <-chan struct{}) bool {
+	select {
+	case <-r.plan.Main.SendingEnded():
+	case <-ctx.Done(): // stopped: whoever stopped it decides about the requests
+		return false
+	case <-finished:
+		return false
+	}
+	if r.plan.Grace < 0 {
+		return false
+	}
+	grace := time.NewTimer(r.plan.Grace)
+	defer grace.Stop()
+	select {
+	case <-grace.C:
+		r.logger.Warn("grace period over; cancelling the requests still in flight", "grace", r.plan.Grace)
+		cut()
+		return true
+	case <-finished:
+		return false
+	}
+}
+
+// tee feeds a request to two recorders.
+type tee [2]prober.Recorder
+
+func (t tee) Started() {
+	t[0].Started()
+	t[1].Started()
+}
+
+func (t tee) Observe(rec *prober.Record) {
+	t[0].Observe(rec)
+	t[1].Observe(rec)
+}
