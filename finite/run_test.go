@@ -1,0 +1,182 @@
+package finite
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/scenarios"
+)
+
+// fakeExec answers each request after delay, or when ctx ends (cancelled).
+type fakeExec struct {
+	delay time.Duration
+	mu    sync.Mutex
+	seqs  []uint64
+}
+
+func (f *fakeExec) Do(ctx context.Context, _ *prober.Target, req *prober.Request) *prober.Record {
+	f.mu.Lock()
+	f.seqs = append(f.seqs, req.Seq)
+	f.mu.Unlock()
+	rec := &prober.Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), Status: 200,
+		Chunks: []time.Duration{time.Millisecond, 2 * time.Millisecond}, OutputTokens: 2, InputTokens: req.InputTokens}
+	select {
+	case <-time.After(f.delay):
+	case <-ctx.Done():
+		rec.Outcome = prober.OutcomeCancelled
+	}
+	rec.Duration = time.Since(rec.Sent)
+	return rec
+}
+
+func (f *fakeExec) sent() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.seqs)
+}
+
+// counter is a sink that counts what it is fed.
+type counter struct{ started, observed atomic.Int64 }
+
+func (c *counter) Started()               { c.started.Add(1) }
+func (c *counter) Observe(*prober.Record) { c.observed.Add(1) }
+
+func spec(t *testing.T, probe *scenarios.Probe) Spec {
+	t.Helper()
+	target, err := prober.NewTarget("t", &scenarios.Target{URL: "http://127.0.0.1:1/v1", Model: "m", Endpoint: "chat", Timeout: scenarios.Duration(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if probe == nil {
+		probe = &scenarios.Probe{Target: "t",
+			Arrival: scenarios.Arrival{Pattern: scenarios.ArrivalConcurrency, Concurrency: 2},
+			Dataset: scenarios.Dataset{Synthetic: &scenarios.Synthetic{InputTokens: scenarios.Lengths{Mean: 8}, OutputTokens: scenarios.Lengths{Mean: 2}}}}
+	}
+	return Spec{Name: "run", WarmupName: "run/warmup", Probe: probe, Target: target, Seed: 1, Shard: prober.Shard{Count: 1}, Grace: NoGrace}
+}
+
+// TestDefaultLimit: a run given no limit sends one pass through a file
+// dataset, else AIPerf's 10 requests.
+func TestDefaultLimit(t *testing.T) {
+	p, err := NewPlan(spec(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Limit.Requests != defaultRequests {
+		t.Errorf("synthetic: limit %+v, want %d requests", p.Limit, defaultRequests)
+	}
+
+	file := filepath.Join(t.TempDir(), "prompts.jsonl")
+	if err := os.WriteFile(file, []byte("{\"text\":\"a\"}\n{\"text\":\"b\"}\n{\"text\":\"c\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := spec(t, nil)
+	s.Probe.Dataset = scenarios.Dataset{File: &scenarios.File{Path: file, Format: scenarios.FormatSingleTurn, Timing: scenarios.TimingArrival, BlockSize: 1, Speedup: 1}}
+	if p, err = NewPlan(s); err != nil {
+		t.Fatal(err)
+	}
+	if p.Limit.Requests != 3 {
+		t.Errorf("file: limit %+v, want its 3 requests", p.Limit)
+	}
+}
+
+// TestWarmupNamedApart: a warmup under the measured name would send the
+// measured sequence; it is refused.
+func TestWarmupNamedApart(t *testing.T) {
+	s := spec(t, nil)
+	s.Warmup, s.WarmupName = prober.Limit{Requests: 2}, s.Name
+	if _, err := NewPlan(s); err == nil {
+		t.Fatal("a warmup with the measured sequence's name was planned")
+	}
+}
+
+// TestRun: warmup first, left out of the report and the sink; the measured
+// requests fed to both; the same spec sends the same sequence.
+func TestRun(t *testing.T) {
+	var digests []string
+	for range 2 {
+		s := spec(t, nil)
+		s.Limit, s.Warmup = prober.Limit{Requests: 6}, prober.Limit{Requests: 3}
+		p, err := NewPlan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec, sink := &fakeExec{delay: time.Millisecond}, &counter{}
+		r := New(p, exec, WithRecorder(sink))
+		if got := r.Progress().Phase; got != PhaseWarmup {
+			t.Errorf("before the run the phase is %s, want warmup", got)
+		}
+		res := r.Execute(context.Background(), context.Background())
+		if !res.Measured || res.Stopped || res.Summary.OK != 6 {
+			t.Errorf("result %+v, want 6 measured requests", res)
+		}
+		if exec.sent() != 9 || sink.started.Load() != 6 || sink.observed.Load() != 6 {
+			t.Errorf("sent %d, sink saw %d started and %d ended; want 9 sent and the 6 measured in the sink",
+				exec.sent(), sink.started.Load(), sink.observed.Load())
+		}
+		if got := r.Progress(); got.Phase != PhaseProfiling || got.Started.IsZero() {
+			t.Errorf("after the run progress is %+v, want profiling with its start", got)
+		}
+		digests = append(digests, res.Digest.String())
+	}
+	if digests[0] != digests[1] {
+		t.Errorf("the same spec sent different sequences: %v", digests)
+	}
+}
+
+// TestStoppedInWarmup: a run stopped during its warmup measured nothing.
+func TestStoppedInWarmup(t *testing.T) {
+	s := spec(t, nil)
+	s.Limit, s.Warmup = prober.Limit{Requests: 2}, prober.Limit{Requests: 1000}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	exec := &fakeExec{delay: 5 * time.Millisecond}
+	r := New(p, exec)
+	go func() {
+		for exec.sent() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		stop()
+	}()
+	res := r.Execute(ctx, context.Background())
+	if res.Measured || !res.Stopped || res.Summary.OK+res.Summary.Failed != 0 {
+		t.Errorf("result %+v, want stopped with nothing measured", res)
+	}
+}
+
+// TestGrace: requests still in flight a grace period after the last send
+// are cut and count as cancelled.
+func TestGrace(t *testing.T) {
+	s := spec(t, nil)
+	s.Limit, s.Grace = prober.Limit{Requests: 2}, 20*time.Millisecond
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res := New(p, &fakeExec{delay: time.Hour}).Execute(context.Background(), context.Background())
+	if !res.GraceExpired || res.Summary.Cancelled != 2 || res.Stopped {
+		t.Errorf("result %+v, want the 2 requests cut at the end of the grace period", res)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the run took %v: the grace period did not end it", took)
+	}
+
+	s.Grace = NoGrace
+	if p, err = NewPlan(s); err != nil {
+		t.Fatal(err)
+	}
+	res = New(p, &fakeExec{delay: 30 * time.Millisecond}).Execute(context.Background(), context.Background())
+	if res.GraceExpired || res.Summary.OK != 2 {
+		t.Errorf("without a grace period: %+v, want both requests to finish", res)
+	}
+}
