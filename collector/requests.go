@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // Labels identify a request stream. All values are bounded: they come from the
@@ -67,7 +68,7 @@ type Series struct {
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          prometheus.Counter
 	inFlight                                                                 prometheus.Gauge
 	errors                                                                   *prometheus.CounterVec
-	slo                                                                      SLO
+	slo                                                                      report.SLO
 	saturation                                                               *Saturation
 }
 
@@ -77,7 +78,7 @@ func (r *Requests) FeedSaturation(sat *Saturation) { r.saturation = sat }
 
 // Series returns the metrics of one request stream; requests that meet slo
 // count as good.
-func (r *Requests) Series(l Labels, slo SLO) *Series {
+func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 	v := l.values()
 	s := &Series{
 		ttft: r.ttft.WithLabelValues(v...), ttfot: r.ttfot.WithLabelValues(v...), ttst: r.ttst.WithLabelValues(v...),
@@ -165,7 +166,7 @@ func (s *Series) Observe(rec *prober.Record) {
 	if rec.PinnedOutputTokens > 0 && rec.TokenSource != prober.TokensFromChunks && rec.OutputTokens != rec.PinnedOutputTokens {
 		s.mismatches.Inc()
 	}
-	if s.slo.met(rec) {
+	if s.slo.Met(rec) {
 		s.good.Inc()
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 const ms = time.Millisecond
@@ -218,7 +219,7 @@ func TestObserve(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
-			s := collector.NewRequests(reg).Series(labelsA, collector.SLO{})
+			s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
 			s.Started()
 			s.Observe(tc.rec)
 			got := nonZero(scenarioSamples(gather(t, reg), "a"))
@@ -291,7 +292,7 @@ func fmtSample(s sample, ok bool) string {
 // configured buckets, cumulative up to the sample count).
 func TestObserveNativeHistograms(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	s := collector.NewRequests(reg).Series(labelsA, collector.SLO{})
+	s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
 	s.Started()
 	s.Observe(okRecord())
 	seen := map[string]bool{}
@@ -344,37 +345,37 @@ func TestGoodput(t *testing.T) {
 	// duration 140ms. A threshold equal to the measured value is met.
 	for _, tc := range []struct {
 		name string
-		slo  collector.SLO
+		slo  report.SLO
 		rec  *prober.Record
 		good float64
 	}{
-		{"no SLO", collector.SLO{}, okRecord(), 1},
-		{"ttft met", collector.SLO{TTFT: 100 * ms}, okRecord(), 1},
-		{"ttft missed", collector.SLO{TTFT: 99 * ms}, okRecord(), 0},
-		{"itl met", collector.SLO{ITL: 10 * ms}, okRecord(), 1},
-		{"itl missed", collector.SLO{ITL: 9 * ms}, okRecord(), 0},
-		{"latency met", collector.SLO{RequestLatency: 140 * ms}, okRecord(), 1},
-		{"latency missed", collector.SLO{RequestLatency: 139 * ms}, okRecord(), 0},
-		{"ttfot met", collector.SLO{TTFOT: 110 * ms}, okRecord(), 1},
-		{"ttfot missed", collector.SLO{TTFOT: 109 * ms}, okRecord(), 0},
-		{"ttfot set, reasoning only", collector.SLO{TTFOT: time.Second},
+		{"no SLO", report.SLO{}, okRecord(), 1},
+		{"ttft met", report.SLO{TTFT: 100 * ms}, okRecord(), 1},
+		{"ttft missed", report.SLO{TTFT: 99 * ms}, okRecord(), 0},
+		{"itl met", report.SLO{ITL: 10 * ms}, okRecord(), 1},
+		{"itl missed", report.SLO{ITL: 9 * ms}, okRecord(), 0},
+		{"latency met", report.SLO{RequestLatency: 140 * ms}, okRecord(), 1},
+		{"latency missed", report.SLO{RequestLatency: 139 * ms}, okRecord(), 0},
+		{"ttfot met", report.SLO{TTFOT: 110 * ms}, okRecord(), 1},
+		{"ttfot missed", report.SLO{TTFOT: 109 * ms}, okRecord(), 0},
+		{"ttfot set, reasoning only", report.SLO{TTFOT: time.Second},
 			withRecord(func(r *prober.Record) { r.FirstOutput = -1 }), 0},
-		{"tokens per user met", collector.SLO{MinTokensPerUser: 99.9}, okRecord(), 1},
-		{"tokens per user missed", collector.SLO{MinTokensPerUser: 100.1}, okRecord(), 0},
-		{"tokens per user set, one chunk (ITL undefined)", collector.SLO{MinTokensPerUser: 1e6},
+		{"tokens per user met", report.SLO{MinTokensPerUser: 99.9}, okRecord(), 1},
+		{"tokens per user missed", report.SLO{MinTokensPerUser: 100.1}, okRecord(), 0},
+		{"tokens per user set, one chunk (ITL undefined)", report.SLO{MinTokensPerUser: 1e6},
 			withRecord(func(r *prober.Record) { r.Chunks, r.OutputTokens = r.Chunks[:1], 1 }), 1},
-		{"tokens per user missed, itl met", collector.SLO{ITL: 50 * ms, MinTokensPerUser: 200}, okRecord(), 0},
-		{"all met", collector.SLO{TTFT: time.Second, ITL: 50 * ms, RequestLatency: time.Second}, okRecord(), 1},
-		{"ttft missed, others met", collector.SLO{TTFT: 50 * ms, ITL: 50 * ms, RequestLatency: time.Second}, okRecord(), 0},
-		{"itl missed, others met", collector.SLO{TTFT: time.Second, ITL: 5 * ms, RequestLatency: time.Second}, okRecord(), 0},
-		{"latency missed, others met", collector.SLO{TTFT: time.Second, ITL: 50 * ms, RequestLatency: 100 * ms}, okRecord(), 0},
-		{"ttft set, no chunks", collector.SLO{TTFT: time.Second},
+		{"tokens per user missed, itl met", report.SLO{ITL: 50 * ms, MinTokensPerUser: 200}, okRecord(), 0},
+		{"all met", report.SLO{TTFT: time.Second, ITL: 50 * ms, RequestLatency: time.Second}, okRecord(), 1},
+		{"ttft missed, others met", report.SLO{TTFT: 50 * ms, ITL: 50 * ms, RequestLatency: time.Second}, okRecord(), 0},
+		{"itl missed, others met", report.SLO{TTFT: time.Second, ITL: 5 * ms, RequestLatency: time.Second}, okRecord(), 0},
+		{"latency missed, others met", report.SLO{TTFT: time.Second, ITL: 50 * ms, RequestLatency: 100 * ms}, okRecord(), 0},
+		{"ttft set, no chunks", report.SLO{TTFT: time.Second},
 			withRecord(func(r *prober.Record) { r.Chunks, r.FirstOutput = nil, -1 }), 0},
-		{"itl set, one chunk (ITL undefined)", collector.SLO{ITL: time.Millisecond},
+		{"itl set, one chunk (ITL undefined)", report.SLO{ITL: time.Millisecond},
 			withRecord(func(r *prober.Record) { r.Chunks, r.OutputTokens = r.Chunks[:1], 1 }), 1},
-		{"error is never good", collector.SLO{},
+		{"error is never good", report.SLO{},
 			withRecord(func(r *prober.Record) { r.Outcome, r.Reason = prober.OutcomeError, prober.ReasonTruncated }), 0},
-		{"cancelled is never good", collector.SLO{},
+		{"cancelled is never good", report.SLO{},
 			withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -404,7 +405,7 @@ func TestOutputLengthMismatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
-			s := collector.NewRequests(reg).Series(labelsA, collector.SLO{})
+			s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
 			rec := withRecord(func(r *prober.Record) {
 				r.PinnedOutputTokens, r.OutputTokens, r.Outcome = tc.pinned, tc.out, tc.outcome
 				if tc.outcome == prober.OutcomeError {
@@ -422,7 +423,7 @@ func TestOutputLengthMismatch(t *testing.T) {
 
 func TestInFlight(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	s := collector.NewRequests(reg).Series(labelsA, collector.SLO{})
+	s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
 	inFlight := func() float64 {
 		return scenarioSamples(gather(t, reg), "a")["inferprobe_in_flight_requests"].value
 	}
@@ -454,7 +455,7 @@ func TestForget(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	r := collector.NewRequests(reg)
 	for _, l := range []collector.Labels{labelsA, labelsB} {
-		s := r.Series(l, collector.SLO{})
+		s := r.Series(l, report.SLO{})
 		for _, rec := range []*prober.Record{
 			okRecord(),
 			withRecord(func(r *prober.Record) { r.Outcome, r.Reason = prober.OutcomeError, prober.ReasonStall }),

@@ -15,6 +15,7 @@ import (
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -89,7 +90,7 @@ type burstRun struct {
 	cancelled bool
 	ended     bool          // finish has taken its result
 	probe     *prober.Probe // nil until it runs
-	report    *collector.Report
+	report    *report.Report
 	recorder  *collector.BurstRecorder
 }
 
@@ -474,7 +475,7 @@ func (m *burstManager) launchOne(r *burstRun) {
 	ctx, stop := context.WithCancel(context.Background())
 	reqCtx, cancelRq := context.WithCancel(m.d.reqCtx)
 	r.stop, r.cancelRq = stop, cancelRq
-	r.probe, r.report = p.main, collector.NewReport(collector.WithSLO(p.slo))
+	r.probe, r.report = p.main, report.NewReport(report.WithSLO(p.slo))
 	r.recorder = collector.NewBurstRecorder(m.d.requests.Series(p.labels, p.slo), r.report)
 	r.mu.Unlock()
 	m.metrics.Running(e.name, r.info.Target, true)
@@ -536,7 +537,7 @@ type runPlan struct {
 	limit        prober.Limit
 	grace        time.Duration
 	labels       collector.Labels
-	slo          collector.SLO
+	slo          report.SLO
 }
 
 // planRun applies o to the settings of burst name, clamped to its maxima,
@@ -589,7 +590,7 @@ func planRun(name string, spec *burstSpec, o BurstOverrides, shard prober.Shard)
 		limit:  limit,
 		grace:  time.Duration(b.GracePeriod),
 		labels: spec.labels(name),
-		slo:    collector.NewSLO(b.SLO),
+		slo:    report.NewSLO(b.SLO),
 	}
 	// Names outside the probe namespace ('/' is not allowed in a probe
 	// name), so a burst never draws a probe's seeded streams.

@@ -24,9 +24,10 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/inferprobe/inferprobe/collector"
-	"github.com/inferprobe/inferprobe/collector/export"
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/report/export"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -425,13 +426,13 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		}
 		warmup.SetLimit(prober.Limit{Requests: sp.warmup})
 	}
-	return benchProbe(logger, stdout, stderr, f, workers, gpus, benchRunSpec{probe: probe, warmup: warmup, slo: collector.NewSLO(spec.SLO), baseline: baseline, rules: rules})
+	return benchProbe(logger, stdout, stderr, f, workers, gpus, benchRunSpec{probe: probe, warmup: warmup, slo: report.NewSLO(spec.SLO), baseline: baseline, rules: rules})
 }
 
 // benchRunSpec is a validated run, ready to send.
 type benchRunSpec struct {
 	probe, warmup *prober.Probe
-	slo           collector.SLO
+	slo           report.SLO
 	baseline      exportDoc // nil without --compare
 	rules         []compareRule
 }
@@ -482,7 +483,7 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 	var peakSched time.Duration
 	// send runs one probe to its limit, showing progress; it returns false
 	// when the run was interrupted.
-	send := func(probe *prober.Probe, report *collector.Report, l prober.Limit, what string) bool {
+	send := func(probe *prober.Probe, report *report.Report, l prober.Limit, what string) bool {
 		bar := newProgress(stderr, mode, what, l)
 		done := make(chan struct{})
 		go func() {
@@ -512,11 +513,11 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 			}
 		}
 	}
-	if run.warmup != nil && !send(run.warmup, collector.NewReport(), prober.Limit{Requests: uint64(f.warmupRequests)}, "warmup") {
+	if run.warmup != nil && !send(run.warmup, report.NewReport(), prober.Limit{Requests: uint64(f.warmupRequests)}, "warmup") {
 		fmt.Fprintln(stderr, "inferprobe bench: interrupted during warmup; nothing was measured")
 		return exitInterrupted
 	}
-	report := collector.NewReport(collector.WithSLO(run.slo))
+	report := report.NewReport(report.WithSLO(run.slo))
 	interrupted := !send(run.probe, report, limit, "profiling")
 
 	summary := report.Summary()
@@ -568,7 +569,7 @@ func printReport(w io.Writer, r export.Run, d prober.Digest, seed uint64) {
 		fmt.Fprintln(w, "\n(interrupted: the report covers the requests that finished)")
 	}
 	fmt.Fprintf(w, "\n%62s\n%-44s %10s %10s %10s %10s %10s %10s %10s\n", "inferprobe | LLM Metrics", "Metric", "avg", "min", "max", "p99", "p90", "p50", "std")
-	row := func(name string, st collector.Stats, scale float64) {
+	row := func(name string, st report.Stats, scale float64) {
 		if st.Count == 0 {
 			return
 		}
@@ -589,7 +590,7 @@ func printReport(w io.Writer, r export.Run, d prober.Digest, seed uint64) {
 	one("Output Token Throughput (tokens/sec)", s.OutputTokenThroughput)
 	one("Total Token Throughput (tokens/sec)", s.TotalTokenThroughput)
 	one("Request Throughput (requests/sec)", s.RequestThroughput)
-	if r.SLO != (collector.SLO{}) {
+	if r.SLO != (report.SLO{}) {
 		one("Goodput (requests/sec)", s.Goodput)
 		fmt.Fprintf(w, "%-44s %10d of %d successful\n", "Good Requests", s.Good, s.OK)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/inferprobe/inferprobe/collector"
-	"github.com/inferprobe/inferprobe/collector/export"
+	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/report/export"
 )
 
 // Artifact file names; the first two keep AIPerf's layout under our name.
@@ -139,7 +139,7 @@ func (f *benchFlags) secrets() []string {
 // scrubErrors replaces every secret in the requests' error messages, which
 // quote the server's reply, with REDACTED: a server that echoes the key it
 // refused must not put it in the artifacts.
-func scrubErrors(reqs []collector.RequestRecord, secrets []string) []collector.RequestRecord {
+func scrubErrors(reqs []report.RequestRecord, secrets []string) []report.RequestRecord {
 	if len(secrets) == 0 {
 		return reqs
 	}

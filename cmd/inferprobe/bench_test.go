@@ -11,9 +11,9 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -256,7 +256,7 @@ func TestCompare(t *testing.T) {
 
 func TestProgressLine(t *testing.T) {
 	t0 := time.Unix(0, 0)
-	r := collector.NewReport()
+	r := report.NewReport()
 	for i := range 30 {
 		rec := &prober.Record{Seq: uint64(i), Scheduled: t0, Sent: t0, Duration: time.Millisecond}
 		if i%10 == 0 {
@@ -394,7 +394,7 @@ func TestNoCredentialInErrors(t *testing.T) {
 
 	f := parseBench(t, "--model", "m", "--api-key", "sk-flag-secret", "-H", "Authorization: Bearer sk-header-secret",
 		"-H", "X-Api-Key: xk-other-secret", "-H", "X-Team: sre")
-	reqs := []collector.RequestRecord{
+	reqs := []report.RequestRecord{
 		{Seq: 0, Outcome: prober.OutcomeError, Status: 401, Err: `HTTP 401: {"error":"invalid key sk-flag-secret"}`},
 		{Seq: 1, Outcome: prober.OutcomeError, Status: 401, Err: `HTTP 401: bad header "Bearer sk-header-secret" and xk-other-secret for sre`},
 		{Seq: 2},

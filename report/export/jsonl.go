@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"io"
 
-	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // WriteJSONL writes profile_export.jsonl: one line per request in AIPerf's
@@ -24,7 +24,7 @@ func WriteJSONL(w io.Writer, r Run) error {
 	return bw.Flush()
 }
 
-func requestLine(q collector.RequestRecord) obj {
+func requestLine(q report.RequestRecord) obj {
 	val := func(v float64, unit string) obj { return obj{{"value", v}, {"unit", unit}} }
 	msOf := func(d interface{ Seconds() float64 }) float64 { return d.Seconds() * ms }
 	var start, end any

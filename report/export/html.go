@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // maxPoints bounds the dots and line vertices per series, so a run of a
@@ -134,7 +134,7 @@ func overTime(r Run) (tokens, reqs, errs []point) {
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f2":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
-	"slo": func(s collector.SLO) bool { return s != collector.SLO{} },
+	"slo": func(s report.SLO) bool { return s != report.SLO{} },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>inferprobe bench: {{.Run.Config.Model}}</title>

@@ -1,4 +1,4 @@
-package collector
+package report
 
 import (
 	"time"
@@ -25,11 +25,11 @@ func NewSLO(s scenarios.SLO) SLO {
 	}
 }
 
-// met reports whether a successful request met every set threshold. A
+// Met reports whether a successful request met every set threshold. A
 // request without a first (output) chunk misses a TTFT (TTFOT) threshold;
 // one whose ITL is undefined (a single chunk) meets the ITL and per-user
 // thresholds, which only a token stream can miss.
-func (s SLO) met(rec *prober.Record) bool {
+func (s SLO) Met(rec *prober.Record) bool {
 	if rec.Outcome != prober.OutcomeOK {
 		return false
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -24,8 +24,8 @@ func fixedRun(t *testing.T) Run {
 	t.Helper()
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	slo := collector.SLO{TTFT: ms(120)}
-	r := collector.NewReport(collector.WithSLO(slo))
+	slo := report.SLO{TTFT: ms(120)}
+	r := report.NewReport(report.WithSLO(slo))
 	for i := range 24 {
 		sched := t0.Add(ms(250 * i))
 		rec := &prober.Record{Seq: uint64(i), Scheduled: sched, Sent: sched.Add(ms(i % 3)), FirstOutput: 0,
@@ -67,10 +67,10 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./collector/export/ -update to create it)", err)
+		t.Fatalf("%v (run go test ./report/export/ -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; if the change is meant, run go test ./collector/export/ -update and review the diff\ngot:\n%s", name, got)
+		t.Errorf("%s differs from the golden file; if the change is meant, run go test ./report/export/ -update and review the diff\ngot:\n%s", name, got)
 	}
 }
 
@@ -229,10 +229,10 @@ func fmtFloats(v []float64) string {
 // errors-over-time chart and in the JSONL's request_end_ns, as successes are.
 func TestFailuresAtTheirEnd(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	failed := collector.RequestRecord{Seq: 0, Scheduled: t0, Sent: t0, Duration: 5500 * time.Millisecond,
+	failed := report.RequestRecord{Seq: 0, Scheduled: t0, Sent: t0, Duration: 5500 * time.Millisecond,
 		Outcome: prober.OutcomeError, Reason: prober.ReasonTimeout, Err: "timed out"}
-	run := Run{Summary: collector.Summary{Start: t0, End: t0.Add(10 * time.Second), Duration: 10 * time.Second},
-		Requests: []collector.RequestRecord{failed}}
+	run := Run{Summary: report.Summary{Start: t0, End: t0.Add(10 * time.Second), Duration: 10 * time.Second},
+		Requests: []report.RequestRecord{failed}}
 	_, _, errs := overTime(run)
 	for i, p := range errs {
 		if want := map[bool]float64{true: 1, false: 0}[i == 5]; p.y != want {

@@ -1,4 +1,4 @@
-package collector
+package report
 
 import (
 	"math"
@@ -93,7 +93,7 @@ func (r *Report) Observe(rec *prober.Record) {
 		req.ITL, _ = rec.ITL()
 		req.Latency = rec.Duration
 		req.InputTokens, req.OutputTokens = rec.InputTokens, rec.OutputTokens
-		req.Good = r.slo.met(rec)
+		req.Good = r.slo.Met(rec)
 	}
 
 	r.mu.Lock()
