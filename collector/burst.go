@@ -3,7 +3,6 @@ package collector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -153,25 +152,4 @@ func (b *Bursts) SetLast(burst, target string, r BurstResult) {
 	b.goodput.WithLabelValues(burst, target).Set(goodput)
 	b.errorRatio.WithLabelValues(burst, target).Set(errRatio)
 	b.duration.WithLabelValues(burst, target).Set(s.Duration.Seconds())
-}
-
-// BurstRecorder records a burst's requests twice: into its phase="burst"
-// series and into its report. It implements prober.Recorder.
-type BurstRecorder struct {
-	series *Series
-	report *report.Report
-}
-
-// NewBurstRecorder returns a recorder feeding series and report.
-func NewBurstRecorder(series *Series, report *report.Report) *BurstRecorder {
-	return &BurstRecorder{series: series, report: report}
-}
-
-// Started is part of prober.Recorder.
-func (r *BurstRecorder) Started() { r.series.Started() }
-
-// Observe is part of prober.Recorder.
-func (r *BurstRecorder) Observe(rec *prober.Record) {
-	r.series.Observe(rec)
-	r.report.Observe(rec)
 }

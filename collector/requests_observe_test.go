@@ -190,6 +190,26 @@ func TestObserve(t *testing.T) {
 			},
 		},
 		{
+			// Cancelled before its send: no send time to be late by. The cap
+			// still held it.
+			"never sent",
+			&prober.Record{Seq: 1, Scheduled: time.Unix(1_700_000_000, 0), CapWait: 3 * ms, FirstOutput: -1, Outcome: prober.OutcomeCancelled},
+			map[string]sample{
+				"inferprobe_requests_total{outcome=cancelled}": {value: 1},
+				"inferprobe_concurrency_wait_seconds":          capWait,
+			},
+		},
+		{
+			// Chunks that came in one read show no token timing.
+			"chunks in one read: no ITL",
+			withRecord(func(r *prober.Record) { r.Chunks = []time.Duration{100 * ms, 100 * ms, 100 * ms, 100 * ms} }),
+			merge(without(okWant, "inferprobe_inter_token_latency_seconds"), map[string]sample{
+				"inferprobe_time_to_first_output_token_seconds": {count: 1, sum: 0.100},
+				"inferprobe_time_to_second_token_seconds":       {count: 1},
+				"inferprobe_inter_chunk_latency_seconds":        {count: 3},
+			}),
+		},
+		{
 			"reasoning tokens from usage",
 			withRecord(func(r *prober.Record) { r.ReasoningTokens = 3 }),
 			merge(okWant, map[string]sample{"inferprobe_reasoning_tokens_total": {value: 3}}),
@@ -227,6 +247,66 @@ func TestObserve(t *testing.T) {
 				t.Errorf("after Observe:\n%s", diff(got, tc.want))
 			}
 		})
+	}
+}
+
+// TestSeriesAgreesWithReport: a stream's histograms and counters and a
+// run's exact report count the same requests by the same rules.
+func TestSeriesAgreesWithReport(t *testing.T) {
+	recs := []*prober.Record{
+		okRecord(),
+		withRecord(func(r *prober.Record) { r.ReasoningTokens, r.PinnedOutputTokens = 2, 5 }),
+		withRecord(func(r *prober.Record) { r.FirstOutput, r.Chunks = -1, r.Chunks[:2] }),
+		withRecord(func(r *prober.Record) {
+			r.Chunks, r.Outcome, r.Reason, r.Duration = r.Chunks[:3], prober.OutcomeError, prober.ReasonStall, 5*time.Second
+		}),
+		withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }),
+		{Seq: 9, Scheduled: time.Unix(1_700_000_000, 0), CapWait: 7 * ms, FirstOutput: -1, Outcome: prober.OutcomeCancelled},
+		withRecord(func(r *prober.Record) { r.Chunks = []time.Duration{100 * ms, 100 * ms, 100 * ms, 100 * ms} }),
+	}
+	slo := report.SLO{TTFT: 100 * ms, TTFOT: 109 * ms}
+	reg := prometheus.NewRegistry()
+	series := collector.NewRequests(reg).Series(labelsA, slo)
+	rep := report.NewReport(report.WithSLO(slo))
+	tee := prober.Tee(series, rep)
+	for _, rec := range recs {
+		tee.Started()
+		tee.Observe(rec)
+	}
+	got, sum := scenarioSamples(gather(t, reg), "a"), rep.Summary()
+	for family, st := range map[string]report.Stats{
+		"inferprobe_time_to_first_token_seconds":        sum.TTFT,
+		"inferprobe_time_to_first_output_token_seconds": sum.TTFOT,
+		"inferprobe_time_to_second_token_seconds":       sum.TTST,
+		"inferprobe_inter_token_latency_seconds":        sum.ITL,
+		"inferprobe_inter_chunk_latency_seconds":        sum.InterChunk,
+		"inferprobe_request_duration_seconds":           sum.Latency,
+		"inferprobe_input_tokens":                       sum.InputTokens,
+		"inferprobe_output_tokens":                      sum.OutputTokens,
+		"inferprobe_schedule_lag_seconds":               sum.ScheduleLag,
+		"inferprobe_concurrency_wait_seconds":           sum.CapWait,
+	} {
+		if h := got[family]; h.count != float64(st.Count) || !approx(h.sum, st.Avg*float64(st.Count)) {
+			t.Errorf("%s: %v samples summing to %v; the report has %d averaging %v", family, h.count, h.sum, st.Count, st.Avg)
+		}
+	}
+	for family, want := range map[string]float64{
+		"inferprobe_requests_total{outcome=ok}":         float64(sum.OK),
+		"inferprobe_requests_total{outcome=error}":      float64(sum.Failed),
+		"inferprobe_requests_total{outcome=cancelled}":  float64(sum.Cancelled),
+		"inferprobe_good_requests_total":                float64(sum.Good),
+		"inferprobe_output_length_mismatches_total":     float64(sum.OutputLengthMismatches),
+		"inferprobe_reasoning_tokens_total":             sum.ReasoningTokensTotal,
+		"inferprobe_input_tokens_total":                 sum.InputTokensTotal,
+		"inferprobe_output_tokens_total":                sum.OutputTokensTotal,
+		"inferprobe_request_errors_total{reason=stall}": float64(sum.Errors[prober.ReasonStall]),
+	} {
+		if got[family].value != want {
+			t.Errorf("%s = %v; the report has %v", family, got[family].value, want)
+		}
+	}
+	if sum.Good == 0 || sum.Good == sum.OK || sum.OutputLengthMismatches != 1 || sum.ScheduleLag.Count != len(recs)-1 {
+		t.Errorf("the records do not exercise the rules: %+v", sum)
 	}
 }
 

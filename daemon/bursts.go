@@ -91,7 +91,7 @@ type burstRun struct {
 	ended     bool          // finish has taken its result
 	probe     *prober.Probe // nil until it runs
 	report    *report.Report
-	recorder  *collector.BurstRecorder
+	recorder  prober.Recorder
 }
 
 func newBurstManager(d *Daemon) *burstManager {
@@ -476,7 +476,7 @@ func (m *burstManager) launchOne(r *burstRun) {
 	reqCtx, cancelRq := context.WithCancel(m.d.reqCtx)
 	r.stop, r.cancelRq = stop, cancelRq
 	r.probe, r.report = p.main, report.NewReport(report.WithSLO(p.slo))
-	r.recorder = collector.NewBurstRecorder(m.d.requests.Series(p.labels, p.slo), r.report)
+	r.recorder = prober.Tee(m.d.requests.Series(p.labels, p.slo), r.report)
 	r.mu.Unlock()
 	m.metrics.Running(e.name, r.info.Target, true)
 	m.d.logger.Info("burst run started", "burst", e.name, "run", r.info.ID, "trigger", r.info.Trigger, "target", r.info.Target)

@@ -1,3 +1,8 @@
+// Package report derives what each finished request contributes to the
+// measurements (Contribute, the one home of the counting rules, which the
+// Prometheus series in collector share) and keeps the exact results of a
+// finite run, a bench or a burst: raw samples, exact percentiles, goodput
+// against an SLO.
 package report
 
 import (
@@ -15,19 +20,20 @@ import (
 type Report struct {
 	slo SLO
 
-	mu                            sync.Mutex
-	ttft, ttst, itl, latency, lag []float64
+	mu                                            sync.Mutex
+	ttft, ttfot, ttst, itl, latency, lag, capWait []float64
 	// icl has one sample per gap between chunks, not per request, so it is
 	// the one kept in bounded memory.
-	icl                         reservoir
-	perUser                     []float64
-	inTokens, outTokens         []float64
-	ok, failed, cancelled, good int
-	errors                      map[prober.Reason]int
-	firstSent, lastEnd          time.Time
-	chunkCounted                bool // some token counts are chunk counts, not usage
-	tokenizerCounted            bool // some came from the target's tokenizer
-	requests                    []RequestRecord
+	icl                                     reservoir
+	perUser                                 []float64
+	inTokens, outTokens                     []float64
+	reasoningTokens                         float64
+	ok, failed, cancelled, good, mismatches int
+	errors                                  map[prober.Reason]int
+	firstSent, lastEnd                      time.Time
+	chunkCounted                            bool // some token counts are chunk counts, not usage
+	tokenizerCounted                        bool // some came from the target's tokenizer
+	requests                                []RequestRecord
 }
 
 // ReportOption configures a Report.
@@ -50,100 +56,86 @@ func NewReport(opts ...ReportOption) *Report {
 // a million requests of a thousand tokens has a billion gaps.
 const maxChunkSamples = 1 << 20
 
-// RequestRecord is what a report keeps of one request: its timings, lengths
-// and outcome, without its chunk offsets. Durations are zero when the request
-// did not get that far (no first token, no second chunk, failed).
+// RequestRecord is what a report keeps of one request: what it contributed,
+// without its chunk offsets (Gaps yields none), and what places and
+// explains it.
 type RequestRecord struct {
 	Seq       uint64
 	Scheduled time.Time // when the scheduler wanted it sent
 	Sent      time.Time // the time origin; zero when it was never sent
-	// Lag is the client's own delay: Sent − Scheduled less any wait for the
-	// concurrency cap.
-	Lag time.Duration
-	// TTFT and TTST are set when the request got one and two content chunks;
-	// ITL and Latency only for successful requests (ITL with ≥ 2 chunks).
-	TTFT, TTST, ITL, Latency time.Duration
-	// Duration runs from Sent to the end of the response or the failure, for
-	// every request that was sent: it places failures in time.
-	Duration                  time.Duration
-	Chunks                    int // content chunks received
-	InputTokens, OutputTokens int
-	Outcome                   prober.Outcome
-	Reason                    prober.Reason
-	Status                    int    // HTTP status; 0 without a response
-	Err                       string // the failure, for exports; empty on success
-	Good                      bool   // succeeded and met every SLO
+	Status    int       // HTTP status; 0 without a response
+	Err       string    // the failure, for exports; empty on success
+	Contribution
 }
 
 // Started is part of prober.Recorder; a report only counts finished requests.
 func (r *Report) Started() {}
 
-// Observe adds a finished request, with the same rules as Series.Observe:
-// timings of failed requests count, lengths and latency only for successes.
-// It only appends, so that it stays cheap at high request rates.
+// Observe adds a finished request. It only appends, so that it stays cheap
+// at high request rates.
 func (r *Report) Observe(rec *prober.Record) {
-	req := RequestRecord{
-		Seq: rec.Seq, Scheduled: rec.Scheduled, Sent: rec.Sent, Lag: rec.Lag(), Chunks: len(rec.Chunks), Duration: rec.Duration,
-		Outcome: rec.Outcome, Reason: rec.Reason, Status: rec.Status,
-	}
+	c := Contribute(rec, r.slo)
+	req := RequestRecord{Seq: rec.Seq, Scheduled: rec.Scheduled, Sent: rec.Sent, Status: rec.Status, Contribution: c}
+	req.chunks = nil
 	if rec.Outcome != prober.OutcomeOK {
 		req.Err = rec.Err
-	}
-	req.TTFT, _ = rec.TTFT()
-	req.TTST, _ = rec.TTST()
-	if rec.Outcome == prober.OutcomeOK {
-		req.ITL, _ = rec.ITL()
-		req.Latency = rec.Duration
-		req.InputTokens, req.OutputTokens = rec.InputTokens, rec.OutputTokens
-		req.Good = r.slo.Met(rec)
 	}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.requests = append(r.requests, req)
-	if !rec.Sent.IsZero() { // a request cancelled before its send has no lag
-		r.lag = append(r.lag, req.Lag.Seconds())
+	if c.HasLag {
+		r.lag = append(r.lag, c.Lag.Seconds())
 	}
-	switch rec.Outcome {
+	r.capWait = append(r.capWait, c.CapWait.Seconds())
+	switch c.Outcome {
 	case prober.OutcomeOK:
 		r.ok++
 	case prober.OutcomeCancelled:
+		// Its lag counted, but it does not stretch the run's span.
 		r.cancelled++
 		return
 	default:
 		r.failed++
-		r.errors[rec.Reason]++
+		r.errors[c.Reason]++
 	}
-	if !rec.Sent.IsZero() && (r.firstSent.IsZero() || rec.Sent.Before(r.firstSent)) {
+	if c.HasLag && (r.firstSent.IsZero() || rec.Sent.Before(r.firstSent)) {
 		r.firstSent = rec.Sent
 	}
-	if end := rec.Sent.Add(rec.Duration); end.After(r.lastEnd) {
+	if end := rec.Sent.Add(c.Duration); end.After(r.lastEnd) {
 		r.lastEnd = end
 	}
-	if len(rec.Chunks) > 0 {
-		r.ttft = append(r.ttft, req.TTFT.Seconds())
+	if c.HasTTFT {
+		r.ttft = append(r.ttft, c.TTFT.Seconds())
 	}
-	if len(rec.Chunks) > 1 {
-		r.ttst = append(r.ttst, req.TTST.Seconds())
+	if c.HasTTFOT {
+		r.ttfot = append(r.ttfot, c.TTFOT.Seconds())
 	}
-	for i := 1; i < len(rec.Chunks); i++ {
-		r.icl.add((rec.Chunks[i] - rec.Chunks[i-1]).Seconds())
+	if c.HasTTST {
+		r.ttst = append(r.ttst, c.TTST.Seconds())
 	}
-	if rec.Outcome != prober.OutcomeOK {
+	for gap := range c.Gaps() {
+		r.icl.add(gap.Seconds())
+	}
+	if c.Outcome != prober.OutcomeOK {
 		return
 	}
-	if req.ITL > 0 {
-		r.itl = append(r.itl, req.ITL.Seconds())
-		r.perUser = append(r.perUser, 1/req.ITL.Seconds())
+	if c.ITL > 0 {
+		r.itl = append(r.itl, c.ITL.Seconds())
+		r.perUser = append(r.perUser, 1/c.ITL.Seconds())
 	}
-	if req.Good {
+	if c.Good {
 		r.good++
 	}
-	r.latency = append(r.latency, rec.Duration.Seconds())
-	r.inTokens = append(r.inTokens, float64(rec.InputTokens))
-	r.outTokens = append(r.outTokens, float64(rec.OutputTokens))
-	r.chunkCounted = r.chunkCounted || rec.TokenSource == prober.TokensFromChunks
-	r.tokenizerCounted = r.tokenizerCounted || rec.TokenSource == prober.TokensFromTokenizer
+	if c.Mismatch {
+		r.mismatches++
+	}
+	r.latency = append(r.latency, c.Duration.Seconds())
+	r.inTokens = append(r.inTokens, float64(c.InputTokens))
+	r.outTokens = append(r.outTokens, float64(c.OutputTokens))
+	r.reasoningTokens += float64(c.ReasoningTokens)
+	r.chunkCounted = r.chunkCounted || c.TokenSource == prober.TokensFromChunks
+	r.tokenizerCounted = r.tokenizerCounted || c.TokenSource == prober.TokensFromTokenizer
 }
 
 // Counts returns the requests finished so far, for progress lines.
@@ -174,12 +166,17 @@ func (r *Report) Requests() []RequestRecord {
 // seconds, throughputs per second of Duration, which runs from the first
 // send to the end of the last response.
 type Summary struct {
-	TTFT         Stats `json:"time_to_first_token_seconds"`
-	TTST         Stats `json:"time_to_second_token_seconds"`
-	ITL          Stats `json:"inter_token_latency_seconds"`
-	InterChunk   Stats `json:"inter_chunk_latency_seconds"`
-	Latency      Stats `json:"request_latency_seconds"`
-	ScheduleLag  Stats `json:"schedule_lag_seconds"`
+	TTFT Stats `json:"time_to_first_token_seconds"`
+	// TTFOT is the time to the first chunk with non-reasoning content.
+	TTFOT       Stats `json:"time_to_first_output_token_seconds"`
+	TTST        Stats `json:"time_to_second_token_seconds"`
+	ITL         Stats `json:"inter_token_latency_seconds"`
+	InterChunk  Stats `json:"inter_chunk_latency_seconds"`
+	Latency     Stats `json:"request_latency_seconds"`
+	ScheduleLag Stats `json:"schedule_lag_seconds"`
+	// CapWait is how long max_concurrency held each request past its
+	// scheduled send (0 when a slot was free or there is no cap).
+	CapWait      Stats `json:"concurrency_wait_seconds"`
 	InputTokens  Stats `json:"input_sequence_length"`
 	OutputTokens Stats `json:"output_sequence_length"`
 	// OutputTokenThroughputPerUser is, per successful request, 1 / ITL:
@@ -212,6 +209,12 @@ type Summary struct {
 	// lengths.
 	InputTokensTotal  float64 `json:"input_tokens_total"`
 	OutputTokensTotal float64 `json:"output_tokens_total"`
+	// ReasoningTokensTotal is the part of OutputTokensTotal the server's
+	// usage counts as reasoning.
+	ReasoningTokensTotal float64 `json:"reasoning_tokens_total"`
+	// OutputLengthMismatches counts the successful requests whose output
+	// length differed from the length they pinned (min_tokens, ignore_eos).
+	OutputLengthMismatches int `json:"output_length_mismatches"`
 	// TokensFromChunks says some output lengths were counted as one token per
 	// chunk because the server sent no usage.
 	TokensFromChunks bool `json:"tokens_from_chunks"`
@@ -225,11 +228,12 @@ func (r *Report) Summary() Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := Summary{
-		TTFT: statsOf(r.ttft), TTST: statsOf(r.ttst), ITL: statsOf(r.itl), InterChunk: r.icl.stats(),
-		Latency: statsOf(r.latency), ScheduleLag: statsOf(r.lag),
+		TTFT: statsOf(r.ttft), TTFOT: statsOf(r.ttfot), TTST: statsOf(r.ttst), ITL: statsOf(r.itl), InterChunk: r.icl.stats(),
+		Latency: statsOf(r.latency), ScheduleLag: statsOf(r.lag), CapWait: statsOf(r.capWait),
 		InputTokens: statsOf(r.inTokens), OutputTokens: statsOf(r.outTokens),
 		OutputTokenThroughputPerUser: statsOf(r.perUser),
 		OK:                           r.ok, Failed: r.failed, Cancelled: r.cancelled, Good: r.good,
+		ReasoningTokensTotal: r.reasoningTokens, OutputLengthMismatches: r.mismatches,
 		Errors:           make(map[prober.Reason]int, len(r.errors)),
 		TokensFromChunks: r.chunkCounted, TokensFromTokenizer: r.tokenizerCounted,
 	}

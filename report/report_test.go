@@ -11,21 +11,25 @@ import (
 )
 
 // reportRecords is a small run worked out by hand: two successes (one meets
-// the 100 ms TTFT SLO, one does not), an HTTP 500, a truncated stream that
-// got two chunks, and a cancelled request.
+// the 100 ms TTFT SLO, one does not; one opens with reasoning, one misses
+// its pinned length), an HTTP 500 held by the concurrency cap, a truncated
+// stream that got two chunks of reasoning, and a cancelled request.
 func reportRecords(t0 time.Time) []*prober.Record {
 	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
 	return []*prober.Record{
-		{Seq: 3, Scheduled: t0.Add(ms(700)), Sent: t0.Add(ms(700)), Outcome: prober.OutcomeCancelled, Reason: prober.ReasonNone},
+		{Seq: 3, Scheduled: t0.Add(ms(700)), Sent: t0.Add(ms(700)), FirstOutput: -1, Outcome: prober.OutcomeCancelled, Reason: prober.ReasonNone},
 		// ITL: (100−50) ms / (5 − 1 token in the first chunk) = 12.5 ms; 80 tokens/s per user.
-		{Seq: 0, Scheduled: t0, Sent: t0, Chunks: []time.Duration{ms(50), ms(60), ms(100)}, FirstChunkTokens: 1,
-			Duration: ms(110), InputTokens: 10, OutputTokens: 5, Outcome: prober.OutcomeOK, Status: 200},
+		// The first chunk is reasoning: TTFOT 60 ms.
+		{Seq: 0, Scheduled: t0, Sent: t0, Chunks: []time.Duration{ms(50), ms(60), ms(100)}, FirstOutput: 1, FirstChunkTokens: 1,
+			Duration: ms(110), InputTokens: 10, OutputTokens: 5, ReasoningTokens: 1, PinnedOutputTokens: 5, Outcome: prober.OutcomeOK, Status: 200},
 		// Sent 2 ms late; ITL (220−200)/(3−1) = 10 ms; ends at t0+2s, the end of the run.
+		// Three tokens of the four it pinned.
 		{Seq: 1, Scheduled: t0.Add(ms(998)), Sent: t0.Add(time.Second), Chunks: []time.Duration{ms(200), ms(220)}, FirstChunkTokens: 1,
-			Duration: time.Second, InputTokens: 20, OutputTokens: 3, Outcome: prober.OutcomeOK, Status: 200},
-		{Seq: 2, Scheduled: t0.Add(ms(500)), Sent: t0.Add(ms(500)), Duration: ms(5), Outcome: prober.OutcomeError,
+			Duration: time.Second, InputTokens: 20, OutputTokens: 3, PinnedOutputTokens: 4, Outcome: prober.OutcomeOK, Status: 200},
+		// Held 10 ms by the cap, so sent on time.
+		{Seq: 2, Scheduled: t0.Add(ms(490)), CapWait: ms(10), Sent: t0.Add(ms(500)), Duration: ms(5), FirstOutput: -1, Outcome: prober.OutcomeError,
 			Reason: prober.ReasonHTTP5xx, Status: 500, Err: "HTTP 500: boom"},
-		{Seq: 4, Scheduled: t0.Add(ms(300)), Sent: t0.Add(ms(300)), Chunks: []time.Duration{ms(30), ms(35)}, Duration: ms(40),
+		{Seq: 4, Scheduled: t0.Add(ms(300)), Sent: t0.Add(ms(300)), Chunks: []time.Duration{ms(30), ms(35)}, FirstOutput: -1, Duration: ms(40),
 			Outcome: prober.OutcomeError, Reason: prober.ReasonTruncated, Status: 200, Err: "stream ended before [DONE]"},
 	}
 }
@@ -52,6 +56,8 @@ func TestReportSummary(t *testing.T) {
 		{"goodput", s.Goodput, 0.5},
 		// TTFT counts failed requests that got a chunk: 30, 50, 200 ms.
 		{"ttft count", float64(s.TTFT.Count), 3}, {"ttft p50", s.TTFT.P50, 50 * ms}, {"ttft avg", s.TTFT.Avg, 280.0 / 3 * ms},
+		// TTFOT: 60 and 200 ms; the truncated stream had only reasoning.
+		{"ttfot count", float64(s.TTFOT.Count), 2}, {"ttfot avg", s.TTFOT.Avg, 130 * ms},
 		{"ttst count", float64(s.TTST.Count), 3}, {"ttst max", s.TTST.Max, 20 * ms},
 		{"inter-chunk count", float64(s.InterChunk.Count), 4}, {"inter-chunk max", s.InterChunk.Max, 40 * ms},
 		{"itl avg", s.ITL.Avg, 11.25 * ms}, {"itl min", s.ITL.Min, 10 * ms},
@@ -60,6 +66,8 @@ func TestReportSummary(t *testing.T) {
 		{"isl avg", s.InputTokens.Avg, 15}, {"osl avg", s.OutputTokens.Avg, 4},
 		// lag of every request, cancelled ones too: 0, 2 ms, 0, 0, 0.
 		{"lag count", float64(s.ScheduleLag.Count), 5}, {"lag max", s.ScheduleLag.Max, 2 * ms},
+		{"cap wait count", float64(s.CapWait.Count), 5}, {"cap wait max", s.CapWait.Max, 10 * ms},
+		{"reasoning tokens total", s.ReasoningTokensTotal, 1}, {"output length mismatches", float64(s.OutputLengthMismatches), 1},
 	} {
 		if math.Abs(c.got-c.want) > 1e-9 {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
@@ -97,21 +105,23 @@ func TestReportRequests(t *testing.T) {
 	if !reflect.DeepEqual(seqs, []uint64{0, 1, 2, 3, 4}) {
 		t.Fatalf("requests come in order %v, want by sequence number", seqs)
 	}
+	ms := time.Millisecond
 	want := []RequestRecord{
-		{Seq: 0, Scheduled: t0, Sent: t0, TTFT: 50 * time.Millisecond, TTST: 10 * time.Millisecond, ITL: 12500 * time.Microsecond,
-			Latency: 110 * time.Millisecond, Duration: 110 * time.Millisecond, Chunks: 3, InputTokens: 10, OutputTokens: 5, Status: 200, Good: true},
-		{Seq: 1, Scheduled: t0.Add(998 * time.Millisecond), Sent: t0.Add(time.Second), Lag: 2 * time.Millisecond,
-			TTFT: 200 * time.Millisecond, TTST: 20 * time.Millisecond, ITL: 10 * time.Millisecond, Latency: time.Second, Duration: time.Second,
-			Chunks: 2, InputTokens: 20, OutputTokens: 3, Status: 200},
-		{Seq: 2, Scheduled: t0.Add(500 * time.Millisecond), Sent: t0.Add(500 * time.Millisecond), Outcome: prober.OutcomeError,
-			Reason: prober.ReasonHTTP5xx, Status: 500, Err: "HTTP 500: boom", Duration: 5 * time.Millisecond},
+		{Seq: 0, Scheduled: t0, Sent: t0, Status: 200, Contribution: Contribution{HasLag: true,
+			TTFT: 50 * ms, TTFOT: 60 * ms, TTST: 10 * ms, HasTTFT: true, HasTTFOT: true, HasTTST: true, ITL: 12500 * time.Microsecond,
+			Duration: 110 * ms, InputTokens: 10, OutputTokens: 5, ReasoningTokens: 1, Good: true}},
+		{Seq: 1, Scheduled: t0.Add(998 * ms), Sent: t0.Add(time.Second), Status: 200, Contribution: Contribution{HasLag: true, Lag: 2 * ms,
+			TTFT: 200 * ms, TTFOT: 200 * ms, TTST: 20 * ms, HasTTFT: true, HasTTFOT: true, HasTTST: true, ITL: 10 * ms, Duration: time.Second,
+			InputTokens: 20, OutputTokens: 3, Mismatch: true}},
+		{Seq: 2, Scheduled: t0.Add(490 * ms), Sent: t0.Add(500 * ms), Status: 500, Err: "HTTP 500: boom", Contribution: Contribution{
+			Outcome: prober.OutcomeError, Reason: prober.ReasonHTTP5xx, HasLag: true, CapWait: 10 * ms, Duration: 5 * ms}},
 	}
 	if !reflect.DeepEqual(got[:3], want) {
 		t.Errorf("requests =\n %+v\nwant\n %+v", got[:3], want)
 	}
-	// A failed request keeps the timings it got but no latency or lengths.
-	// Its Duration still places it in time.
-	if e := got[4]; e.TTFT != 30*time.Millisecond || e.Latency != 0 || e.Duration != 40*time.Millisecond || e.OutputTokens != 0 || e.Good {
+	// A failed request keeps the timings it got but no lengths. Its
+	// Duration still places it in time.
+	if e := got[4]; e.TTFT != 30*time.Millisecond || e.Duration != 40*time.Millisecond || e.OutputTokens != 0 || e.Good {
 		t.Errorf("truncated request = %+v", e)
 	}
 }
@@ -126,7 +136,8 @@ func TestSummaryJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"time_to_first_token_seconds", "inter_token_latency_seconds", "request_latency_seconds",
+	for _, k := range []string{"time_to_first_token_seconds", "time_to_first_output_token_seconds", "concurrency_wait_seconds",
+		"reasoning_tokens_total", "output_length_mismatches", "inter_token_latency_seconds", "request_latency_seconds",
 		"output_token_throughput_per_user", "errors_by_reason", "goodput", "total_token_throughput", "duration_seconds"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("summary JSON lacks %q: %s", k, b)

@@ -25,28 +25,19 @@ func NewSLO(s scenarios.SLO) SLO {
 	}
 }
 
-// Met reports whether a successful request met every set threshold. A
-// request without a first (output) chunk misses a TTFT (TTFOT) threshold;
-// one whose ITL is undefined (a single chunk) meets the ITL and per-user
-// thresholds, which only a token stream can miss.
-func (s SLO) Met(rec *prober.Record) bool {
-	if rec.Outcome != prober.OutcomeOK {
+// met reports whether a success met every set threshold. A request
+// without a first (output) chunk misses a TTFT (TTFOT) threshold; one
+// without an ITL (a single chunk) meets the ITL and per-user thresholds,
+// which only a token stream can miss.
+func (s SLO) met(c *Contribution) bool {
+	switch {
+	case c.Outcome != prober.OutcomeOK,
+		s.TTFT > 0 && (!c.HasTTFT || c.TTFT > s.TTFT),
+		s.TTFOT > 0 && (!c.HasTTFOT || c.TTFOT > s.TTFOT),
+		c.ITL > 0 && s.ITL > 0 && c.ITL > s.ITL,
+		c.ITL > 0 && s.MinTokensPerUser > 0 && 1/c.ITL.Seconds() < s.MinTokensPerUser,
+		s.RequestLatency > 0 && c.Duration > s.RequestLatency:
 		return false
 	}
-	if s.TTFT > 0 {
-		if d, ok := rec.TTFT(); !ok || d > s.TTFT {
-			return false
-		}
-	}
-	if s.TTFOT > 0 {
-		if d, ok := rec.TTFOT(); !ok || d > s.TTFOT {
-			return false
-		}
-	}
-	if s.ITL > 0 || s.MinTokensPerUser > 0 {
-		if d, ok := rec.ITL(); ok && (s.ITL > 0 && d > s.ITL || s.MinTokensPerUser > 0 && 1/d.Seconds() < s.MinTokensPerUser) {
-			return false
-		}
-	}
-	return s.RequestLatency <= 0 || rec.Duration <= s.RequestLatency
+	return true
 }

@@ -394,9 +394,10 @@ func TestNoCredentialInErrors(t *testing.T) {
 
 	f := parseBench(t, "--model", "m", "--api-key", "sk-flag-secret", "-H", "Authorization: Bearer sk-header-secret",
 		"-H", "X-Api-Key: xk-other-secret", "-H", "X-Team: sre")
+	failed := report.Contribution{Outcome: prober.OutcomeError}
 	reqs := []report.RequestRecord{
-		{Seq: 0, Outcome: prober.OutcomeError, Status: 401, Err: `HTTP 401: {"error":"invalid key sk-flag-secret"}`},
-		{Seq: 1, Outcome: prober.OutcomeError, Status: 401, Err: `HTTP 401: bad header "Bearer sk-header-secret" and xk-other-secret for sre`},
+		{Seq: 0, Contribution: failed, Status: 401, Err: `HTTP 401: {"error":"invalid key sk-flag-secret"}`},
+		{Seq: 1, Contribution: failed, Status: 401, Err: `HTTP 401: bad header "Bearer sk-header-secret" and xk-other-secret for sre`},
 		{Seq: 2},
 	}
 	got := scrubErrors(reqs, f.secrets())

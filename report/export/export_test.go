@@ -229,8 +229,8 @@ func fmtFloats(v []float64) string {
 // errors-over-time chart and in the JSONL's request_end_ns, as successes are.
 func TestFailuresAtTheirEnd(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	failed := report.RequestRecord{Seq: 0, Scheduled: t0, Sent: t0, Duration: 5500 * time.Millisecond,
-		Outcome: prober.OutcomeError, Reason: prober.ReasonTimeout, Err: "timed out"}
+	failed := report.RequestRecord{Seq: 0, Scheduled: t0, Sent: t0, Err: "timed out", Contribution: report.Contribution{
+		HasLag: true, Duration: 5500 * time.Millisecond, Outcome: prober.OutcomeError, Reason: prober.ReasonTimeout}}
 	run := Run{Summary: report.Summary{Start: t0, End: t0.Add(10 * time.Second), Duration: 10 * time.Second},
 		Requests: []report.RequestRecord{failed}}
 	_, _, errs := overTime(run)

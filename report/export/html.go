@@ -27,7 +27,7 @@ func HTML(r Run) ([]byte, error) {
 			continue
 		}
 		at := q.Sent.Sub(r.Summary.Start).Seconds()
-		if q.Chunks > 0 {
+		if q.HasTTFT {
 			ttft = append(ttft, q.TTFT.Seconds()*ms)
 			ttftT = append(ttftT, point{at, q.TTFT.Seconds() * ms})
 		}
@@ -36,7 +36,7 @@ func HTML(r Run) ([]byte, error) {
 			itlT = append(itlT, point{at, q.ITL.Seconds() * ms})
 		}
 		if q.Outcome == prober.OutcomeOK {
-			lat = append(lat, q.Latency.Seconds()*ms)
+			lat = append(lat, q.Duration.Seconds()*ms)
 		}
 	}
 	tokens, reqs, errs := overTime(r)

@@ -44,19 +44,19 @@ func requestLine(q report.RequestRecord) obj {
 		{"scheduled_ns", q.Scheduled.UnixNano()},
 	}
 	metrics := obj{}
-	if !q.Sent.IsZero() {
+	if q.HasLag {
 		metrics = append(metrics, kv{"schedule_lag", val(msOf(q.Lag), "ms")})
 	}
-	if q.Chunks > 0 {
+	if q.HasTTFT {
 		metrics = append(metrics, kv{"time_to_first_token", val(msOf(q.TTFT), "ms")})
 	}
-	if q.Chunks > 1 {
+	if q.HasTTST {
 		metrics = append(metrics, kv{"time_to_second_token", val(msOf(q.TTST), "ms")})
 	}
 	var errObj any
 	if q.Outcome == prober.OutcomeOK {
 		metrics = append(metrics,
-			kv{"request_latency", val(msOf(q.Latency), "ms")},
+			kv{"request_latency", val(msOf(q.Duration), "ms")},
 			kv{"input_sequence_length", val(float64(q.InputTokens), "tokens")},
 			kv{"output_sequence_length", val(float64(q.OutputTokens), "tokens")})
 		if q.ITL > 0 {
