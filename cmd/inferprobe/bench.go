@@ -577,6 +577,7 @@ func printReport(w io.Writer, r export.Run, d prober.Digest, seed uint64) {
 			st.Avg*scale, st.Min*scale, st.Max*scale, st.P99*scale, st.P90*scale, st.P50*scale, st.Std*scale)
 	}
 	row("Time to First Token (ms)", s.TTFT, 1e3)
+	row("Time to First Output Token (ms)", s.TTFOT, 1e3)
 	row("Time to Second Token (ms)", s.TTST, 1e3)
 	row("Request Latency (ms)", s.Latency, 1e3)
 	row("Inter Token Latency (ms)", s.ITL, 1e3)

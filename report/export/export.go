@@ -96,6 +96,7 @@ func scaled(st report.Stats, k float64) *report.Stats {
 func distributions(s report.Summary) []metric {
 	all := []metric{
 		{Tag: "time_to_first_token", Name: "Time to First Token", Unit: "ms", Stats: scaled(s.TTFT, ms)},
+		{Tag: "time_to_first_output_token", Name: "Time to First Output Token", Unit: "ms", Stats: scaled(s.TTFOT, ms)},
 		{Tag: "time_to_second_token", Name: "Time to Second Token", Unit: "ms", Stats: scaled(s.TTST, ms)},
 		{Tag: "request_latency", Name: "Request Latency", Unit: "ms", Stats: scaled(s.Latency, ms)},
 		{Tag: "inter_token_latency", Name: "Inter Token Latency", Unit: "ms", Stats: scaled(s.ITL, ms)},

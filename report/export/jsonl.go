@@ -50,6 +50,9 @@ func requestLine(q report.RequestRecord) obj {
 	if q.HasTTFT {
 		metrics = append(metrics, kv{"time_to_first_token", val(msOf(q.TTFT), "ms")})
 	}
+	if q.HasTTFOT {
+		metrics = append(metrics, kv{"time_to_first_output_token", val(msOf(q.TTFOT), "ms")})
+	}
 	if q.HasTTST {
 		metrics = append(metrics, kv{"time_to_second_token", val(msOf(q.TTST), "ms")})
 	}
