@@ -362,24 +362,22 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if *f.set["benchmark-duration"] && !(f.duration > 0 && f.duration <= math.MaxInt64/float64(time.Second)) {
 		return usage("--benchmark-duration %g: must be a number of seconds > 0", f.duration)
 	}
-	rules, err := parseRules(f.compareFail)
+	rules, err := export.ParseRules(f.compareFail)
 	if err != nil {
-		return usage("%v", err)
+		return usage("--compare-fail %v", err)
 	}
-	var baseline exportDoc
+	var baseline export.Metrics
 	switch {
 	case f.compare != "":
-		if baseline, err = loadExport(f.compare); err != nil {
+		if baseline, err = export.LoadBaseline(f.compare); err != nil {
 			return usage("--compare: %v", err)
 		}
 	case len(rules) > 0:
 		return usage("--compare-fail needs a baseline: add --compare BASELINE.json")
 	}
 	// A relative rule needs the baseline's value: say so now, not after the run.
-	for _, r := range rules {
-		if _, ok := baseline[r.metric][r.stat]; r.relative && !ok {
-			return usage("--compare-fail %q: %s has no %s.%s; metrics there: %s", r.text, f.compare, r.metric, r.stat, strings.Join(baseline.tags(), ", "))
-		}
+	if err := baseline.CheckRules(rules); err != nil {
+		return usage("--compare-fail %v (--compare %s)", err, f.compare)
 	}
 	sp, err := f.spec()
 	var cfg *scenarios.Config
@@ -433,8 +431,8 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 type benchRunSpec struct {
 	probe, warmup *prober.Probe
 	slo           report.SLO
-	baseline      exportDoc // nil without --compare
-	rules         []compareRule
+	baseline      export.Metrics // nil without --compare
+	rules         []export.Rule
 }
 
 func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, gpus *gpuFlags, run benchRunSpec) int {
@@ -523,7 +521,7 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 	summary := report.Summary()
 	clientBound := collector.SaturationReason(time.Duration(summary.ScheduleLag.P99*float64(time.Second)), summary.ScheduleLag.Count, peakCPU, peakSched)
 	result := export.Run{
-		Summary: summary, Requests: scrubErrors(report.Requests(), f.secrets()), Config: f.exportConfig(), SLO: run.slo,
+		Summary: summary, Requests: export.ScrubErrors(report.Requests(), f.secrets()), Config: f.exportConfig(), SLO: run.slo,
 		Digest: run.probe.Digest().String(), ClientBound: clientBound, Interrupted: interrupted,
 	}
 	printReport(stdout, result, run.probe.Digest(), f.seed)
@@ -534,8 +532,7 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 	if dir == "" {
 		dir = defaultArtifactDir(f)
 	}
-	current, err := writeArtifacts(dir, result)
-	if err != nil {
+	if err := export.WriteArtifacts(dir, result); err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: writing artifacts: %v; choose a writable --artifact-dir\n", err)
 		return 1
 	}
@@ -543,7 +540,7 @@ func benchProbe(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, wo
 	code := 0
 	if run.baseline != nil {
 		fmt.Fprintf(stdout, "\nCompared with %s:\n", f.compare)
-		failed, err := compare(stdout, run.baseline, current, run.rules)
+		failed, err := export.Compare(stdout, run.baseline, result.Metrics(), run.rules)
 		switch {
 		case err != nil:
 			fmt.Fprintf(stderr, "inferprobe bench: --compare-fail: %v\n", err)

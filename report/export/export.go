@@ -1,7 +1,8 @@
 // Package export writes a finished run's artifacts: the aggregate statistics
 // in NVIDIA AIPerf's profile_export_aiperf.json and .csv layouts (so scripts
 // written for AIPerf read ours), one JSON line per request, and a
-// self-contained HTML report.
+// self-contained HTML report. It also reads such an export back as a
+// baseline and compares a run with it under regression rules.
 package export
 
 import (
@@ -138,11 +139,17 @@ func singles(r Run) []metric {
 	)
 }
 
-func statsObj(unit string, st *report.Stats) obj {
-	return obj{{"unit", unit}, {"avg", st.Avg},
+// statistics are a distribution's statistics under AIPerf's names, in its
+// order.
+func statistics(st *report.Stats) obj {
+	return obj{{"avg", st.Avg},
 		{"p1", st.P1}, {"p5", st.P5}, {"p10", st.P10}, {"p25", st.P25}, {"p50", st.P50},
 		{"p75", st.P75}, {"p90", st.P90}, {"p95", st.P95}, {"p99", st.P99},
 		{"min", st.Min}, {"max", st.Max}, {"std", st.Std}}
+}
+
+func statsObj(unit string, st *report.Stats) obj {
+	return append(obj{{"unit", unit}}, statistics(st)...)
 }
 
 // isoTime is AIPerf's start_time/end_time form, with the zone spelled out.
