@@ -3,7 +3,7 @@ package collector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // Burst run results, the result label of inferprobe_burst_runs_total.
@@ -18,12 +18,12 @@ var burstLabels = []string{"burst", "target"}
 // burstQuantiles are the quantile label values of the last-run gauges.
 var burstQuantiles = []struct {
 	label string
-	of    func(Stats) float64
+	of    func(report.Stats) float64
 }{
-	{"0.5", func(s Stats) float64 { return s.P50 }},
-	{"0.9", func(s Stats) float64 { return s.P90 }},
-	{"0.95", func(s Stats) float64 { return s.P95 }},
-	{"0.99", func(s Stats) float64 { return s.P99 }},
+	{"0.5", func(s report.Stats) float64 { return s.P50 }},
+	{"0.9", func(s report.Stats) float64 { return s.P90 }},
+	{"0.95", func(s report.Stats) float64 { return s.P95 }},
+	{"0.99", func(s report.Stats) float64 { return s.P99 }},
 }
 
 // Bursts holds the burst metrics: which bursts run, how their runs ended,
@@ -116,7 +116,7 @@ func (b *Bursts) Queued(burst, target string) { b.queued.WithLabelValues(burst, 
 
 // BurstResult is what the last-run gauges show of one run.
 type BurstResult struct {
-	Summary Summary
+	Summary report.Summary
 	// End is the Unix time the run ended, in seconds.
 	End float64
 }
@@ -132,7 +132,7 @@ func (b *Bursts) SetLast(burst, target string, r BurstResult) {
 	b.end.WithLabelValues(burst, target).Set(r.End)
 	for _, g := range []struct {
 		vec   *prometheus.GaugeVec
-		stats Stats
+		stats report.Stats
 	}{{b.ttft, s.TTFT}, {b.itl, s.ITL}, {b.latency, s.Latency}} {
 		for _, q := range burstQuantiles {
 			if g.stats.Count == 0 {
@@ -152,25 +152,4 @@ func (b *Bursts) SetLast(burst, target string, r BurstResult) {
 	b.goodput.WithLabelValues(burst, target).Set(goodput)
 	b.errorRatio.WithLabelValues(burst, target).Set(errRatio)
 	b.duration.WithLabelValues(burst, target).Set(s.Duration.Seconds())
-}
-
-// BurstRecorder records a burst's requests twice: into its phase="burst"
-// series and into its report. It implements prober.Recorder.
-type BurstRecorder struct {
-	series *Series
-	report *Report
-}
-
-// NewBurstRecorder returns a recorder feeding series and report.
-func NewBurstRecorder(series *Series, report *Report) *BurstRecorder {
-	return &BurstRecorder{series: series, report: report}
-}
-
-// Started is part of prober.Recorder.
-func (r *BurstRecorder) Started() { r.series.Started() }
-
-// Observe is part of prober.Recorder.
-func (r *BurstRecorder) Observe(rec *prober.Record) {
-	r.series.Observe(rec)
-	r.report.Observe(rec)
 }

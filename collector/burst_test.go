@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // TestBurstsSetLast checks the last-run gauges of one run, and that a run
@@ -15,8 +17,8 @@ func TestBurstsSetLast(t *testing.T) {
 	b := NewBursts(reg)
 	b.Declare("nightly", "vllm")
 	b.SetLast("nightly", "vllm", BurstResult{
-		Summary: Summary{
-			TTFT: Stats{Count: 3, P50: 0.1, P90: 0.2, P95: 0.3, P99: 0.4},
+		Summary: report.Summary{
+			TTFT: report.Stats{Count: 3, P50: 0.1, P90: 0.2, P95: 0.3, P99: 0.4},
 			OK:   3, Failed: 1, Good: 2, Duration: 2 * time.Second, RequestThroughput: 1.5, OutputTokenThroughput: 96,
 		},
 		End: 1700000000,
@@ -44,7 +46,7 @@ func TestBurstsSetLast(t *testing.T) {
 		t.Errorf("%d ITL quantiles exported for a run without ITL samples", n)
 	}
 
-	b.SetLast("nightly", "vllm", BurstResult{Summary: Summary{Failed: 2}})
+	b.SetLast("nightly", "vllm", BurstResult{Summary: report.Summary{Failed: 2}})
 	if n := testutil.CollectAndCount(b.ttft); n != 0 {
 		t.Errorf("%d TTFT quantiles left from the older run", n)
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // Labels identify a request stream. All values are bounded: they come from the
@@ -67,7 +68,7 @@ type Series struct {
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          prometheus.Counter
 	inFlight                                                                 prometheus.Gauge
 	errors                                                                   *prometheus.CounterVec
-	slo                                                                      SLO
+	slo                                                                      report.SLO
 	saturation                                                               *Saturation
 }
 
@@ -77,7 +78,7 @@ func (r *Requests) FeedSaturation(sat *Saturation) { r.saturation = sat }
 
 // Series returns the metrics of one request stream; requests that meet slo
 // count as good.
-func (r *Requests) Series(l Labels, slo SLO) *Series {
+func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 	v := l.values()
 	s := &Series{
 		ttft: r.ttft.WithLabelValues(v...), ttfot: r.ttfot.WithLabelValues(v...), ttst: r.ttst.WithLabelValues(v...),
@@ -118,54 +119,51 @@ func (s *Series) Started() { s.inFlight.Inc() }
 // Observe records a finished request that was counted by Started.
 func (s *Series) Observe(rec *prober.Record) {
 	s.inFlight.Dec()
-	s.lag.Observe(rec.Lag().Seconds())
-	if s.saturation != nil {
-		s.saturation.observeLag(rec.Sent, rec.Lag())
+	c := report.Contribute(rec, s.slo)
+	if c.HasLag {
+		s.lag.Observe(c.Lag.Seconds())
+		if s.saturation != nil {
+			s.saturation.observeLag(rec.Sent, c.Lag)
+		}
 	}
-	s.capWait.Observe(rec.CapWait.Seconds())
-	switch rec.Outcome {
+	s.capWait.Observe(c.CapWait.Seconds())
+	switch c.Outcome {
 	case prober.OutcomeOK:
 		s.ok.Inc()
 	case prober.OutcomeCancelled:
 		s.cancelled.Inc()
-		return
 	default:
 		s.failed.Inc()
-		s.errors.WithLabelValues(string(rec.Reason)).Inc()
+		s.errors.WithLabelValues(string(c.Reason)).Inc()
 	}
-	// Timings of a failed request are kept: a stream that stalled after its
-	// first token still had a real TTFT. Lengths and goodput are only
-	// meaningful for complete responses.
-	if d, ok := rec.TTFT(); ok {
-		s.ttft.Observe(d.Seconds())
+	if c.HasTTFT {
+		s.ttft.Observe(c.TTFT.Seconds())
 	}
-	if d, ok := rec.TTFOT(); ok {
-		s.ttfot.Observe(d.Seconds())
+	if c.HasTTFOT {
+		s.ttfot.Observe(c.TTFOT.Seconds())
 	}
-	if d, ok := rec.TTST(); ok {
-		s.ttst.Observe(d.Seconds())
+	if c.HasTTST {
+		s.ttst.Observe(c.TTST.Seconds())
 	}
-	for i := 1; i < len(rec.Chunks); i++ {
-		s.icl.Observe((rec.Chunks[i] - rec.Chunks[i-1]).Seconds())
+	for gap := range c.Gaps() {
+		s.icl.Observe(gap.Seconds())
 	}
-	if rec.Outcome != prober.OutcomeOK {
+	if c.Outcome != prober.OutcomeOK {
 		return
 	}
-	if d, ok := rec.ITL(); ok {
-		s.itl.Observe(d.Seconds())
+	if c.ITL > 0 {
+		s.itl.Observe(c.ITL.Seconds())
 	}
-	s.duration.Observe(rec.Duration.Seconds())
-	s.inTokens.Observe(float64(rec.InputTokens))
-	s.outTokens.Observe(float64(rec.OutputTokens))
-	s.inTokensTotal.Add(float64(rec.InputTokens))
-	s.outTokensTotal.Add(float64(rec.OutputTokens))
-	s.reasoningTotal.Add(float64(rec.ReasoningTokens))
-	// A count of content chunks is no measure of length (a chunk may hold
-	// several tokens): only counts from usage or a tokenizer are judged.
-	if rec.PinnedOutputTokens > 0 && rec.TokenSource != prober.TokensFromChunks && rec.OutputTokens != rec.PinnedOutputTokens {
+	s.duration.Observe(c.Duration.Seconds())
+	s.inTokens.Observe(float64(c.InputTokens))
+	s.outTokens.Observe(float64(c.OutputTokens))
+	s.inTokensTotal.Add(float64(c.InputTokens))
+	s.outTokensTotal.Add(float64(c.OutputTokens))
+	s.reasoningTotal.Add(float64(c.ReasoningTokens))
+	if c.Mismatch {
 		s.mismatches.Inc()
 	}
-	if s.slo.met(rec) {
+	if c.Good {
 		s.good.Inc()
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 const ms = time.Millisecond
@@ -190,6 +191,26 @@ func TestObserve(t *testing.T) {
 			},
 		},
 		{
+			// Cancelled before its send: no send time to be late by. The cap
+			// still held it.
+			"never sent",
+			&prober.Record{Seq: 1, Scheduled: time.Unix(1_700_000_000, 0), CapWait: 3 * ms, FirstOutput: -1, Outcome: prober.OutcomeCancelled},
+			map[string]sample{
+				"inferprobe_requests_total{outcome=cancelled}": {value: 1},
+				"inferprobe_concurrency_wait_seconds":          capWait,
+			},
+		},
+		{
+			// Chunks that came in one read show no token timing.
+			"chunks in one read: no ITL",
+			withRecord(func(r *prober.Record) { r.Chunks = []time.Duration{100 * ms, 100 * ms, 100 * ms, 100 * ms} }),
+			merge(without(okWant, "inferprobe_inter_token_latency_seconds"), map[string]sample{
+				"inferprobe_time_to_first_output_token_seconds": {count: 1, sum: 0.100},
+				"inferprobe_time_to_second_token_seconds":       {count: 1},
+				"inferprobe_inter_chunk_latency_seconds":        {count: 3},
+			}),
+		},
+		{
 			"reasoning tokens from usage",
 			withRecord(func(r *prober.Record) { r.ReasoningTokens = 3 }),
 			merge(okWant, map[string]sample{"inferprobe_reasoning_tokens_total": {value: 3}}),
@@ -219,7 +240,7 @@ func TestObserve(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
-			s := collector.NewRequests(reg).Series(labelsA, collector.SLO{})
+			s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
 			s.Started()
 			s.Observe(tc.rec)
 			got := nonZero(scenarioSamples(gather(t, reg), "a"))
@@ -227,6 +248,66 @@ func TestObserve(t *testing.T) {
 				t.Errorf("after Observe:\n%s", diff(got, tc.want))
 			}
 		})
+	}
+}
+
+// TestSeriesAgreesWithReport: a stream's histograms and counters and a
+// run's exact report count the same requests by the same rules.
+func TestSeriesAgreesWithReport(t *testing.T) {
+	recs := []*prober.Record{
+		okRecord(),
+		withRecord(func(r *prober.Record) { r.ReasoningTokens, r.PinnedOutputTokens = 2, 5 }),
+		withRecord(func(r *prober.Record) { r.FirstOutput, r.Chunks = -1, r.Chunks[:2] }),
+		withRecord(func(r *prober.Record) {
+			r.Chunks, r.Outcome, r.Reason, r.Duration = r.Chunks[:3], prober.OutcomeError, prober.ReasonStall, 5*time.Second
+		}),
+		withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }),
+		{Seq: 9, Scheduled: time.Unix(1_700_000_000, 0), CapWait: 7 * ms, FirstOutput: -1, Outcome: prober.OutcomeCancelled},
+		withRecord(func(r *prober.Record) { r.Chunks = []time.Duration{100 * ms, 100 * ms, 100 * ms, 100 * ms} }),
+	}
+	slo := report.SLO{TTFT: 100 * ms, TTFOT: 109 * ms}
+	reg := prometheus.NewRegistry()
+	series := collector.NewRequests(reg).Series(labelsA, slo)
+	rep := report.NewReport(report.WithSLO(slo))
+	tee := prober.Tee(series, rep)
+	for _, rec := range recs {
+		tee.Started()
+		tee.Observe(rec)
+	}
+	got, sum := scenarioSamples(gather(t, reg), "a"), rep.Summary()
+	for family, st := range map[string]report.Stats{
+		"inferprobe_time_to_first_token_seconds":        sum.TTFT,
+		"inferprobe_time_to_first_output_token_seconds": sum.TTFOT,
+		"inferprobe_time_to_second_token_seconds":       sum.TTST,
+		"inferprobe_inter_token_latency_seconds":        sum.ITL,
+		"inferprobe_inter_chunk_latency_seconds":        sum.InterChunk,
+		"inferprobe_request_duration_seconds":           sum.Latency,
+		"inferprobe_input_tokens":                       sum.InputTokens,
+		"inferprobe_output_tokens":                      sum.OutputTokens,
+		"inferprobe_schedule_lag_seconds":               sum.ScheduleLag,
+		"inferprobe_concurrency_wait_seconds":           sum.CapWait,
+	} {
+		if h := got[family]; h.count != float64(st.Count) || !approx(h.sum, st.Avg*float64(st.Count)) {
+			t.Errorf("%s: %v samples summing to %v; the report has %d averaging %v", family, h.count, h.sum, st.Count, st.Avg)
+		}
+	}
+	for family, want := range map[string]float64{
+		"inferprobe_requests_total{outcome=ok}":         float64(sum.OK),
+		"inferprobe_requests_total{outcome=error}":      float64(sum.Failed),
+		"inferprobe_requests_total{outcome=cancelled}":  float64(sum.Cancelled),
+		"inferprobe_good_requests_total":                float64(sum.Good),
+		"inferprobe_output_length_mismatches_total":     float64(sum.OutputLengthMismatches),
+		"inferprobe_reasoning_tokens_total":             sum.ReasoningTokensTotal,
+		"inferprobe_input_tokens_total":                 sum.InputTokensTotal,
+		"inferprobe_output_tokens_total":                sum.OutputTokensTotal,
+		"inferprobe_request_errors_total{reason=stall}": float64(sum.Errors[prober.ReasonStall]),
+	} {
+		if got[family].value != want {
+			t.Errorf("%s = %v; the report has %v", family, got[family].value, want)
+		}
+	}
+	if sum.Good == 0 || sum.Good == sum.OK || sum.OutputLengthMismatches != 1 || sum.ScheduleLag.Count != len(recs)-1 {
+		t.Errorf("the records do not exercise the rules: %+v", sum)
 	}
 }
 
@@ -292,7 +373,7 @@ func fmtSample(s sample, ok bool) string {
 // configured buckets, cumulative up to the sample count).
 func TestObserveNativeHistograms(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	s := collector.NewRequests(reg).Series(labelsA, collector.SLO{})
+	s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
 	s.Started()
 	s.Observe(okRecord())
 	seen := map[string]bool{}
@@ -345,37 +426,37 @@ func TestGoodput(t *testing.T) {
 	// duration 140ms. A threshold equal to the measured value is met.
 	for _, tc := range []struct {
 		name string
-		slo  collector.SLO
+		slo  report.SLO
 		rec  *prober.Record
 		good float64
 	}{
-		{"no SLO", collector.SLO{}, okRecord(), 1},
-		{"ttft met", collector.SLO{TTFT: 100 * ms}, okRecord(), 1},
-		{"ttft missed", collector.SLO{TTFT: 99 * ms}, okRecord(), 0},
-		{"itl met", collector.SLO{ITL: 10 * ms}, okRecord(), 1},
-		{"itl missed", collector.SLO{ITL: 9 * ms}, okRecord(), 0},
-		{"latency met", collector.SLO{RequestLatency: 140 * ms}, okRecord(), 1},
-		{"latency missed", collector.SLO{RequestLatency: 139 * ms}, okRecord(), 0},
-		{"ttfot met", collector.SLO{TTFOT: 110 * ms}, okRecord(), 1},
-		{"ttfot missed", collector.SLO{TTFOT: 109 * ms}, okRecord(), 0},
-		{"ttfot set, reasoning only", collector.SLO{TTFOT: time.Second},
+		{"no SLO", report.SLO{}, okRecord(), 1},
+		{"ttft met", report.SLO{TTFT: 100 * ms}, okRecord(), 1},
+		{"ttft missed", report.SLO{TTFT: 99 * ms}, okRecord(), 0},
+		{"itl met", report.SLO{ITL: 10 * ms}, okRecord(), 1},
+		{"itl missed", report.SLO{ITL: 9 * ms}, okRecord(), 0},
+		{"latency met", report.SLO{RequestLatency: 140 * ms}, okRecord(), 1},
+		{"latency missed", report.SLO{RequestLatency: 139 * ms}, okRecord(), 0},
+		{"ttfot met", report.SLO{TTFOT: 110 * ms}, okRecord(), 1},
+		{"ttfot missed", report.SLO{TTFOT: 109 * ms}, okRecord(), 0},
+		{"ttfot set, reasoning only", report.SLO{TTFOT: time.Second},
 			withRecord(func(r *prober.Record) { r.FirstOutput = -1 }), 0},
-		{"tokens per user met", collector.SLO{MinTokensPerUser: 99.9}, okRecord(), 1},
-		{"tokens per user missed", collector.SLO{MinTokensPerUser: 100.1}, okRecord(), 0},
-		{"tokens per user set, one chunk (ITL undefined)", collector.SLO{MinTokensPerUser: 1e6},
+		{"tokens per user met", report.SLO{MinTokensPerUser: 99.9}, okRecord(), 1},
+		{"tokens per user missed", report.SLO{MinTokensPerUser: 100.1}, okRecord(), 0},
+		{"tokens per user set, one chunk (ITL undefined)", report.SLO{MinTokensPerUser: 1e6},
 			withRecord(func(r *prober.Record) { r.Chunks, r.OutputTokens = r.Chunks[:1], 1 }), 1},
-		{"tokens per user missed, itl met", collector.SLO{ITL: 50 * ms, MinTokensPerUser: 200}, okRecord(), 0},
-		{"all met", collector.SLO{TTFT: time.Second, ITL: 50 * ms, RequestLatency: time.Second}, okRecord(), 1},
-		{"ttft missed, others met", collector.SLO{TTFT: 50 * ms, ITL: 50 * ms, RequestLatency: time.Second}, okRecord(), 0},
-		{"itl missed, others met", collector.SLO{TTFT: time.Second, ITL: 5 * ms, RequestLatency: time.Second}, okRecord(), 0},
-		{"latency missed, others met", collector.SLO{TTFT: time.Second, ITL: 50 * ms, RequestLatency: 100 * ms}, okRecord(), 0},
-		{"ttft set, no chunks", collector.SLO{TTFT: time.Second},
+		{"tokens per user missed, itl met", report.SLO{ITL: 50 * ms, MinTokensPerUser: 200}, okRecord(), 0},
+		{"all met", report.SLO{TTFT: time.Second, ITL: 50 * ms, RequestLatency: time.Second}, okRecord(), 1},
+		{"ttft missed, others met", report.SLO{TTFT: 50 * ms, ITL: 50 * ms, RequestLatency: time.Second}, okRecord(), 0},
+		{"itl missed, others met", report.SLO{TTFT: time.Second, ITL: 5 * ms, RequestLatency: time.Second}, okRecord(), 0},
+		{"latency missed, others met", report.SLO{TTFT: time.Second, ITL: 50 * ms, RequestLatency: 100 * ms}, okRecord(), 0},
+		{"ttft set, no chunks", report.SLO{TTFT: time.Second},
 			withRecord(func(r *prober.Record) { r.Chunks, r.FirstOutput = nil, -1 }), 0},
-		{"itl set, one chunk (ITL undefined)", collector.SLO{ITL: time.Millisecond},
+		{"itl set, one chunk (ITL undefined)", report.SLO{ITL: time.Millisecond},
 			withRecord(func(r *prober.Record) { r.Chunks, r.OutputTokens = r.Chunks[:1], 1 }), 1},
-		{"error is never good", collector.SLO{},
+		{"error is never good", report.SLO{},
 			withRecord(func(r *prober.Record) { r.Outcome, r.Reason = prober.OutcomeError, prober.ReasonTruncated }), 0},
-		{"cancelled is never good", collector.SLO{},
+		{"cancelled is never good", report.SLO{},
 			withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -405,7 +486,7 @@ func TestOutputLengthMismatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
-			s := collector.NewRequests(reg).Series(labelsA, collector.SLO{})
+			s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
 			rec := withRecord(func(r *prober.Record) {
 				r.PinnedOutputTokens, r.OutputTokens, r.Outcome = tc.pinned, tc.out, tc.outcome
 				if tc.outcome == prober.OutcomeError {
@@ -423,7 +504,7 @@ func TestOutputLengthMismatch(t *testing.T) {
 
 func TestInFlight(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	s := collector.NewRequests(reg).Series(labelsA, collector.SLO{})
+	s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
 	inFlight := func() float64 {
 		return scenarioSamples(gather(t, reg), "a")["inferprobe_in_flight_requests"].value
 	}
@@ -455,7 +536,7 @@ func TestForget(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	r := collector.NewRequests(reg)
 	for _, l := range []collector.Labels{labelsA, labelsB} {
-		s := r.Series(l, collector.SLO{})
+		s := r.Series(l, report.SLO{})
 		for _, rec := range []*prober.Record{
 			okRecord(),
 			withRecord(func(r *prober.Record) { r.Outcome, r.Reason = prober.OutcomeError, prober.ReasonStall }),

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/collector/gpu"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // Errors of the burst controls; the API maps each to its status code.
@@ -120,7 +120,7 @@ type RunInfo struct {
 
 // BurstReport is a run's result, computed from its raw samples.
 type BurstReport struct {
-	Summary collector.Summary `json:"summary"` // summary.good counts the requests that met every SLO
-	GPU     *gpu.WindowStats  `json:"gpu,omitempty"`
-	Digest  string            `json:"sequence_digest"`
+	Summary report.Summary   `json:"summary"` // summary.good counts the requests that met every SLO
+	GPU     *gpu.WindowStats `json:"gpu,omitempty"`
+	Digest  string           `json:"sequence_digest"`
 }

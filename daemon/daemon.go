@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -246,7 +247,7 @@ func (d *Daemon) apply(cfg *scenarios.Config) error {
 func (d *Daemon) start(r *running) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
-	series := d.requests.Series(r.labels, collector.NewSLO(r.spec.probe.SLO))
+	series := d.requests.Series(r.labels, report.NewSLO(r.spec.probe.SLO))
 	r.done = make(chan struct{})
 	d.runs.Go(func() {
 		defer close(r.done)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // TestNativeQuantileAccuracy measures what the native bucket factor costs:
@@ -57,7 +58,7 @@ func TestNativeQuantileAccuracy(t *testing.T) {
 	requests := collector.NewRequests(reg)
 	samples := map[string][]float64{}
 	for i, d := range dists {
-		series := requests.Series(collector.Labels{Target: "accuracy", Model: "none", Scenario: d.name, Phase: "bench"}, collector.SLO{})
+		series := requests.Series(collector.Labels{Target: "accuracy", Model: "none", Scenario: d.name, Phase: "bench"}, report.SLO{})
 		r := rand.New(rand.NewPCG(uint64(i+1), 2026))
 		for range d.n {
 			ttft := time.Duration(d.draw(r) * float64(time.Second))

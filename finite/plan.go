@@ -13,8 +13,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -51,13 +51,13 @@ type Plan struct {
 	Main, Warmup       *prober.Probe // Warmup is nil without one
 	Limit, WarmupLimit prober.Limit
 	Grace              time.Duration
-	SLO                collector.SLO
+	SLO                report.SLO
 }
 
 // NewPlan builds the probes of one run: its own sequences, so every run
 // with the same seed and spec sends the same requests.
 func NewPlan(s Spec) (*Plan, error) {
-	p := &Plan{Limit: s.Limit, WarmupLimit: s.Warmup, Grace: s.Grace, SLO: collector.NewSLO(s.Probe.SLO)}
+	p := &Plan{Limit: s.Limit, WarmupLimit: s.Warmup, Grace: s.Grace, SLO: report.NewSLO(s.Probe.SLO)}
 	var err error
 	if p.Main, err = prober.NewProbe(s.Name, s.Probe, s.Target, s.Seed, s.Shard); err != nil {
 		return nil, err

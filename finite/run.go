@@ -9,6 +9,7 @@ import (
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // Phase is the part of a run that is sending.
@@ -36,7 +37,7 @@ type Run struct {
 	sink   prober.Recorder // nil, or also fed every measured request
 	gpu    *gpu.Window
 	logger *slog.Logger
-	report *collector.Report
+	report *report.Report
 
 	mu       sync.Mutex
 	progress Progress
@@ -57,19 +58,19 @@ func WithLogger(l *slog.Logger) Option { return func(r *Run) { r.logger = l } }
 
 // New prepares a run of p on exec.
 func New(p *Plan, exec prober.Executor, opts ...Option) *Run {
-	r := &Run{plan: p, exec: exec, logger: slog.New(slog.DiscardHandler), report: collector.NewReport(collector.WithSLO(p.SLO))}
+	r := &Run{plan: p, exec: exec, logger: slog.New(slog.DiscardHandler), report: report.NewReport(report.WithSLO(p.SLO))}
 	for _, o := range opts {
 		o(r)
 	}
 	r.progress = Progress{Phase: PhaseProfiling, Report: r.report, Limit: p.Limit}
 	if p.Warmup != nil {
-		r.progress = Progress{Phase: PhaseWarmup, Report: collector.NewReport(), Limit: p.WarmupLimit}
+		r.progress = Progress{Phase: PhaseWarmup, Report: report.NewReport(), Limit: p.WarmupLimit}
 	}
 	return r
 }
 
 // Report is the report of the measured requests, filled as they finish.
-func (r *Run) Report() *collector.Report { return r.report }
+func (r *Run) Report() *report.Report { return r.report }
 
 // Digest identifies the measured sequence sent so far.
 func (r *Run) Digest() prober.Digest { return r.plan.Main.Digest() }
@@ -77,7 +78,7 @@ func (r *Run) Digest() prober.Digest { return r.plan.Main.Digest() }
 // Progress is the phase sending now.
 type Progress struct {
 	Phase   Phase
-	Report  *collector.Report // the phase's requests so far
+	Report  *report.Report // the phase's requests so far
 	Limit   prober.Limit
 	Started time.Time // zero until Execute starts the phase
 }
@@ -99,8 +100,8 @@ func (r *Run) startPhase(p Progress) {
 
 // Result is what a run measured.
 type Result struct {
-	Summary collector.Summary
-	Report  *collector.Report // the raw samples behind Summary
+	Summary report.Summary
+	Report  *report.Report // the raw samples behind Summary
 	Digest  prober.Digest
 	// Stopped says ctx ended the run before its limit; Measured is false when
 	// that happened during the warmup, so nothing was measured.
@@ -135,7 +136,7 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 
 	var rec prober.Recorder = r.report
 	if r.sink != nil {
-		rec = tee{r.sink, r.report}
+		rec = prober.Tee(r.sink, r.report)
 	}
 	cutCtx, cut := context.WithCancel(reqCtx)
 	defer cut()
@@ -220,17 +221,4 @@ func (r *Run) endInFlight(ctx context.Context, cut context.CancelFunc, finished 
 	case <-finished:
 		return false
 	}
-}
-
-// tee feeds a request to two recorders.
-type tee [2]prober.Recorder
-
-func (t tee) Started() {
-	t[0].Started()
-	t[1].Started()
-}
-
-func (t tee) Observe(rec *prober.Record) {
-	t[0].Observe(rec)
-	t[1].Observe(rec)
 }

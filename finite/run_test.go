@@ -156,7 +156,9 @@ func TestStoppedInWarmup(t *testing.T) {
 // TestGrace: requests still in flight a grace period after the last send
 // are cut and count as cancelled.
 func TestGrace(t *testing.T) {
+	// Open loop: a closed loop sends its last request only once a slot is free.
 	s := spec(t, nil)
+	s.Probe.Arrival = scenarios.Arrival{Pattern: scenarios.ArrivalConstant, Rate: 1000}
 	s.Limit, s.Grace = prober.Limit{Requests: 2}, 20*time.Millisecond
 	p, err := NewPlan(s)
 	if err != nil {

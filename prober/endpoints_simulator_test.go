@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/scenarios"
 	"github.com/inferprobe/inferprobe/simulator"
 )
@@ -198,7 +199,7 @@ func TestMismatchCounter(t *testing.T) {
 			})
 			tg := newTarget(t, url, nil)
 			reg := prometheus.NewRegistry()
-			series := collector.NewRequests(reg).Series(collector.Labels{Target: "sim", Model: "m", Scenario: "p", Phase: "probe"}, collector.SLO{})
+			series := collector.NewRequests(reg).Series(collector.Labels{Target: "sim", Model: "m", Scenario: "p", Phase: "probe"}, report.SLO{})
 			client := prober.NewClient()
 			for range 5 {
 				req, err := prober.NewRequest(tg, prompt(8, tokens), map[string]any{"min_tokens": tokens})

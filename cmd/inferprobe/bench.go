@@ -16,11 +16,11 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/inferprobe/inferprobe/collector"
-	"github.com/inferprobe/inferprobe/collector/export"
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/report/export"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -124,24 +124,22 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if *f.set["benchmark-duration"] && !(f.duration > 0 && f.duration <= math.MaxInt64/float64(time.Second)) {
 		return usage("--benchmark-duration %g: must be a number of seconds > 0", f.duration)
 	}
-	rules, err := parseRules(f.compareFail)
+	rules, err := export.ParseRules(f.compareFail)
 	if err != nil {
-		return usage("%v", err)
+		return usage("--compare-fail %v", err)
 	}
-	var baseline exportDoc
+	var baseline export.Metrics
 	switch {
 	case f.compare != "":
-		if baseline, err = loadExport(f.compare); err != nil {
+		if baseline, err = export.LoadBaseline(f.compare); err != nil {
 			return usage("--compare: %v", err)
 		}
 	case len(rules) > 0:
 		return usage("--compare-fail needs a baseline: add --compare BASELINE.json")
 	}
 	// A relative rule needs the baseline's value: say so now, not after the run.
-	for _, r := range rules {
-		if _, ok := baseline[r.metric][r.stat]; r.relative && !ok {
-			return usage("--compare-fail %q: %s has no %s.%s; metrics there: %s", r.text, f.compare, r.metric, r.stat, strings.Join(baseline.tags(), ", "))
-		}
+	if err := baseline.CheckRules(rules); err != nil {
+		return usage("--compare-fail %v (--compare %s)", err, f.compare)
 	}
 	sc, err := f.scenario()
 	if err == nil {
@@ -198,7 +196,7 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		return exitInterrupted
 	}
 	result := export.Run{
-		Summary: res.Summary, Requests: scrubErrors(res.Report.Requests(), f.secrets()), Config: f.exportConfig(plan.Limit), SLO: plan.SLO,
+		Summary: res.Summary, Requests: export.ScrubErrors(res.Report.Requests(), f.secrets()), Config: f.exportConfig(plan.Limit), SLO: plan.SLO,
 		Digest: res.Digest.String(), ClientBound: res.ClientBound, Interrupted: res.Stopped,
 	}
 	printReport(stdout, result, res.Digest, f.seed)
@@ -213,8 +211,7 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if dir == "" {
 		dir = defaultArtifactDir(f)
 	}
-	current, err := writeArtifacts(dir, result)
-	if err != nil {
+	if err := export.WriteArtifacts(dir, result); err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: writing artifacts: %v; choose a writable --artifact-dir\n", err)
 		return 1
 	}
@@ -222,7 +219,7 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	code := 0
 	if baseline != nil {
 		fmt.Fprintf(stdout, "\nCompared with %s:\n", f.compare)
-		failed, err := compare(stdout, baseline, current, rules)
+		failed, err := export.Compare(stdout, baseline, result.Metrics(), rules)
 		switch {
 		case err != nil:
 			fmt.Fprintf(stderr, "inferprobe bench: --compare-fail: %v\n", err)
@@ -303,7 +300,7 @@ func printReport(w io.Writer, r export.Run, d prober.Digest, seed uint64) {
 		fmt.Fprintln(w, "\n(interrupted: the report covers the requests that finished)")
 	}
 	fmt.Fprintf(w, "\n%62s\n%-44s %10s %10s %10s %10s %10s %10s %10s\n", "inferprobe | LLM Metrics", "Metric", "avg", "min", "max", "p99", "p90", "p50", "std")
-	row := func(name string, st collector.Stats, scale float64) {
+	row := func(name string, st report.Stats, scale float64) {
 		if st.Count == 0 {
 			return
 		}
@@ -311,6 +308,7 @@ func printReport(w io.Writer, r export.Run, d prober.Digest, seed uint64) {
 			st.Avg*scale, st.Min*scale, st.Max*scale, st.P99*scale, st.P90*scale, st.P50*scale, st.Std*scale)
 	}
 	row("Time to First Token (ms)", s.TTFT, 1e3)
+	row("Time to First Output Token (ms)", s.TTFOT, 1e3)
 	row("Time to Second Token (ms)", s.TTST, 1e3)
 	row("Request Latency (ms)", s.Latency, 1e3)
 	row("Inter Token Latency (ms)", s.ITL, 1e3)
@@ -324,7 +322,7 @@ func printReport(w io.Writer, r export.Run, d prober.Digest, seed uint64) {
 	one("Output Token Throughput (tokens/sec)", s.OutputTokenThroughput)
 	one("Total Token Throughput (tokens/sec)", s.TotalTokenThroughput)
 	one("Request Throughput (requests/sec)", s.RequestThroughput)
-	if r.SLO != (collector.SLO{}) {
+	if r.SLO != (report.SLO{}) {
 		one("Goodput (requests/sec)", s.Goodput)
 		fmt.Fprintf(w, "%-44s %10d of %d successful\n", "Good Requests", s.Good, s.OK)
 	}

@@ -1,60 +1,14 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/inferprobe/inferprobe/collector"
-	"github.com/inferprobe/inferprobe/collector/export"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report/export"
 )
-
-// Artifact file names; the first two keep AIPerf's layout under our name.
-const (
-	artifactJSON    = "profile_export_inferprobe.json"
-	artifactCSV     = "profile_export_inferprobe.csv"
-	artifactJSONL   = "profile_export.jsonl"
-	artifactHTML    = "report.html"
-	artifactCommand = "command.txt"
-)
-
-// writeArtifacts writes every artifact of run into dir and returns the JSON,
-// which --compare reads back.
-func writeArtifacts(dir string, run export.Run) ([]byte, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	js, err := export.JSON(run)
-	if err != nil {
-		return nil, err
-	}
-	csv, err := export.CSV(run)
-	if err != nil {
-		return nil, err
-	}
-	page, err := export.HTML(run)
-	if err != nil {
-		return nil, err
-	}
-	for name, b := range map[string][]byte{artifactJSON: js, artifactCSV: csv, artifactHTML: page, artifactCommand: []byte(run.Config.Command + "\n")} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			return nil, err
-		}
-	}
-	f, err := os.Create(filepath.Join(dir, artifactJSONL))
-	if err != nil {
-		return nil, err
-	}
-	if err := export.WriteJSONL(f, run); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return js, f.Close()
-}
 
 // exportConfig is the run's configuration for the artifacts; it never
 // carries the API key.
@@ -124,28 +78,6 @@ func (f *benchFlags) secrets() []string {
 		}
 	}
 	return out
-}
-
-// scrubErrors replaces every secret in the requests' error messages, which
-// quote the server's reply, with REDACTED: a server that echoes the key it
-// refused must not put it in the artifacts.
-func scrubErrors(reqs []collector.RequestRecord, secrets []string) []collector.RequestRecord {
-	if len(secrets) == 0 {
-		return reqs
-	}
-	// Longest first, so a token inside a longer header value goes with it.
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	pairs := make([]string, 0, 2*len(secrets))
-	for _, s := range secrets {
-		pairs = append(pairs, s, "REDACTED")
-	}
-	r := strings.NewReplacer(pairs...)
-	for i := range reqs {
-		if reqs[i].Err != "" {
-			reqs[i].Err = r.Replace(reqs[i].Err)
-		}
-	}
-	return reqs
 }
 
 // repeatCommand is the command line that repeats the run, without the API

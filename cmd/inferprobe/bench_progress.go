@@ -6,8 +6,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // Progress display modes, after --progress auto is resolved.
@@ -54,7 +54,7 @@ func newProgress(w io.Writer, mode, what string, l prober.Limit, start time.Time
 
 // update shows the current state: every call on a terminal, every
 // plainEvery otherwise.
-func (p *progress) update(r *collector.Report) {
+func (p *progress) update(r *report.Report) {
 	now := p.now()
 	switch p.mode {
 	case progressTTY:
@@ -69,7 +69,7 @@ func (p *progress) update(r *collector.Report) {
 }
 
 // finish ends the live line so that what follows starts on its own line.
-func (p *progress) finish(r *collector.Report) {
+func (p *progress) finish(r *report.Report) {
 	if p.mode == progressTTY {
 		fmt.Fprintf(p.w, "\r\033[K%s\n", p.line(r, p.now()))
 	}
@@ -85,7 +85,7 @@ func (p *progress) note(msg string) {
 }
 
 // line is "profiling: 120/200 requests (60%), 9.8 req/s, 2 errors, elapsed 12s, ETA 8s".
-func (p *progress) line(r *collector.Report, now time.Time) string {
+func (p *progress) line(r *report.Report, now time.Time) string {
 	ok, failed, cancelled := r.Counts()
 	done := ok + failed + cancelled
 	elapsed := now.Sub(p.start)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,10 +10,11 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/report/export"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -216,54 +216,9 @@ func TestDefaultArtifactDir(t *testing.T) {
 	}
 }
 
-func TestCompare(t *testing.T) {
-	baseline := []byte(`{"time_to_first_token":{"unit":"ms","avg":100,"p99":200},
-		"output_token_throughput":{"unit":"tokens/sec","avg":1000},"input_config":{"cli_command":"x"}}`)
-	current := []byte(`{"time_to_first_token":{"unit":"ms","avg":105,"p99":230},
-		"output_token_throughput":{"unit":"tokens/sec","avg":940}}`)
-	base, err := parseExport(baseline)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		rule   string
-		failed int
-	}{
-		{"time_to_first_token.p99>10%", 1},  // +15%
-		{"time_to_first_token.p99>20%", 0},  //
-		{"time_to_first_token>+4%", 1},      // avg +5%
-		{"output_token_throughput<-5%", 1},  // −6%
-		{"output_token_throughput<-10%", 0}, //
-		{"time_to_first_token.p99>250", 0},  // absolute, ms
-		{"time_to_first_token.p99>225", 1},
-	} {
-		rules, err := parseRules([]string{tc.rule})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		failed, err := compare(&out, base, current, rules)
-		if err != nil || failed != tc.failed {
-			t.Errorf("%s: %d failed (%v), want %d\n%s", tc.rule, failed, err, tc.failed, out.String())
-		}
-		if !strings.Contains(out.String(), "time_to_first_token.p99") || !strings.Contains(out.String(), "+15.0%") {
-			t.Errorf("%s: the table lacks the p99 row:\n%s", tc.rule, out.String())
-		}
-	}
-	rules, _ := parseRules([]string{"goodput>5%"})
-	if _, err := compare(io.Discard, base, current, rules); err == nil {
-		t.Error("a rule on a metric neither run has passed silently")
-	}
-	for _, bad := range []string{"time_to_first_token.p98>5%", "ttft>>5", "time_to_first_token.p99 rose 5%"} {
-		if _, err := parseRules([]string{bad}); err == nil {
-			t.Errorf("rule %q accepted", bad)
-		}
-	}
-}
-
 func TestProgressLine(t *testing.T) {
 	t0 := time.Unix(0, 0)
-	r := collector.NewReport()
+	r := report.NewReport()
 	for i := range 30 {
 		rec := &prober.Record{Seq: uint64(i), Scheduled: t0, Sent: t0, Duration: time.Millisecond}
 		if i%10 == 0 {
@@ -402,12 +357,13 @@ func TestNoCredentialInErrors(t *testing.T) {
 
 	f := parseBench(t, "--model", "m", "--api-key", "sk-flag-secret", "-H", "Authorization: Bearer sk-header-secret",
 		"-H", "X-Api-Key: xk-other-secret", "-H", "X-Team: sre")
-	reqs := []collector.RequestRecord{
-		{Seq: 0, Outcome: prober.OutcomeError, Status: 401, Err: `HTTP 401: {"error":"invalid key sk-flag-secret"}`},
-		{Seq: 1, Outcome: prober.OutcomeError, Status: 401, Err: `HTTP 401: bad header "Bearer sk-header-secret" and xk-other-secret for sre`},
+	failed := report.Contribution{Outcome: prober.OutcomeError}
+	reqs := []report.RequestRecord{
+		{Seq: 0, Contribution: failed, Status: 401, Err: `HTTP 401: {"error":"invalid key sk-flag-secret"}`},
+		{Seq: 1, Contribution: failed, Status: 401, Err: `HTTP 401: bad header "Bearer sk-header-secret" and xk-other-secret for sre`},
 		{Seq: 2},
 	}
-	got := scrubErrors(reqs, f.secrets())
+	got := export.ScrubErrors(reqs, f.secrets())
 	for _, q := range got {
 		if strings.Contains(q.Err, "secret") {
 			t.Errorf("error message keeps a credential: %s", q.Err)

@@ -1,7 +1,8 @@
 // Package export writes a finished run's artifacts: the aggregate statistics
 // in NVIDIA AIPerf's profile_export_aiperf.json and .csv layouts (so scripts
 // written for AIPerf read ours), one JSON line per request, and a
-// self-contained HTML report.
+// self-contained HTML report. It also reads such an export back as a
+// baseline and compares a run with it under regression rules.
 package export
 
 import (
@@ -11,17 +12,17 @@ import (
 	"sort"
 	"time"
 
-	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // Run is everything the exports describe.
 type Run struct {
-	Summary  collector.Summary
-	Requests []collector.RequestRecord
+	Summary  report.Summary
+	Requests []report.RequestRecord
 	Config   Config
 	// SLO is what made a request good; goodput is reported only when one is set.
-	SLO collector.SLO
+	SLO report.SLO
 	// Digest is the request sequence's digest.
 	Digest string
 	// ClientBound says why the client may have been the bottleneck; empty
@@ -73,13 +74,13 @@ func (c Config) inputConfig() obj {
 // CSV, a unit, and either a distribution or a single value.
 type metric struct {
 	Tag, Name, Unit string
-	Stats           *collector.Stats // nil for single values
+	Stats           *report.Stats // nil for single values
 	Value           float64
 }
 
 const ms = 1e3 // seconds to milliseconds
 
-func scaled(st collector.Stats, k float64) *collector.Stats {
+func scaled(st report.Stats, k float64) *report.Stats {
 	if st.Count == 0 {
 		return nil
 	}
@@ -93,9 +94,10 @@ func scaled(st collector.Stats, k float64) *collector.Stats {
 // distributions are the per-request metrics AIPerf reports with statistics,
 // under its tags and display names; those without samples are left out, as
 // AIPerf leaves out metrics that do not apply.
-func distributions(s collector.Summary) []metric {
+func distributions(s report.Summary) []metric {
 	all := []metric{
 		{Tag: "time_to_first_token", Name: "Time to First Token", Unit: "ms", Stats: scaled(s.TTFT, ms)},
+		{Tag: "time_to_first_output_token", Name: "Time to First Output Token", Unit: "ms", Stats: scaled(s.TTFOT, ms)},
 		{Tag: "time_to_second_token", Name: "Time to Second Token", Unit: "ms", Stats: scaled(s.TTST, ms)},
 		{Tag: "request_latency", Name: "Request Latency", Unit: "ms", Stats: scaled(s.Latency, ms)},
 		{Tag: "inter_token_latency", Name: "Inter Token Latency", Unit: "ms", Stats: scaled(s.ITL, ms)},
@@ -125,7 +127,7 @@ func singles(r Run) []metric {
 	if s.Failed > 0 {
 		out = append(out, metric{Tag: "error_request_count", Name: "Error Request Count", Unit: "requests", Value: float64(s.Failed)})
 	}
-	if r.SLO != (collector.SLO{}) {
+	if r.SLO != (report.SLO{}) {
 		out = append(out,
 			metric{Tag: "good_request_count", Name: "Good Request Count", Unit: "requests", Value: float64(s.Good)},
 			metric{Tag: "goodput", Name: "Goodput", Unit: "requests/sec", Value: s.Goodput})
@@ -137,11 +139,17 @@ func singles(r Run) []metric {
 	)
 }
 
-func statsObj(unit string, st *collector.Stats) obj {
-	return obj{{"unit", unit}, {"avg", st.Avg},
+// statistics are a distribution's statistics under AIPerf's names, in its
+// order.
+func statistics(st *report.Stats) obj {
+	return obj{{"avg", st.Avg},
 		{"p1", st.P1}, {"p5", st.P5}, {"p10", st.P10}, {"p25", st.P25}, {"p50", st.P50},
 		{"p75", st.P75}, {"p90", st.P90}, {"p95", st.P95}, {"p99", st.P99},
 		{"min", st.Min}, {"max", st.Max}, {"std", st.Std}}
+}
+
+func statsObj(unit string, st *report.Stats) obj {
+	return append(obj{{"unit", unit}}, statistics(st)...)
 }
 
 // isoTime is AIPerf's start_time/end_time form, with the zone spelled out.
@@ -161,7 +169,7 @@ type errorGroup struct {
 	Count   int
 }
 
-func errorGroups(reqs []collector.RequestRecord) []errorGroup {
+func errorGroups(reqs []report.RequestRecord) []errorGroup {
 	var groups []errorGroup
 	index := map[[2]string]int{}
 	for _, q := range reqs {
@@ -193,7 +201,7 @@ func JSON(r Run) ([]byte, error) {
 	for _, m := range singles(r) {
 		doc = append(doc, kv{m.Tag, obj{{"unit", m.Unit}, {"avg", m.Value}}})
 	}
-	if r.SLO == (collector.SLO{}) {
+	if r.SLO == (report.SLO{}) {
 		doc = append(doc, kv{"goodput", nil})
 	}
 	errs := []obj{} // [] rather than null without errors, as AIPerf writes it
@@ -233,7 +241,7 @@ func JSON(r Run) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func tokenSource(s collector.Summary) string {
+func tokenSource(s report.Summary) string {
 	switch {
 	case s.TokensFromChunks:
 		return "chunks: the server sent no usage and no tokenizer was configured; one token per content chunk"

@@ -12,23 +12,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // fixedRun is a run of 24 requests with made-up but fixed timings: TTFT
-// rising with the sequence number, one HTTP 429, one stall, one cancelled.
+// rising with the sequence number, every other request opening with a
+// reasoning chunk, one HTTP 429, one stall, one cancelled.
 func fixedRun(t *testing.T) Run {
 	t.Helper()
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	slo := collector.SLO{TTFT: ms(120)}
-	r := collector.NewReport(collector.WithSLO(slo))
+	slo := report.SLO{TTFT: ms(120)}
+	r := report.NewReport(report.WithSLO(slo))
 	for i := range 24 {
 		sched := t0.Add(ms(250 * i))
-		rec := &prober.Record{Seq: uint64(i), Scheduled: sched, Sent: sched.Add(ms(i % 3)), FirstOutput: 0,
+		rec := &prober.Record{Seq: uint64(i), Scheduled: sched, Sent: sched.Add(ms(i % 3)), FirstOutput: i % 2,
 			InputTokens: 100 + i, OutputTokens: 8, Outcome: prober.OutcomeOK, Status: 200}
 		for c := range 8 {
 			rec.Chunks = append(rec.Chunks, ms(80+5*i+(10+i%4)*c+(c*i)%3))
@@ -67,10 +68,10 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./collector/export/ -update to create it)", err)
+		t.Fatalf("%v (run go test ./report/export/ -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; if the change is meant, run go test ./collector/export/ -update and review the diff\ngot:\n%s", name, got)
+		t.Errorf("%s differs from the golden file; if the change is meant, run go test ./report/export/ -update and review the diff\ngot:\n%s", name, got)
 	}
 }
 
@@ -120,7 +121,7 @@ func TestJSONLayout(t *testing.T) {
 		dist      bool
 		avg       float64
 	}{
-		{"time_to_first_token", "ms", true, 0}, {"inter_token_latency", "ms", true, 0}, {"request_latency", "ms", true, 0},
+		{"time_to_first_token", "ms", true, 0}, {"time_to_first_output_token", "ms", true, 0}, {"inter_token_latency", "ms", true, 0}, {"request_latency", "ms", true, 0},
 		{"output_token_throughput_per_user", "tokens/sec/user", true, 0}, {"input_sequence_length", "tokens", true, 0},
 		{"request_count", "requests", false, 21}, {"error_request_count", "requests", false, 2},
 		{"request_throughput", "requests/sec", false, 0}, {"goodput", "requests/sec", false, 0},
@@ -174,7 +175,7 @@ func TestCSVSections(t *testing.T) {
 			t.Errorf("section %d header %q, want %q", i, got, want)
 		}
 	}
-	if !strings.Contains(sections[0], "\nTime to First Token (ms),") || !strings.Contains(sections[1], "\nRequest Throughput (requests/sec),") {
+	if !strings.Contains(sections[0], "\nTime to First Token (ms),") || !strings.Contains(sections[0], "\nTime to First Output Token (ms),") || !strings.Contains(sections[1], "\nRequest Throughput (requests/sec),") {
 		t.Errorf("AIPerf row names missing:\n%s", b)
 	}
 	// AIPerf names counts without their unit and writes them as integers.
@@ -229,10 +230,10 @@ func fmtFloats(v []float64) string {
 // errors-over-time chart and in the JSONL's request_end_ns, as successes are.
 func TestFailuresAtTheirEnd(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	failed := collector.RequestRecord{Seq: 0, Scheduled: t0, Sent: t0, Duration: 5500 * time.Millisecond,
-		Outcome: prober.OutcomeError, Reason: prober.ReasonTimeout, Err: "timed out"}
-	run := Run{Summary: collector.Summary{Start: t0, End: t0.Add(10 * time.Second), Duration: 10 * time.Second},
-		Requests: []collector.RequestRecord{failed}}
+	failed := report.RequestRecord{Seq: 0, Scheduled: t0, Sent: t0, Err: "timed out", Contribution: report.Contribution{
+		HasLag: true, Duration: 5500 * time.Millisecond, Outcome: prober.OutcomeError, Reason: prober.ReasonTimeout}}
+	run := Run{Summary: report.Summary{Start: t0, End: t0.Add(10 * time.Second), Duration: 10 * time.Second},
+		Requests: []report.RequestRecord{failed}}
 	_, _, errs := overTime(run)
 	for i, p := range errs {
 		if want := map[bool]float64{true: 1, false: 0}[i == 5]; p.y != want {

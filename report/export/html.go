@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // maxPoints bounds the dots and line vertices per series, so a run of a
@@ -17,26 +17,30 @@ import (
 const maxPoints = 2000
 
 // HTML returns a self-contained report: the statistics table, latency CDFs,
-// TTFT and ITL over time, throughput and errors over time. Inline SVG and
+// TTFT, TTFOT and ITL over time, throughput and errors over time. Inline SVG and
 // CSS only: no script, no fonts, nothing fetched.
 func HTML(r Run) ([]byte, error) {
-	var ttft, itl, lat []float64
-	var ttftT, itlT []point
+	var ttft, ttfot, itl, lat []float64
+	var ttftT, ttfotT, itlT []point
 	for _, q := range r.Requests {
 		if q.Sent.IsZero() {
 			continue
 		}
 		at := q.Sent.Sub(r.Summary.Start).Seconds()
-		if q.Chunks > 0 {
+		if q.HasTTFT {
 			ttft = append(ttft, q.TTFT.Seconds()*ms)
 			ttftT = append(ttftT, point{at, q.TTFT.Seconds() * ms})
+		}
+		if q.HasTTFOT {
+			ttfot = append(ttfot, q.TTFOT.Seconds()*ms)
+			ttfotT = append(ttfotT, point{at, q.TTFOT.Seconds() * ms})
 		}
 		if q.ITL > 0 {
 			itl = append(itl, q.ITL.Seconds()*ms)
 			itlT = append(itlT, point{at, q.ITL.Seconds() * ms})
 		}
 		if q.Outcome == prober.OutcomeOK {
-			lat = append(lat, q.Latency.Seconds()*ms)
+			lat = append(lat, q.Duration.Seconds()*ms)
 		}
 	}
 	tokens, reqs, errs := overTime(r)
@@ -52,11 +56,12 @@ func HTML(r Run) ([]byte, error) {
 		Start: r.Summary.Start.UTC().Format(time.RFC3339), Ended: r.Summary.End.UTC().Format(time.RFC3339),
 		Charts: []template.HTML{
 			chart{title: "Latency CDF", xLabel: "ms", yLabel: "% of requests", series: []series{
-				cdf("time to first token", colorA, ttft), cdf("request latency", colorB, lat)}}.svg(),
+				cdf("time to first token", colorA, ttft), cdf("time to first output token", colorD, ttfot), cdf("request latency", colorB, lat)}}.svg(),
 			chart{title: "Inter-token latency CDF", xLabel: "ms", yLabel: "% of requests", series: []series{
 				cdf("inter-token latency", colorC, itl)}}.svg(),
+			// TTFT is drawn last: where a request has no reasoning, its TTFOT dot hides under it.
 			chart{title: "Time to first token over time", xLabel: "seconds since start (send time)", yLabel: "ms", scatter: true,
-				series: []series{{label: "TTFT", color: colorA, points: thin(ttftT)}}}.svg(),
+				series: []series{{label: "TTFOT", color: colorD, points: thin(ttfotT)}, {label: "TTFT", color: colorA, points: thin(ttftT)}}}.svg(),
 			chart{title: "Inter-token latency over time", xLabel: "seconds since start (send time)", yLabel: "ms", scatter: true,
 				series: []series{{label: "ITL", color: colorC, points: thin(itlT)}}}.svg(),
 			chart{title: "Output token throughput over time", xLabel: "seconds since start (end time)", yLabel: "tokens/s",
@@ -134,7 +139,7 @@ func overTime(r Run) (tokens, reqs, errs []point) {
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f2":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
-	"slo": func(s collector.SLO) bool { return s != collector.SLO{} },
+	"slo": func(s report.SLO) bool { return s != report.SLO{} },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>inferprobe bench: {{.Run.Config.Model}}</title>

@@ -27,10 +27,11 @@ type chart struct {
 }
 
 const (
-	chartW, chartH                     = 560, 300
-	padL, padR, padT, padB             = 64, 16, 28, 44
-	plotW, plotH                       = chartW - padL - padR, chartH - padT - padB
-	colorA, colorB, colorC, colorError = "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"
+	chartW, chartH                 = 560, 300
+	padL, padR, padT, padB         = 64, 16, 28, 44
+	plotW, plotH                   = chartW - padL - padR, chartH - padT - padB
+	colorA, colorB, colorC, colorD = "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"
+	colorError                     = "#d62728"
 )
 
 func (c chart) svg() template.HTML {

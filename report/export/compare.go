@@ -1,4 +1,4 @@
-package main
+package export
 
 import (
 	"encoding/json"
@@ -9,31 +9,53 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/inferprobe/inferprobe/report"
 )
 
-// exportDoc is a profile export read back: metric tag → statistic → value,
-// from our JSON or AIPerf's (the layout is the same).
-type exportDoc map[string]map[string]float64
+// Metrics are the metrics of a profile export: metric tag → statistic →
+// value, as our JSON and AIPerf's profile_export_aiperf.json both lay them
+// out.
+type Metrics map[string]map[string]float64
 
-// loadExport reads the metrics of a profile_export JSON file.
-func loadExport(path string) (exportDoc, error) {
+// Metrics are the metrics JSON writes of r, without writing and reading
+// them back.
+func (r Run) Metrics() Metrics {
+	out := Metrics{}
+	for _, m := range distributions(r.Summary) {
+		stats := map[string]float64{}
+		for _, s := range statistics(m.Stats) {
+			stats[s.k] = s.v.(float64)
+		}
+		out[m.Tag] = stats
+	}
+	for _, m := range singles(r) {
+		out[m.Tag] = map[string]float64{"avg": m.Value}
+	}
+	return out
+}
+
+// LoadBaseline reads the metrics of a profile_export JSON file.
+func LoadBaseline(path string) (Metrics, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w; give the profile_export_inferprobe.json of an earlier run (in its --artifact-dir) or AIPerf's profile_export_aiperf.json", err)
+		return nil, fmt.Errorf("%w; give the profile_export_inferprobe.json of an earlier run or AIPerf's profile_export_aiperf.json", err)
 	}
-	doc, err := parseExport(b)
+	m, err := ParseMetrics(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w; give a profile_export_inferprobe.json or profile_export_aiperf.json", path, err)
 	}
-	return doc, nil
+	return m, nil
 }
 
-func parseExport(b []byte) (exportDoc, error) {
+// ParseMetrics reads the metrics of a profile export: every top-level
+// object with a unit.
+func ParseMetrics(b []byte) (Metrics, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, err
 	}
-	doc := exportDoc{}
+	doc := Metrics{}
 	for tag, v := range raw {
 		var m map[string]any
 		if json.Unmarshal(v, &m) != nil {
@@ -56,8 +78,10 @@ func parseExport(b []byte) (exportDoc, error) {
 	return doc, nil
 }
 
-// compareRule is one --compare-fail rule.
-type compareRule struct {
+// Rule is one regression rule: METRIC[.STAT]>N% (rose by more than N %),
+// METRIC[.STAT]<-N% (fell by more than N %), or METRIC[.STAT]>V and <V
+// (an absolute bound in the metric's unit).
+type Rule struct {
 	text, metric, stat string
 	above              bool    // > rather than <
 	relative           bool    // bound is a change in percent
@@ -66,22 +90,20 @@ type compareRule struct {
 
 var ruleSyntax = regexp.MustCompile(`^([a-z0-9_]+)(?:\.([a-z0-9]+))?\s*([<>])\s*([+-]?[0-9]*\.?[0-9]+)(%?)$`)
 
-var ruleStats = map[string]bool{"avg": true, "min": true, "max": true, "std": true, "p1": true, "p5": true, "p10": true,
-	"p25": true, "p50": true, "p75": true, "p90": true, "p95": true, "p99": true}
-
-func parseRules(texts []string) ([]compareRule, error) {
-	var rules []compareRule
+// ParseRules reads regression rules.
+func ParseRules(texts []string) ([]Rule, error) {
+	var rules []Rule
 	for _, t := range texts {
 		m := ruleSyntax.FindStringSubmatch(strings.TrimSpace(t))
 		if m == nil {
-			return nil, fmt.Errorf(`--compare-fail %q: want METRIC[.STAT]>N%%, METRIC[.STAT]<-N%% or METRIC[.STAT]>VALUE, e.g. "time_to_first_token.p99>10%%"`, t)
+			return nil, fmt.Errorf(`%q: want METRIC[.STAT]>N%%, METRIC[.STAT]<-N%% or METRIC[.STAT]>VALUE, e.g. "time_to_first_token.p99>10%%"`, t)
 		}
-		r := compareRule{text: t, metric: m[1], stat: m[2], above: m[3] == ">", relative: m[5] == "%"}
+		r := Rule{text: t, metric: m[1], stat: m[2], above: m[3] == ">", relative: m[5] == "%"}
 		if r.stat == "" {
 			r.stat = "avg"
 		}
-		if !ruleStats[r.stat] {
-			return nil, fmt.Errorf("--compare-fail %q: unknown statistic %q; use avg, min, max, std or p1, p5, p10, p25, p50, p75, p90, p95, p99", t, r.stat)
+		if !isStatistic(r.stat) {
+			return nil, fmt.Errorf("%q: unknown statistic %q; use avg, min, max, std or p1, p5, p10, p25, p50, p75, p90, p95, p99", t, r.stat)
 		}
 		r.bound, _ = strconv.ParseFloat(m[4], 64)
 		rules = append(rules, r)
@@ -89,7 +111,28 @@ func parseRules(texts []string) ([]compareRule, error) {
 	return rules, nil
 }
 
-// comparedByDefault are the rows printed with --compare even without rules.
+func isStatistic(name string) bool {
+	for _, s := range statistics(&report.Stats{}) {
+		if s.k == name {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckRules says which relative rule the baseline m cannot judge, for
+// want of the value it compares with; a run can then be refused before it
+// starts rather than after.
+func (m Metrics) CheckRules(rules []Rule) error {
+	for _, r := range rules {
+		if _, ok := m[r.metric][r.stat]; r.relative && !ok {
+			return fmt.Errorf("%q: the baseline has no %s.%s; metrics there: %s", r.text, r.metric, r.stat, strings.Join(m.tags(), ", "))
+		}
+	}
+	return nil
+}
+
+// comparedByDefault are the rows Compare prints even without rules.
 var comparedByDefault = [][2]string{
 	{"time_to_first_token", "p50"}, {"time_to_first_token", "p99"},
 	{"inter_token_latency", "p50"}, {"inter_token_latency", "p99"},
@@ -97,14 +140,10 @@ var comparedByDefault = [][2]string{
 	{"output_token_throughput", "avg"}, {"request_throughput", "avg"}, {"goodput", "avg"},
 }
 
-// compare prints the deltas between baseline and the current run's JSON,
-// and returns how many rules failed. A rule naming a metric that either side
-// lacks is an error: a gate that cannot be evaluated must not pass.
-func compare(w io.Writer, baseline exportDoc, currentJSON []byte, rules []compareRule) (failed int, err error) {
-	current, err := parseExport(currentJSON)
-	if err != nil {
-		return 0, err
-	}
+// Compare prints the deltas between baseline and current, and returns how
+// many rules failed. A rule naming a metric that either side lacks is an
+// error: a gate that cannot be evaluated must not pass.
+func Compare(w io.Writer, baseline, current Metrics, rules []Rule) (failed int, err error) {
 	rows := comparedByDefault
 	for _, r := range rules {
 		rows = append(rows, [2]string{r.metric, r.stat})
@@ -157,9 +196,9 @@ func change(b, c float64) string {
 	return fmt.Sprintf("%+.1f%%", (c-b)/b*100)
 }
 
-func (d exportDoc) tags() []string {
+func (m Metrics) tags() []string {
 	var out []string
-	for k := range d {
+	for k := range m {
 		out = append(out, k)
 	}
 	sort.Strings(out)

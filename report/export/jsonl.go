@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"io"
 
-	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // WriteJSONL writes profile_export.jsonl: one line per request in AIPerf's
@@ -24,7 +24,7 @@ func WriteJSONL(w io.Writer, r Run) error {
 	return bw.Flush()
 }
 
-func requestLine(q collector.RequestRecord) obj {
+func requestLine(q report.RequestRecord) obj {
 	val := func(v float64, unit string) obj { return obj{{"value", v}, {"unit", unit}} }
 	msOf := func(d interface{ Seconds() float64 }) float64 { return d.Seconds() * ms }
 	var start, end any
@@ -44,19 +44,22 @@ func requestLine(q collector.RequestRecord) obj {
 		{"scheduled_ns", q.Scheduled.UnixNano()},
 	}
 	metrics := obj{}
-	if !q.Sent.IsZero() {
+	if q.HasLag {
 		metrics = append(metrics, kv{"schedule_lag", val(msOf(q.Lag), "ms")})
 	}
-	if q.Chunks > 0 {
+	if q.HasTTFT {
 		metrics = append(metrics, kv{"time_to_first_token", val(msOf(q.TTFT), "ms")})
 	}
-	if q.Chunks > 1 {
+	if q.HasTTFOT {
+		metrics = append(metrics, kv{"time_to_first_output_token", val(msOf(q.TTFOT), "ms")})
+	}
+	if q.HasTTST {
 		metrics = append(metrics, kv{"time_to_second_token", val(msOf(q.TTST), "ms")})
 	}
 	var errObj any
 	if q.Outcome == prober.OutcomeOK {
 		metrics = append(metrics,
-			kv{"request_latency", val(msOf(q.Latency), "ms")},
+			kv{"request_latency", val(msOf(q.Duration), "ms")},
 			kv{"input_sequence_length", val(float64(q.InputTokens), "tokens")},
 			kv{"output_sequence_length", val(float64(q.OutputTokens), "tokens")})
 		if q.ITL > 0 {

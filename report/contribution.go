@@ -1,0 +1,88 @@
+package report
+
+import (
+	"iter"
+	"time"
+
+	"github.com/inferprobe/inferprobe/prober"
+)
+
+// Contribution is what one finished request adds to the measurements of its
+// stream. Every sink — a stream's Prometheus series, a run's exact Report —
+// takes it from Contribute, so that all count by the same rules: the
+// timings of a failed request count (a stream that stalled after its first
+// token still had a real TTFT), lengths, latency and goodput only those of a
+// complete response, and of a cancelled request only its lag and cap wait.
+type Contribution struct {
+	Outcome prober.Outcome
+	Reason  prober.Reason // why it failed; empty otherwise
+
+	// HasLag is false for a request cancelled before its send, which has
+	// no send time to be late by.
+	HasLag  bool
+	Lag     time.Duration // the client's own delay (prober.Record.Lag)
+	CapWait time.Duration // the time max_concurrency held it
+
+	// The timings, each with whether the request got that far; none for a
+	// cancelled request.
+	TTFT, TTFOT, TTST          time.Duration
+	HasTTFT, HasTTFOT, HasTTST bool
+	chunks                     []time.Duration // the offsets whose gaps Gaps yields
+
+	// Duration runs from the send to the end of the response or the
+	// failure, for every request that was sent: it places failures in
+	// time. For a success it is the request latency.
+	Duration time.Duration
+
+	// The rest is set for a success only. ITL is also zero when no time
+	// passed between the first and last chunks: they came in one read, so
+	// the client saw no token timing, and 1/ITL would be infinite.
+	ITL                                        time.Duration
+	InputTokens, OutputTokens, ReasoningTokens int
+	TokenSource                                prober.TokenSource
+	// Mismatch is set when the output length differs from the length the
+	// request pinned. A count of content chunks is no measure of length (a
+	// chunk may hold several tokens): only counts from usage or a tokenizer
+	// are judged.
+	Mismatch bool
+	Good     bool // met every threshold of the SLO
+}
+
+// Contribute derives what rec contributes, judged against slo.
+func Contribute(rec *prober.Record, slo SLO) Contribution {
+	c := Contribution{
+		Outcome: rec.Outcome, Reason: rec.Reason,
+		HasLag: !rec.Sent.IsZero(), CapWait: rec.CapWait, Duration: rec.Duration,
+	}
+	if c.HasLag {
+		c.Lag = rec.Lag()
+	}
+	if rec.Outcome == prober.OutcomeCancelled {
+		return c
+	}
+	c.TTFT, c.HasTTFT = rec.TTFT()
+	c.TTFOT, c.HasTTFOT = rec.TTFOT()
+	c.TTST, c.HasTTST = rec.TTST()
+	c.chunks = rec.Chunks
+	if rec.Outcome != prober.OutcomeOK {
+		return c
+	}
+	c.ITL, _ = rec.ITL()
+	c.InputTokens, c.OutputTokens, c.ReasoningTokens = rec.InputTokens, rec.OutputTokens, rec.ReasoningTokens
+	c.TokenSource = rec.TokenSource
+	c.Mismatch = rec.PinnedOutputTokens > 0 && rec.TokenSource != prober.TokensFromChunks && rec.OutputTokens != rec.PinnedOutputTokens
+	c.Good = slo.met(&c)
+	return c
+}
+
+// Gaps yields the time between each two consecutive content chunks: the
+// inter-chunk latencies.
+func (c *Contribution) Gaps() iter.Seq[time.Duration] {
+	return func(yield func(time.Duration) bool) {
+		for i := 1; i < len(c.chunks); i++ {
+			if !yield(c.chunks[i] - c.chunks[i-1]) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,260 @@
+// Package report derives what each finished request contributes to the
+// measurements (Contribute, the one home of the counting rules, which the
+// Prometheus series in collector share) and keeps the exact results of a
+// finite run, a bench or a burst: raw samples, exact percentiles, goodput
+// against an SLO.
+package report
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/inferprobe/inferprobe/prober"
+)
+
+// Report keeps the raw samples of a finite run (a bench or a burst) so that
+// its summary has exact percentiles rather than histogram estimates, and one
+// compact line per request for exports and charts over time. It implements
+// prober.Recorder.
+type Report struct {
+	slo SLO
+
+	mu                                            sync.Mutex
+	ttft, ttfot, ttst, itl, latency, lag, capWait []float64
+	// icl has one sample per gap between chunks, not per request, so it is
+	// the one kept in bounded memory.
+	icl                                     reservoir
+	perUser                                 []float64
+	inTokens, outTokens                     []float64
+	reasoningTokens                         float64
+	ok, failed, cancelled, good, mismatches int
+	errors                                  map[prober.Reason]int
+	firstSent, lastEnd                      time.Time
+	chunkCounted                            bool // some token counts are chunk counts, not usage
+	tokenizerCounted                        bool // some came from the target's tokenizer
+	requests                                []RequestRecord
+}
+
+// ReportOption configures a Report.
+type ReportOption func(*Report)
+
+// WithSLO counts the successful requests that met every set threshold of slo
+// as good, for goodput.
+func WithSLO(slo SLO) ReportOption { return func(r *Report) { r.slo = slo } }
+
+// NewReport returns an empty report.
+func NewReport(opts ...ReportOption) *Report {
+	r := &Report{errors: map[prober.Reason]int{}, icl: newReservoir(maxChunkSamples)}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// maxChunkSamples bounds the inter-chunk gaps a report keeps: 8 MiB. A run of
+// a million requests of a thousand tokens has a billion gaps.
+const maxChunkSamples = 1 << 20
+
+// RequestRecord is what a report keeps of one request: what it contributed,
+// without its chunk offsets (Gaps yields none), and what places and
+// explains it.
+type RequestRecord struct {
+	Seq       uint64
+	Scheduled time.Time // when the scheduler wanted it sent
+	Sent      time.Time // the time origin; zero when it was never sent
+	Status    int       // HTTP status; 0 without a response
+	Err       string    // the failure, for exports; empty on success
+	Contribution
+}
+
+// Started is part of prober.Recorder; a report only counts finished requests.
+func (r *Report) Started() {}
+
+// Observe adds a finished request. It only appends, so that it stays cheap
+// at high request rates.
+func (r *Report) Observe(rec *prober.Record) {
+	c := Contribute(rec, r.slo)
+	req := RequestRecord{Seq: rec.Seq, Scheduled: rec.Scheduled, Sent: rec.Sent, Status: rec.Status, Contribution: c}
+	req.chunks = nil
+	if rec.Outcome != prober.OutcomeOK {
+		req.Err = rec.Err
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.requests = append(r.requests, req)
+	if c.HasLag {
+		r.lag = append(r.lag, c.Lag.Seconds())
+	}
+	r.capWait = append(r.capWait, c.CapWait.Seconds())
+	switch c.Outcome {
+	case prober.OutcomeOK:
+		r.ok++
+	case prober.OutcomeCancelled:
+		// Its lag counted, but it does not stretch the run's span.
+		r.cancelled++
+		return
+	default:
+		r.failed++
+		r.errors[c.Reason]++
+	}
+	if c.HasLag && (r.firstSent.IsZero() || rec.Sent.Before(r.firstSent)) {
+		r.firstSent = rec.Sent
+	}
+	if end := rec.Sent.Add(c.Duration); end.After(r.lastEnd) {
+		r.lastEnd = end
+	}
+	if c.HasTTFT {
+		r.ttft = append(r.ttft, c.TTFT.Seconds())
+	}
+	if c.HasTTFOT {
+		r.ttfot = append(r.ttfot, c.TTFOT.Seconds())
+	}
+	if c.HasTTST {
+		r.ttst = append(r.ttst, c.TTST.Seconds())
+	}
+	for gap := range c.Gaps() {
+		r.icl.add(gap.Seconds())
+	}
+	if c.Outcome != prober.OutcomeOK {
+		return
+	}
+	if c.ITL > 0 {
+		r.itl = append(r.itl, c.ITL.Seconds())
+		r.perUser = append(r.perUser, 1/c.ITL.Seconds())
+	}
+	if c.Good {
+		r.good++
+	}
+	if c.Mismatch {
+		r.mismatches++
+	}
+	r.latency = append(r.latency, c.Duration.Seconds())
+	r.inTokens = append(r.inTokens, float64(c.InputTokens))
+	r.outTokens = append(r.outTokens, float64(c.OutputTokens))
+	r.reasoningTokens += float64(c.ReasoningTokens)
+	r.chunkCounted = r.chunkCounted || c.TokenSource == prober.TokensFromChunks
+	r.tokenizerCounted = r.tokenizerCounted || c.TokenSource == prober.TokensFromTokenizer
+}
+
+// Counts returns the requests finished so far, for progress lines.
+func (r *Report) Counts() (ok, failed, cancelled int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ok, r.failed, r.cancelled
+}
+
+// Requests returns one record per finished request, in sequence order.
+func (r *Report) Requests() []RequestRecord {
+	r.mu.Lock()
+	out := slices.Clone(r.requests)
+	r.mu.Unlock()
+	slices.SortFunc(out, func(a, b RequestRecord) int {
+		switch {
+		case a.Seq < b.Seq:
+			return -1
+		case a.Seq > b.Seq:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Summary is a report's result, with AIPerf's definitions: timings in
+// seconds, throughputs per second of Duration, which runs from the first
+// send to the end of the last response.
+type Summary struct {
+	TTFT Stats `json:"time_to_first_token_seconds"`
+	// TTFOT is the time to the first chunk with non-reasoning content.
+	TTFOT       Stats `json:"time_to_first_output_token_seconds"`
+	TTST        Stats `json:"time_to_second_token_seconds"`
+	ITL         Stats `json:"inter_token_latency_seconds"`
+	InterChunk  Stats `json:"inter_chunk_latency_seconds"`
+	Latency     Stats `json:"request_latency_seconds"`
+	ScheduleLag Stats `json:"schedule_lag_seconds"`
+	// CapWait is how long max_concurrency held each request past its
+	// scheduled send (0 when a slot was free or there is no cap).
+	CapWait      Stats `json:"concurrency_wait_seconds"`
+	InputTokens  Stats `json:"input_sequence_length"`
+	OutputTokens Stats `json:"output_sequence_length"`
+	// OutputTokenThroughputPerUser is, per successful request, 1 / ITL:
+	// the decode speed one user saw (tokens/s).
+	OutputTokenThroughputPerUser Stats `json:"output_token_throughput_per_user"`
+
+	OK        int                   `json:"ok"`
+	Failed    int                   `json:"failed"`
+	Cancelled int                   `json:"cancelled"`
+	Errors    map[prober.Reason]int `json:"errors_by_reason"`
+	// Good counts the successful requests that met every SLO; with no SLO
+	// set every successful request is good.
+	Good int `json:"good"`
+
+	Start    time.Time     `json:"start,omitzero"`
+	End      time.Time     `json:"end,omitzero"`
+	Duration time.Duration `json:"-"`
+	// DurationSeconds is Duration, for JSON readers.
+	DurationSeconds float64 `json:"duration_seconds"`
+
+	// RequestThroughput is successful requests per second.
+	RequestThroughput float64 `json:"request_throughput"`
+	// OutputTokenThroughput is output tokens of successful requests per
+	// second; TotalTokenThroughput counts their input tokens too.
+	OutputTokenThroughput float64 `json:"output_token_throughput"`
+	TotalTokenThroughput  float64 `json:"total_token_throughput"`
+	// Goodput is good requests per second.
+	Goodput float64 `json:"goodput"`
+	// InputTokensTotal and OutputTokensTotal sum the successful requests'
+	// lengths.
+	InputTokensTotal  float64 `json:"input_tokens_total"`
+	OutputTokensTotal float64 `json:"output_tokens_total"`
+	// ReasoningTokensTotal is the part of OutputTokensTotal the server's
+	// usage counts as reasoning.
+	ReasoningTokensTotal float64 `json:"reasoning_tokens_total"`
+	// OutputLengthMismatches counts the successful requests whose output
+	// length differed from the length they pinned (min_tokens, ignore_eos).
+	OutputLengthMismatches int `json:"output_length_mismatches"`
+	// TokensFromChunks says some output lengths were counted as one token per
+	// chunk because the server sent no usage.
+	TokensFromChunks bool `json:"tokens_from_chunks"`
+	// TokensFromTokenizer says some were counted with the target's
+	// tokenizer on the received text, because the server sent no usage.
+	TokensFromTokenizer bool `json:"tokens_from_tokenizer"`
+}
+
+// Summary computes the summary of what was observed so far.
+func (r *Report) Summary() Summary {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := Summary{
+		TTFT: statsOf(r.ttft), TTFOT: statsOf(r.ttfot), TTST: statsOf(r.ttst), ITL: statsOf(r.itl), InterChunk: r.icl.stats(),
+		Latency: statsOf(r.latency), ScheduleLag: statsOf(r.lag), CapWait: statsOf(r.capWait),
+		InputTokens: statsOf(r.inTokens), OutputTokens: statsOf(r.outTokens),
+		OutputTokenThroughputPerUser: statsOf(r.perUser),
+		OK:                           r.ok, Failed: r.failed, Cancelled: r.cancelled, Good: r.good,
+		ReasoningTokensTotal: r.reasoningTokens, OutputLengthMismatches: r.mismatches,
+		Errors:           make(map[prober.Reason]int, len(r.errors)),
+		TokensFromChunks: r.chunkCounted, TokensFromTokenizer: r.tokenizerCounted,
+	}
+	for k, v := range r.errors {
+		s.Errors[k] = v
+	}
+	for _, v := range r.inTokens {
+		s.InputTokensTotal += v
+	}
+	for _, v := range r.outTokens {
+		s.OutputTokensTotal += v
+	}
+	if r.lastEnd.After(r.firstSent) {
+		s.Start, s.End = r.firstSent, r.lastEnd
+		s.Duration = r.lastEnd.Sub(r.firstSent)
+		secs := s.Duration.Seconds()
+		s.DurationSeconds = secs
+		s.RequestThroughput = float64(r.ok) / secs
+		s.OutputTokenThroughput = s.OutputTokensTotal / secs
+		s.TotalTokenThroughput = (s.InputTokensTotal + s.OutputTokensTotal) / secs
+		s.Goodput = float64(r.good) / secs
+	}
+	return s
+}
