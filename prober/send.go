@@ -6,76 +6,19 @@ import (
 )
 
 // send starts pl's request, scheduled at scheduled and held capWait by the
-// cap, and then the later turns of its session, each its think time after
-// the turn before ended. finished, if set, is told when the last of them
-// ends (or when the schedule ended before a later turn was due), before that
-// request is recorded. The whole session is folded into the digest now, so
-// the digest does not depend on how the turns of concurrent sessions
-// interleave.
+// cap, and then the later turns of its session (see sendSession). finished,
+// if set, is told when the last of them ends, before that request is
+// recorded.
 func (r *run) send(pl planned, scheduled time.Time, capWait time.Duration, finished func(end time.Time)) {
 	r.rec.Started()
 	r.probe.sent.add(pl.seq, pl.offset, pl.prompt)
-	for i, t := range pl.turns {
-		// Later turns are sent when earlier ones end: like a closed loop's
-		// requests, their send times are not part of what a seed reproduces.
-		r.probe.sent.add(pl.seq+1+uint64(i), 0, t.prompt)
-	}
 	if len(pl.turns) > 0 {
-		r.sending.Add(1)
+		r.sendSession(pl, scheduled, capWait, finished)
+		return
 	}
 	r.inFlight.Go(func() {
-		done := finished
-		if len(pl.turns) > 0 {
-			done = nil
-		}
-		end := r.do(pl.seq, pl.req, pl.err, scheduled, capWait, pl.cancelAfter, done)
-		if len(pl.turns) == 0 {
-			return
-		}
-		timer := time.NewTimer(time.Hour)
-		timer.Stop()
-		defer timer.Stop()
-		for i, t := range pl.turns {
-			at := end.Add(t.delay)
-			capWait, ok := r.await(timer, at)
-			if !ok {
-				r.sending.Done()
-				if finished != nil {
-					finished(time.Now())
-				}
-				return
-			}
-			if i == len(pl.turns)-1 {
-				done = finished
-				r.sending.Done() // the last turn goes now
-			}
-			r.rec.Started()
-			end = r.do(pl.seq+1+uint64(i), t.req, t.err, at, capWait, t.cancelAfter, done)
-		}
+		r.do(pl.seq, pl.req, pl.err, scheduled, capWait, pl.cancelAfter, finished)
 	})
-}
-
-// await waits until a later turn due at at may be sent: its time has come
-// (less the dispatch lead) and, under a cap, a slot is free. It returns how
-// long the cap held the turn past at, and false if the schedule ended first.
-func (r *run) await(timer *time.Timer, at time.Time) (time.Duration, bool) {
-	if !sleepUntil(r.ctx, timer, at.Add(-dispatchLead)) {
-		return 0, false
-	}
-	if r.slots == nil {
-		return 0, true
-	}
-	select {
-	case r.slots <- struct{}{}:
-		return 0, true
-	default:
-	}
-	select {
-	case r.slots <- struct{}{}:
-		return max(0, time.Since(at)), true
-	case <-r.ctx.Done():
-		return 0, false
-	}
 }
 
 // do runs one request, cancelled cancelAfter after scheduled when that is

@@ -1,0 +1,65 @@
+package prober
+
+import "time"
+
+// sendSession sends the first turn of pl, a multi-turn session, and then
+// its later turns, each its think time after the turn before ended.
+// finished, if set, is told when the last turn ends, or when the schedule
+// ended before a later turn was due. The whole session is folded into the
+// digest now, so the digest does not depend on how the turns of concurrent
+// sessions interleave.
+func (r *run) sendSession(pl planned, scheduled time.Time, capWait time.Duration, finished func(end time.Time)) {
+	for i, t := range pl.turns {
+		// Later turns are sent when earlier ones end: like a closed loop's
+		// requests, their send times are not part of what a seed reproduces.
+		r.probe.sent.add(pl.seq+1+uint64(i), 0, t.prompt)
+	}
+	r.sending.Add(1)
+	r.inFlight.Go(func() {
+		end := r.do(pl.seq, pl.req, pl.err, scheduled, capWait, pl.cancelAfter, nil)
+		timer := time.NewTimer(time.Hour)
+		timer.Stop()
+		defer timer.Stop()
+		var done func(end time.Time)
+		for i, t := range pl.turns {
+			at := end.Add(t.delay)
+			capWait, ok := r.await(timer, at)
+			if !ok {
+				r.sending.Done()
+				if finished != nil {
+					finished(time.Now())
+				}
+				return
+			}
+			if i == len(pl.turns)-1 {
+				done = finished
+				r.sending.Done() // the last turn goes now
+			}
+			r.rec.Started()
+			end = r.do(pl.seq+1+uint64(i), t.req, t.err, at, capWait, t.cancelAfter, done)
+		}
+	})
+}
+
+// await waits until a later turn due at at may be sent: its time has come
+// (less the dispatch lead) and, under a cap, a slot is free. It returns how
+// long the cap held the turn past at, and false if the schedule ended first.
+func (r *run) await(timer *time.Timer, at time.Time) (time.Duration, bool) {
+	if !sleepUntil(r.ctx, timer, at.Add(-dispatchLead)) {
+		return 0, false
+	}
+	if r.slots == nil {
+		return 0, true
+	}
+	select {
+	case r.slots <- struct{}{}:
+		return 0, true
+	default:
+	}
+	select {
+	case r.slots <- struct{}{}:
+		return max(0, time.Since(at)), true
+	case <-r.ctx.Done():
+		return 0, false
+	}
+}
