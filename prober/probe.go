@@ -34,15 +34,11 @@ type Recorder interface {
 // flight. A multi-turn session is scheduled as one unit: its first turn like
 // any request, each later turn its think time after the turn before ended.
 type Probe struct {
-	Name   string
-	Target *Target
-	params map[string]any
-	shard  Shard
-	// At most one of arrivals (open loop) and concurrency (closed loop) is
-	// set; neither when replay sends at the dataset's timestamps.
-	arrivals    arrival.Process
-	concurrency *concurrencyRamp
-	replay      bool
+	Name     string
+	Target   *Target
+	params   map[string]any
+	shard    Shard
+	schedule schedule
 	// maxConcurrency is this shard's cap on open-loop requests in flight; 0 for none.
 	maxConcurrency int
 	source         dataset.Source
@@ -57,6 +53,19 @@ type Probe struct {
 	// sendingEnded is closed once Run will send nothing more: its schedule
 	// ended and every session started has sent its last turn.
 	sendingEnded chan struct{}
+}
+
+// schedule is when a probe sends its requests: openLoop at the times of an
+// arrival process, replay at the dataset's timestamps, or closedLoop as
+// requests end. NewProbe chooses one.
+type schedule interface {
+	// offset is the send time, from the start, of the next request of the
+	// whole sequence, whose dataset timestamp is at. It is drawn for every
+	// request, other shards' too, so that every shard draws the same.
+	offset(at time.Duration) time.Duration
+	// loop sends r's planned requests in order until r.ctx ends, the limit
+	// is reached or the dataset cannot go on.
+	loop(r *run)
 }
 
 // Limit ends a finite run (a bench): after Requests requests of the whole
@@ -98,7 +107,6 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard Sha
 		params: p.Params,
 		shard:  shard,
 		source: source,
-		replay: p.Dataset.Replays(),
 		sent:   newSequence(),
 
 		sendingEnded: make(chan struct{}),
@@ -111,21 +119,18 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard Sha
 	if err := probe.setCap(a.MaxConcurrency); err != nil {
 		return nil, fmt.Errorf("probe %s: %w", name, err)
 	}
-	if probe.replay {
-		return probe, nil
-	}
-	if a.Pattern == scenarios.ArrivalConcurrency {
-		probe.concurrency = &concurrencyRamp{from: a.Concurrency, to: a.Concurrency}
-		if a.RampOver > 0 {
-			probe.concurrency.to, probe.concurrency.over = int(a.RampTo), time.Duration(a.RampOver)
+	switch {
+	case p.Dataset.Replays():
+		probe.schedule = replay{}
+	case a.Pattern == scenarios.ArrivalConcurrency:
+		probe.schedule = newClosedLoop(a)
+	default:
+		arr, err := arrival.New(a, seeded.New(seed, component+"/arrival"))
+		if err != nil {
+			return nil, fmt.Errorf("probe %s: %w", name, err)
 		}
-		return probe, nil
+		probe.schedule = openLoop{arrivals: arr}
 	}
-	arr, err := arrival.New(a, seeded.New(seed, component+"/arrival"))
-	if err != nil {
-		return nil, fmt.Errorf("probe %s: %w", name, err)
-	}
-	probe.arrivals = arr
 	return probe, nil
 }
 
@@ -161,9 +166,6 @@ func (p *Probe) Digest() Digest { return p.sent.digest() }
 // Probe: the sequence and its digest belong to that run.
 func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
 	r := &run{probe: p, ctx: ctx, reqCtx: reqCtx, exec: exec, rec: rec}
-	if n := p.maxConcurrency; n > 0 && p.concurrency == nil {
-		r.slots = make(chan struct{}, n)
-	}
 	defer r.inFlight.Wait()
 	// Closed once planning has stopped (the deferred stop runs first). A
 	// probe built and never run leaves its file to the os.File finalizer.
@@ -180,11 +182,7 @@ func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
 	// The timeline starts once the first requests are built, so that a trace
 	// that starts with a burst does not start late.
 	r.start = time.Now()
-	if p.concurrency != nil {
-		r.closedLoop(ctx)
-	} else {
-		r.openLoop(ctx)
-	}
+	p.schedule.loop(r)
 	r.sending.Done()
 }
 
@@ -221,17 +219,11 @@ type plannedTurn struct {
 func (p *Probe) plan() planned {
 	for {
 		seq := p.next
-		var offset time.Duration
-		if p.arrivals != nil {
-			offset = p.arrivals.Next()
-		}
 		it, err := p.source.Next()
 		if err != nil {
-			return planned{seq: seq, offset: offset, err: fmt.Errorf("dataset: %w", err), stop: true}
+			return planned{seq: seq, err: fmt.Errorf("dataset: %w", err), stop: true}
 		}
-		if p.replay {
-			offset = it.At
-		}
+		offset := p.schedule.offset(it.At)
 		p.next += 1 + uint64(len(it.Turns))
 		cancel := p.cancelDelay(it.CancelAfter)
 		turnCancel := make([]time.Duration, len(it.Turns))
@@ -319,8 +311,8 @@ type run struct {
 	reqCtx context.Context
 	// planned yields the probe's requests in order (see planAhead).
 	planned <-chan planned
-	// slots holds a token per open-loop request in flight under a cap; nil
-	// without a cap.
+	// slots holds a token per open-loop request in flight under a cap (see
+	// sendAtOffsets); nil without a cap.
 	slots    chan struct{}
 	exec     Executor
 	rec      Recorder
@@ -337,105 +329,6 @@ type run struct {
 // happen before the send time instead of being billed as schedule lag.
 // Measured in BENCHMARKS.md (load engine, dispatch ahead).
 const dispatchLead = 2 * time.Millisecond
-
-// openLoop sends each request at start + its offset. With a cap, a request
-// whose time has come waits for a free slot.
-func (r *run) openLoop(ctx context.Context) {
-	slots := r.slots
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	// capFreed is when the latest wait for a slot ended. A request due before
-	// then was held back by the cap, by its own wait or by the requests queued
-	// ahead of it, so that time is its cap wait and not client lag.
-	var capFreed time.Time
-	for {
-		pl := <-r.planned
-		if pl.stop {
-			r.fail(pl)
-			return
-		}
-		if r.probe.limit.reached(pl.seq, pl.offset) {
-			return
-		}
-		at := r.start.Add(pl.offset)
-		if !sleepUntil(ctx, timer, at.Add(-dispatchLead)) {
-			return
-		}
-		if slots != nil {
-			select {
-			case slots <- struct{}{}:
-			default:
-				select {
-				case slots <- struct{}{}:
-					capFreed = time.Now()
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-		r.send(pl, at, max(0, capFreed.Sub(at)), nil)
-	}
-}
-
-// closedLoop keeps the target number of requests in flight: each one that
-// finishes is replaced at once, and each step of a ramp adds or retires one.
-// A request is scheduled at the instant its slot opened (the end of the
-// request it replaces, or its ramp step), so its lag is the client's reaction
-// time, even when the client is late for several steps at once.
-func (r *run) closedLoop(ctx context.Context) {
-	ramp, shard := r.probe.concurrency, r.probe.shard
-	ended := make(chan time.Time)
-	stopped := make(chan struct{})
-	defer close(stopped)
-	finished := func(end time.Time) {
-		select {
-		case ended <- end:
-		case <-stopped: // Run has stopped sending; nobody counts slots any more
-		}
-	}
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	// A duration limit ends the loop on time, not at the next slot to open.
-	var deadline <-chan time.Time
-	if d := r.probe.limit.Duration; d > 0 {
-		t := time.NewTimer(time.Until(r.start.Add(d)))
-		defer t.Stop()
-		deadline = t.C
-	}
-	inFlight, steps, opened := 0, 0, r.start
-	pl := <-r.planned
-	for {
-		for ; inFlight < shard.share(ramp.level(steps)); inFlight++ {
-			if pl.stop {
-				r.fail(pl)
-				return
-			}
-			if ctx.Err() != nil || r.probe.limit.reached(pl.seq, time.Since(r.start)) {
-				return
-			}
-			r.send(pl, opened, 0, finished)
-			pl = <-r.planned
-		}
-		var step <-chan time.Time
-		if steps < ramp.steps() {
-			timer.Reset(time.Until(r.start.Add(ramp.at(steps + 1))))
-			step = timer.C
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-deadline:
-			return
-		case opened = <-ended:
-			inFlight--
-		case <-step:
-			steps++
-			opened = r.start.Add(ramp.at(steps))
-		}
-	}
-}
 
 // sleepUntil waits for the instant at, and reports false if ctx ended first:
 // on the runtime's timer while at is far, and precisely for the last
@@ -454,27 +347,4 @@ func sleepUntil(ctx context.Context, timer *time.Timer, at time.Time) bool {
 		preciseSleep(d)
 	}
 	return ctx.Err() == nil
-}
-
-// concurrencyRamp is the closed loop's whole number of requests in flight:
-// from, moving one step at a time to to, the steps spread evenly over over.
-type concurrencyRamp struct {
-	from, to int
-	over     time.Duration
-}
-
-// steps is the number of steps the ramp takes.
-func (c *concurrencyRamp) steps() int { return max(c.to-c.from, c.from-c.to) }
-
-// level is the number in flight after step steps.
-func (c *concurrencyRamp) level(steps int) int {
-	if c.to < c.from {
-		return c.from - steps
-	}
-	return c.from + steps
-}
-
-// at is the time from the start at which step j (from 1) is taken.
-func (c *concurrencyRamp) at(j int) time.Duration {
-	return time.Duration(float64(c.over) * float64(j) / float64(c.steps()))
 }

@@ -94,7 +94,7 @@ type Pool struct {
 type slot struct {
 	index int
 	// Guarded by Pool.mu.
-	current      *worker     // up and taking requests; nil while down
+	current      *child      // up and taking requests; nil while down
 	exits        []time.Time // recent exits, for crash-loop detection
 	crashLooping bool
 }
@@ -145,7 +145,7 @@ func New(opts Options) (*Pool, error) {
 		targets: map[string]*target{},
 		stopped: make(chan struct{}),
 	}
-	workers := make([]*worker, opts.Workers)
+	workers := make([]*child, opts.Workers)
 	errs := make([]error, opts.Workers)
 	var started sync.WaitGroup
 	for i := range p.slots {
@@ -207,7 +207,7 @@ func (p *Pool) Do(ctx context.Context, t *prober.Target, req *prober.Request) *p
 }
 
 // assign gives c to the worker with the fewest calls, waiting for one to be up.
-func (p *Pool) assign(ctx context.Context, t *prober.Target, c *call) (*worker, *prober.Record) {
+func (p *Pool) assign(ctx context.Context, t *prober.Target, c *call) (*child, *prober.Record) {
 	for {
 		p.mu.Lock()
 		if p.draining {
@@ -248,8 +248,8 @@ func (p *Pool) define(t *prober.Target) *target {
 
 // leastLoaded returns the up worker with the fewest calls, preferring one
 // with room in its queue, or nil. Called with p.mu held.
-func (p *Pool) leastLoaded() *worker {
-	var best *worker
+func (p *Pool) leastLoaded() *child {
+	var best *child
 	bestFull, bestLoad := false, 0
 	n := len(p.slots)
 	p.next = (p.next + 1) % n

@@ -96,7 +96,7 @@ func pids(p *Pool) []int {
 }
 
 // current returns slot i's worker, nil while it is down.
-func current(p *Pool, i int) *worker {
+func current(p *Pool, i int) *child {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.slots[i].current
@@ -657,7 +657,7 @@ func BenchmarkReplaceKilledWorker(b *testing.B) {
 func TestForward(t *testing.T) {
 	logs := &logBuffer{}
 	p := &Pool{logger: slog.New(slog.NewTextHandler(logs, nil))}
-	out := `{"time":"2026-01-02T03:04:05Z","level":"WARN","source":"serve.go:1","msg":"cannot write","err":"broken pipe"}` + "\n" +
+	out := `{"time":"2026-01-02T03:04:05Z","level":"WARN","source":"childmain.go:1","msg":"cannot write","err":"broken pipe"}` + "\n" +
 		"panic: boom\n" + strings.Repeat("x", 3*maxLine) + "\n" + "last line\n"
 	tl := &tail{}
 	p.forward(3, strings.NewReader(out), tl)
@@ -671,7 +671,7 @@ func TestForward(t *testing.T) {
 			t.Errorf("log lacks %s:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "serve.go:1") || strings.Contains(got, strings.Repeat("x", maxLine+1)) {
+	if strings.Contains(got, "childmain.go:1") || strings.Contains(got, strings.Repeat("x", maxLine+1)) {
 		t.Errorf("log kept the worker's source or an overlong line whole:\n%.500s", got)
 	}
 	if d := tl.describe(); !strings.HasSuffix(d, "| last line") {

@@ -15,7 +15,7 @@ import (
 
 // supervise keeps slot s running a worker, starting from w, until the pool
 // stops: it restarts a worker that exits, with backoff.
-func (p *Pool) supervise(s *slot, w *worker) {
+func (p *Pool) supervise(s *slot, w *child) {
 	backoff := minBackoff
 	for {
 		if w != nil && p.run(s, w) {
@@ -45,7 +45,7 @@ func (p *Pool) supervise(s *slot, w *worker) {
 
 // run puts w in service and waits for it to exit. It reports whether w ran
 // long enough to count as healthy, which also ends a crash loop.
-func (p *Pool) run(s *slot, w *worker) (healthy bool) {
+func (p *Pool) run(s *slot, w *child) (healthy bool) {
 	p.up(s, w)
 	timer := time.NewTimer(healthyAfter)
 	defer timer.Stop()
@@ -65,7 +65,7 @@ func (p *Pool) run(s *slot, w *worker) (healthy bool) {
 }
 
 // up makes w the slot's worker, or shuts it down if the pool is stopping.
-func (p *Pool) up(s *slot, w *worker) {
+func (p *Pool) up(s *slot, w *child) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopping {
@@ -79,7 +79,7 @@ func (p *Pool) up(s *slot, w *worker) {
 
 // down takes w out of service. It runs before w's calls are lost, so that no
 // call is given to it afterwards.
-func (p *Pool) down(w *worker) {
+func (p *Pool) down(w *child) {
 	cpu := w.cpu()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -89,7 +89,7 @@ func (p *Pool) down(w *worker) {
 	p.exitedCPU += cpu
 }
 
-func (p *Pool) logExit(w *worker, why string, lost int) {
+func (p *Pool) logExit(w *child, why string, lost int) {
 	p.mu.Lock()
 	stopping := p.stopping
 	p.mu.Unlock()
@@ -105,7 +105,7 @@ func (p *Pool) logExit(w *worker, why string, lost int) {
 
 // noteExit counts an exit of slot s (w is nil when the worker did not even
 // start) and reports whether the slot is crash-looping.
-func (p *Pool) noteExit(s *slot, w *worker) bool {
+func (p *Pool) noteExit(s *slot, w *child) bool {
 	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()

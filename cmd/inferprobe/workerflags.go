@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
 	"runtime"
 	"strconv"
-	"syscall"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/promslog"
@@ -37,8 +33,8 @@ func addWorkerFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *workerF
 }
 
 // start starts the pool: --workers if given, else scenarioWorkers if > 0, else
-// the default. Workers are this binary's hidden worker command and log at the
-// daemon's level.
+// the default. Workers are this binary's hidden worker command (runWorker, in
+// childcmd.go) and log at the daemon's level.
 func (f *workerFlags) start(logger *slog.Logger, scenarioWorkers int) (*pool.Pool, error) {
 	n := f.n
 	if !f.set && scenarioWorkers > 0 {
@@ -49,25 +45,4 @@ func (f *workerFlags) start(logger *slog.Logger, scenarioWorkers int) (*pool.Poo
 		Args:    []string{"worker", "--log.level=" + f.logLevel.String()},
 		Logger:  logger,
 	})
-}
-
-// runWorker is the hidden worker command: one worker process of the pool,
-// speaking prober/wire on stdin and stdout and logging JSON to stderr, which
-// the parent forwards to its own log.
-func runWorker(logConfig *promslog.Config) int {
-	// The parent owns shutdown: it drains its requests, then closes our stdin.
-	// Ctrl-C and systemd's SIGTERM reach the whole process group, and must not
-	// cut the requests the parent means to let finish.
-	signal.Ignore(os.Interrupt, syscall.SIGTERM)
-	// Whatever is printed by mistake goes to the log, not into the protocol.
-	protocol := os.Stdout
-	os.Stdout = os.Stderr
-	format := promslog.NewFormat()
-	_ = format.Set("json") // the parent parses it
-	logger := promslog.New(&promslog.Config{Level: logConfig.Level, Format: format, Writer: os.Stderr})
-	if err := pool.ServeWorker(context.Background(), os.Stdin, protocol, logger); err != nil {
-		logger.Error("worker stopped", "err", err)
-		return 1
-	}
-	return 0
 }

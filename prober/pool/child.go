@@ -15,11 +15,12 @@ import (
 	"github.com/inferprobe/inferprobe/prober/wire"
 )
 
-// worker is the parent's side of one worker process. Four goroutines serve
+// child is the parent's handle on one worker process it started (what runs
+// inside the child is ServeWorker, in childmain.go). Four goroutines serve
 // it: a writer (credits, cancels and shutdown down its stdin), a reader
 // (records and heartbeats up its stdout, then reaping), a forwarder of its
 // stderr to the log, and a watchdog.
-type worker struct {
+type child struct {
 	pool  *Pool
 	slot  int
 	cmd   *exec.Cmd
@@ -50,7 +51,7 @@ type worker struct {
 }
 
 // start starts worker index and waits for its hello.
-func (p *Pool) start(index int) (*worker, error) {
+func (p *Pool) start(index int) (*child, error) {
 	cmd := exec.Command(p.exe, p.args...)
 	cmd.SysProcAttr = sysProcAttr()
 	stdin, err := cmd.StdinPipe()
@@ -68,7 +69,7 @@ func (p *Pool) start(index int) (*worker, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting worker %d from %s: %w", index, p.exe, err)
 	}
-	w := &worker{
+	w := &child{
 		pool:    p,
 		slot:    index,
 		cmd:     cmd,
@@ -118,7 +119,7 @@ func (p *Pool) start(index int) (*worker, error) {
 // handshake reads the worker's hello, then says its own. The worker speaks
 // first, so a program that exits at once is reported as such rather than
 // as a broken pipe.
-func (w *worker) handshake() error {
+func (w *child) handshake() error {
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(helloTimeout, func() {
 		timedOut.Store(true)
@@ -147,7 +148,7 @@ func (w *worker) handshake() error {
 
 // read takes records and heartbeats until the worker's stdout ends. It
 // returns nil at a clean end, else what was wrong with the stream.
-func (w *worker) read() error {
+func (w *child) read() error {
 	for {
 		typ, err := w.dec.Next()
 		if errors.Is(err, io.EOF) {
@@ -178,7 +179,7 @@ func (w *worker) read() error {
 
 // write sends credits and cancels, flushing whenever nothing more is waiting
 // so that frames batch under load and go at once when idle.
-func (w *worker) write() {
+func (w *child) write() {
 	for {
 		var err error
 		select {
@@ -206,7 +207,7 @@ func (w *worker) write() {
 
 // send writes c's credit, after its target's definition if the worker does
 // not hold it.
-func (w *worker) send(c *call) error {
+func (w *child) send(c *call) error {
 	w.mu.Lock()
 	_, ok := w.calls[c.id]
 	c.written = ok
@@ -232,7 +233,7 @@ func (w *worker) send(c *call) error {
 	return err
 }
 
-func (w *worker) sendCancels() error {
+func (w *child) sendCancels() error {
 	w.mu.Lock()
 	ids := w.cancels
 	w.cancels = nil
@@ -248,7 +249,7 @@ func (w *worker) sendCancels() error {
 // shutdown returns the credits not yet written as cancelled and asks the
 // worker to cancel the rest, send their records and exit; one that takes
 // longer than stopTimeout is killed.
-func (w *worker) shutdown() {
+func (w *child) shutdown() {
 	var unwritten []*call
 	w.mu.Lock()
 	for id, c := range w.calls {
@@ -272,7 +273,7 @@ func (w *worker) shutdown() {
 
 // watch kills the worker when it has been silent for stuckAfter: a stopped
 // or wedged process would otherwise hold its requests forever.
-func (w *worker) watch() {
+func (w *child) watch() {
 	tick := time.NewTicker(heartbeatEvery)
 	defer tick.Stop()
 	for {
@@ -296,7 +297,7 @@ func (w *worker) watch() {
 }
 
 // add records a call given to the worker.
-func (w *worker) add(c *call) {
+func (w *child) add(c *call) {
 	w.mu.Lock()
 	w.calls[c.id] = c
 	w.mu.Unlock()
@@ -304,7 +305,7 @@ func (w *worker) add(c *call) {
 }
 
 // load is the number of calls the worker holds.
-func (w *worker) load() int {
+func (w *child) load() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.calls)
@@ -312,7 +313,7 @@ func (w *worker) load() int {
 
 // finish returns call id's record, unless the call has already returned:
 // whatever happens, a call returns once.
-func (w *worker) finish(id uint64, rec *prober.Record) {
+func (w *child) finish(id uint64, rec *prober.Record) {
 	w.mu.Lock()
 	c, ok := w.calls[id]
 	delete(w.calls, id)
@@ -323,14 +324,14 @@ func (w *worker) finish(id uint64, rec *prober.Record) {
 }
 
 // deliver hands c its record; c must just have left w.calls.
-func (w *worker) deliver(c *call, rec *prober.Record) {
+func (w *child) deliver(c *call, rec *prober.Record) {
 	c.done <- rec
 	w.pool.inFlight.Done()
 }
 
 // cancel cancels c for its Do: at once if its credit was not written yet,
 // else by asking the worker, whose record then says cancelled.
-func (w *worker) cancel(c *call) {
+func (w *child) cancel(c *call) {
 	w.mu.Lock()
 	if _, ok := w.calls[c.id]; !ok {
 		w.mu.Unlock()
@@ -352,7 +353,7 @@ func (w *worker) cancel(c *call) {
 
 // loseAll returns every call the worker still holds as worker_lost, and
 // returns how many there were.
-func (w *worker) loseAll(why string) int {
+func (w *child) loseAll(why string) int {
 	w.mu.Lock()
 	calls := w.calls
 	w.calls = map[uint64]*call{}
@@ -363,7 +364,7 @@ func (w *worker) loseAll(why string) int {
 	return len(calls)
 }
 
-func (w *worker) beat(h wire.Heartbeat) {
+func (w *child) beat(h wire.Heartbeat) {
 	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -373,23 +374,23 @@ func (w *worker) beat(h wire.Heartbeat) {
 	w.heartbeat, w.beatAt = h, now
 }
 
-// workerStats is a consistent snapshot of a worker for metrics.
-type workerStats struct {
+// childStats is a consistent snapshot of a worker for metrics.
+type childStats struct {
 	calls     int
 	heartbeat wire.Heartbeat
 	beaten    bool // a heartbeat has arrived
 	cpuUse    float64
 }
 
-func (w *worker) stats() workerStats {
+func (w *child) stats() childStats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return workerStats{calls: len(w.calls), heartbeat: w.heartbeat, beaten: !w.beatAt.IsZero(), cpuUse: w.cpuUse}
+	return childStats{calls: len(w.calls), heartbeat: w.heartbeat, beaten: !w.beatAt.IsZero(), cpuUse: w.cpuUse}
 }
 
 // cpu is the CPU time the process used: from the kernel once it has been
 // reaped, else from its last heartbeat.
-func (w *worker) cpu() time.Duration {
+func (w *child) cpu() time.Duration {
 	w.mu.Lock()
 	t := w.heartbeat.CPU
 	w.mu.Unlock()
@@ -399,10 +400,10 @@ func (w *worker) cpu() time.Duration {
 	return t
 }
 
-func (w *worker) kill() { _ = w.cmd.Process.Kill() }
+func (w *child) kill() { _ = w.cmd.Process.Kill() }
 
 // describeExit says why the worker went, for logs and worker_lost records.
-func (w *worker) describeExit(readErr error) string {
+func (w *child) describeExit(readErr error) string {
 	w.mu.Lock()
 	stuck := w.stuck
 	w.mu.Unlock()

@@ -21,14 +21,14 @@ import (
 // queue holds finished requests back, not the ones still timing their chunks.
 const recordQueue = 1024
 
-// ServeWorker is the worker process's side of the pool, run by the hidden
-// worker command with the process's stdin and stdout. After the handshake it
-// runs every credit in its own goroutine with one shared prober.Client, which
-// timestamps chunks as they arrive, writes each record back as it completes
-// and sends a heartbeat every 500ms. It returns when in ends (the parent
-// closed it, or died) or a shutdown frame arrives, after cancelling the
-// requests still running and writing their records. Cancelling ctx cancels
-// the requests.
+// ServeWorker is the worker process's side of the pool, the child's main
+// loop, run by the hidden worker command with the process's stdin and
+// stdout. After the handshake it runs every credit in its own goroutine with
+// one shared prober.Client, which timestamps chunks as they arrive, writes
+// each record back as it completes and sends a heartbeat every 500ms. It
+// returns when in ends (the parent closed it, or died) or a shutdown frame
+// arrives, after cancelling the requests still running and writing their
+// records. Cancelling ctx cancels the requests.
 func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, logger *slog.Logger) error {
 	enc := wire.NewEncoder(out)
 	if err := enc.Hello(wire.Hello{Version: wire.Version, PID: os.Getpid()}); err != nil {
