@@ -5,12 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"math"
-	"net/url"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -254,61 +249,4 @@ func (f *benchFlags) limit() prober.Limit {
 		return prober.Limit{Requests: uint64(max(f.requestCount, 0))}
 	}
 	return prober.Limit{}
-}
-
-// baseURL applies AIPerf's conventions to --url: http:// when no scheme is
-// given, /v1 when there is no path — except for the APIs served at the
-// server root (TGI, TEI).
-func baseURL(raw, endpoint string) (string, error) {
-	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		// Only the parser's reason: the URL itself may hold a password.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return "", fmt.Errorf("--url is not a valid URL (%v); write host:port or http(s)://host:port/v1", err)
-	}
-	if e, _ := scenarios.LookupEndpoint(endpoint); (u.Path == "" || u.Path == "/") && !e.AtRoot {
-		u.Path = "/v1"
-	}
-	return u.String(), nil
-}
-
-// goodputTags are AIPerf's --goodput tags, which are also the scenario's SLO
-// fields, with the unit AIPerf reads each in and where it goes.
-var goodputTags = map[string]struct {
-	unit string
-	set  func(*scenarios.SLO, float64)
-}{
-	"time_to_first_token":        {"milliseconds", func(s *scenarios.SLO, v float64) { s.TimeToFirstToken = millis(v) }},
-	"time_to_first_output_token": {"milliseconds", func(s *scenarios.SLO, v float64) { s.TimeToFirstOutputToken = millis(v) }},
-	"inter_token_latency":        {"milliseconds", func(s *scenarios.SLO, v float64) { s.InterTokenLatency = millis(v) }},
-	"request_latency":            {"milliseconds", func(s *scenarios.SLO, v float64) { s.RequestLatency = millis(v) }},
-	"output_token_throughput_per_user": {"tokens per second", func(s *scenarios.SLO, v float64) {
-		s.OutputTokenThroughputPerUser = v
-	}},
-}
-
-func millis(v float64) scenarios.Duration { return scenarios.Duration(v * float64(time.Millisecond)) }
-
-// parseGoodput reads AIPerf's --goodput "tag:value tag:value" into slo.
-func parseGoodput(s string, b *benchScenario, slo *scenarios.SLO) error {
-	for _, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
-		tag, v, ok := strings.Cut(item, ":")
-		g, known := goodputTags[tag]
-		if !ok || !known {
-			return fmt.Errorf("--goodput %q: want tag:value with tag one of %s (milliseconds; output_token_throughput_per_user in tokens per second, a minimum), e.g. \"time_to_first_token:500 inter_token_latency:50\"", item, strings.Join(slices.Sorted(maps.Keys(goodputTags)), ", "))
-		}
-		x, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(x > 0) || math.IsInf(x, 1) {
-			return fmt.Errorf("--goodput %q: %q is not a number of %s > 0", item, v, g.unit)
-		}
-		g.set(slo, x)
-		b.set(benchProbe+".slo."+tag, "--goodput")
-	}
-	return nil
 }

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/inferprobe/inferprobe/finite"
+	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/scenarios"
+)
+
+func TestFlagFor(t *testing.T) {
+	sc, err := parseBench(t, "--model", "m", "--request-rate", "5", "--concurrency", "3", "--extra-inputs", "stream:true").scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for field, want := range map[string]string{
+		"probes.bench.arrival.rate":                          "--request-rate",
+		"probes.bench.arrival.max_concurrency":               "--concurrency",
+		"probes.bench.dataset.synthetic.input_tokens.stddev": "--synthetic-input-tokens-stddev",
+		"probes.bench.params.stream":                         "--extra-inputs.stream",
+		"targets.bench.url":                                  "--url",
+	} {
+		if got := sc.flagFor(field); got != want {
+			t.Errorf("flagFor(%q) = %q, want %q", field, got, want)
+		}
+	}
+}
+
+// parseBench parses args as `inferprobe bench` would.
+func parseBench(t *testing.T, args ...string) *benchFlags {
+	t.Helper()
+	app := kingpin.New("inferprobe", "")
+	f := addBenchFlags(app.Command("bench", ""))
+	if _, err := app.Parse(append([]string{"bench"}, args...)); err != nil {
+		t.Fatalf("parsing %v: %v", args, err)
+	}
+	f.args = append([]string{"bench"}, args...)
+	return f
+}
+
+// The two commands of NVIDIA's AIPerf blog post, less the program name.
+var (
+	blogStatic = []string{"--model", "Qwen/Qwen3-0.6B", "--endpoint-type", "chat", "--streaming", "--url", "localhost:8000",
+		"--synthetic-input-tokens-mean", "128", "--synthetic-input-tokens-stddev", "0", "--output-tokens-mean", "128",
+		"--output-tokens-stddev", "0", "--extra-inputs", "min_tokens:128", "--extra-inputs", "ignore_eos:true"}
+	blogPoisson = []string{"--model", "Qwen/Qwen3-0.6B", "--endpoint-type", "chat", "--streaming", "--url", "localhost:8000",
+		"--request-rate", "10", "--arrival-pattern", "poisson", "--synthetic-input-tokens-mean", "512",
+		"--synthetic-input-tokens-stddev", "128", "--output-tokens-mean", "128", "--output-tokens-stddev", "32",
+		"--random-seed", "42", "--request-count", "200"}
+)
+
+// TestBenchScenario: flags become a scenario that loads, with the fields
+// AIPerf's flags mean.
+func TestBenchScenario(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string // substrings of the generated YAML
+	}{
+		{"blog static", blogStatic, []string{"url: http://localhost:8000/v1", "concurrency: 1", "ignore_eos: true", "min_tokens: 128", "mean: 128"}},
+		{"blog poisson", blogPoisson, []string{"pattern: poisson", "rate: 10", "seed: 42", "stddev: 128", "stddev: 32"}},
+		{"goodput", []string{"--model", "m", "--goodput", "time_to_first_token:500 inter_token_latency:50"},
+			[]string{"time_to_first_token: 500ms", "inter_token_latency: 50ms"}},
+		{"goodput per user and first output token", []string{"--model", "m", "--goodput", "output_token_throughput_per_user:600 time_to_first_output_token:250"},
+			[]string{"output_token_throughput_per_user: 600", "time_to_first_output_token: 250ms"}},
+		{"url with scheme and path", []string{"--model", "m", "--url", "https://api.example.com/openai/v1"}, []string{"url: https://api.example.com/openai/v1"}},
+		{"rate and concurrency cap", []string{"--model", "m", "--request-rate", "5", "--concurrency", "3"}, []string{"max_concurrency: 3"}},
+		{"trace replay", []string{"--model", "m", "--input-file", "trace.jsonl", "--custom-dataset-type", "mooncake_trace", "--fixed-schedule"},
+			[]string{"format: mooncake", "timing: replay", "path: trace.jsonl"}},
+		{"trace alone replays, as in AIPerf", []string{"--model", "m", "--input-file", "t.jsonl", "--custom-dataset-type", "mooncake_trace"},
+			[]string{"timing: replay"}},
+		{"trace at a concurrency", []string{"--model", "m", "--input-file", "t.jsonl", "--custom-dataset-type", "mooncake_trace", "--concurrency", "4"},
+			[]string{"timing: arrival", "concurrency: 4"}},
+		{"replay with a cap", []string{"--model", "m", "--input-file", "t.jsonl", "--custom-dataset-type", "mooncake_trace", "--fixed-schedule", "--concurrency", "4"},
+			[]string{"timing: replay", "max_concurrency: 4"}},
+		{"random pool", []string{"--model", "m", "--input-file", "p.jsonl", "--custom-dataset-type", "random_pool", "--request-rate", "2"},
+			[]string{"format: random_pool", "timing: arrival", "rate: 2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := parseBench(t, tc.args...).scenario()
+			if err != nil {
+				t.Fatal(err)
+			}
+			yml, err := scenarios.Marshal(sc.cfg, sc.written)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(yml), w) {
+					t.Errorf("scenario lacks %q:\n%s", w, yml)
+				}
+			}
+			if sc.cfg.Probes["bench"].Dataset.File == nil {
+				if err := scenarios.Check(sc.cfg, "bench", sc.written); err != nil {
+					t.Errorf("scenario does not check: %v\n%s", err, yml)
+				}
+				if _, err := scenarios.Parse(yml, "bench"); err != nil {
+					t.Errorf("scenario written out does not load: %v\n%s", err, yml)
+				}
+			}
+		})
+	}
+}
+
+func TestBenchSpecErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "m", "--goodput", "ttft:5"}, `--goodput "ttft:5": want tag:value with tag one of inter_token_latency, output_token_throughput_per_user, request_latency, time_to_first_output_token, time_to_first_token`},
+		{[]string{"--model", "m", "--goodput", "output_token_throughput_per_user:0"}, `"0" is not a number of tokens per second > 0`},
+		{[]string{"--model", "m", "--goodput", "time_to_first_token:-1"}, "not a number of milliseconds > 0"},
+		{[]string{"--model", "m", "--fixed-schedule"}, "--fixed-schedule replays the timestamps of an --input-file"},
+		{[]string{"--model", "m", "--input-file", "p.jsonl", "--custom-dataset-type", "random_pool", "--fixed-schedule"}, "--fixed-schedule replays timestamps, which a random_pool does not keep"},
+		{[]string{"--model", "m", "--extra-inputs", "novalue"}, "want key:value"},
+		{[]string{"--model", "m", "--warmup-request-count=-1"}, "must be >= 0"},
+	} {
+		_, err := parseBench(t, tc.args...).scenario()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestBenchTokenizer(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokenizer.json")
+	if err := os.WriteFile(file, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		value, target string
+		notes         int
+	}{
+		{file, file, 0},            // a local file goes to targets.bench.tokenizer
+		{"Qwen/Qwen3-0.6B", "", 1}, // AIPerf's hub name: accepted, ignored, said
+	} {
+		sc, err := parseBench(t, "--model", "m", "--tokenizer", tc.value).scenario()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := sc.cfg.Targets["bench"].Tokenizer
+		if got != tc.target || len(sc.notes) != tc.notes {
+			t.Errorf("--tokenizer %s: target tokenizer %q, notes %q; want %q and %d notes", tc.value, got, sc.notes, tc.target, tc.notes)
+		}
+	}
+}
+
+// TestSaveScenario: the saved file loads as a scenario, with the run as an
+// on-demand burst, and carries no secret.
+func TestSaveScenario(t *testing.T) {
+	t.Setenv("INFERPROBE_API_KEY", "sk-from-env")
+	path := filepath.Join(t.TempDir(), "burst.yml")
+	f := parseBench(t, append(blogPoisson, "--api-key", "sk-flag-secret", "-H", "Authorization: Bearer sk-header-secret",
+		"--goodput", "time_to_first_token:500", "--warmup-request-count", "5", "--save-scenario", path)...)
+	sc, err := f.scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := &finite.Plan{Limit: f.limit(), WarmupLimit: prober.Limit{Requests: uint64(f.warmupRequests)}}
+	if err := saveScenario(f, sc, plan); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("secret")) {
+		t.Errorf("saved scenario holds a secret:\n%s", b)
+	}
+	// The header is REDACTED, and a scenario may not set Authorization with a key.
+	b = bytes.ReplaceAll(b, []byte("Authorization: REDACTED"), []byte("X-Team: sre"))
+	cfg, err := scenarios.Parse(b, path)
+	if err != nil {
+		t.Fatalf("saved scenario does not load: %v\n%s", err, b)
+	}
+	burst := cfg.Bursts["bench"]
+	if burst == nil || !burst.OnDemand || burst.Requests != 200 || burst.Arrival.Rate != 10 || burst.Warmup.Requests != 5 ||
+		time.Duration(burst.SLO.TimeToFirstToken) != 500*time.Millisecond {
+		t.Errorf("burst = %+v\n%s", burst, b)
+	}
+	if len(cfg.Probes) != 0 {
+		t.Errorf("saved scenario has probes %v; it should hold only the run, as a burst", cfg.Probes)
+	}
+}
+
+func TestBaseURL(t *testing.T) {
+	for _, tc := range []struct{ raw, endpoint, want string }{
+		{"localhost:8000", "chat", "http://localhost:8000/v1"},
+		{"http://h:8000/", "completions", "http://h:8000/v1"},
+		{"https://h/api/v2", "cohere_rerank", "https://h/api/v2"},
+		{"localhost:8080", "tgi", "http://localhost:8080"},
+		{"http://tei:80", "tei_rerank", "http://tei:80"},
+	} {
+		got, err := baseURL(tc.raw, tc.endpoint)
+		if err != nil || got != tc.want {
+			t.Errorf("baseURL(%q, %s) = %q, %v; want %q", tc.raw, tc.endpoint, got, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/inferprobe/inferprobe/scenarios"
+)
+
+// benchFlags are the one-shot run's settings, named as NVIDIA AIPerf names
+// them so that `aiperf profile …` becomes `inferprobe bench …`.
+type benchFlags struct {
+	url, model, endpointType string
+	streaming                bool
+	requestRate              float64
+	arrivalPattern           string
+	smoothness               float64
+	concurrency              int
+	requestCount             int
+	duration                 float64
+	islMean, islStddev       float64
+	oslMean, oslStddev       float64
+	extraInputs              []string
+	seed                     uint64
+	apiKey                   string
+	headers                  []string
+	timeout                  float64
+	goodput                  string
+	warmupRequests           int
+	inputFile, datasetType   string
+	fixedSchedule            bool
+	tokenizer                string
+	artifactDir              string
+	saveScenario             string
+	compare                  string
+	compareFail              []string
+	progress                 string
+	set                      map[string]*bool // which flags the user gave
+	// args are the command-line arguments, for the command that repeats the
+	// run; runBench fills them from os.Args.
+	args []string
+}
+
+func addBenchFlags(cmd *kingpin.CmdClause) *benchFlags {
+	f := &benchFlags{set: map[string]*bool{}}
+	flag := func(name, help string) *kingpin.FlagClause {
+		f.set[name] = new(bool)
+		return cmd.Flag(name, help).IsSetByUser(f.set[name])
+	}
+	flag("url", "Server base URL; http:// is assumed without a scheme and /v1 is added when it has no path (AIPerf's conventions), so localhost:8000 is http://localhost:8000/v1.").Short('u').Default("http://localhost:8000").StringVar(&f.url)
+	flag("model", "Model name sent in every request.").Short('m').Required().StringVar(&f.model)
+	flag("endpoint-type", "API to call: "+scenarios.EndpointHelp()+". Embeddings and rankings do not stream.").Default("chat").EnumVar(&f.endpointType, scenarios.EndpointNames()...)
+	flag("streaming", "Stream responses (SSE). Needed for time to first token and inter-token latency.").BoolVar(&f.streaming)
+	flag("request-rate", "Open loop: requests per second, sent at --arrival-pattern times. With --concurrency too, concurrency caps the requests in flight.").Float64Var(&f.requestRate)
+	flag("arrival-pattern", "Gaps between requests at --request-rate: poisson, constant or gamma.").Default("poisson").EnumVar(&f.arrivalPattern, "poisson", "constant", "gamma")
+	flag("arrival-smoothness", "Gamma shape k for --arrival-pattern=gamma: gaps vary by 1/sqrt(k) of their mean (k=1 is Poisson).").Float64Var(&f.smoothness)
+	flag("concurrency", "Closed loop: requests kept in flight (default 1 when no --request-rate is given).").IntVar(&f.concurrency)
+	flag("request-count", "Requests to send (default 10, unless --benchmark-duration is given).").IntVar(&f.requestCount)
+	flag("benchmark-duration", "Seconds to send for, instead of a request count; requests in flight at the end finish.").Float64Var(&f.duration)
+	flag("synthetic-input-tokens-mean", "Mean prompt length in tokens (default 550).").Float64Var(&f.islMean)
+	flag("isl", "Alias of --synthetic-input-tokens-mean.").Float64Var(&f.islMean)
+	flag("synthetic-input-tokens-stddev", "Standard deviation of the prompt length.").Default("0").Float64Var(&f.islStddev)
+	flag("output-tokens-mean", "Mean output length in tokens, sent as max_tokens (default 256).").Float64Var(&f.oslMean)
+	flag("osl", "Alias of --output-tokens-mean.").Float64Var(&f.oslMean)
+	flag("output-tokens-stddev", "Standard deviation of the output length.").Default("0").Float64Var(&f.oslStddev)
+	flag("extra-inputs", "key:value merged into every request body, repeatable; values are JSON when they parse as JSON (true, 128, 0.7), else strings. E.g. --extra-inputs min_tokens:128 --extra-inputs ignore_eos:true").StringsVar(&f.extraInputs)
+	flag("random-seed", "Seed for every random choice; the same seed sends the same sequence (see the digest printed at the end).").Default("1").Uint64Var(&f.seed)
+	flag("api-key", "API key sent as a bearer token. Prefer the INFERPROBE_API_KEY environment variable: flags show up in ps.").Envar("INFERPROBE_API_KEY").StringVar(&f.apiKey)
+	flag("header", "Extra HTTP header 'Name: value', repeatable.").Short('H').StringsVar(&f.headers)
+	flag("request-timeout-seconds", "Longest a request may take.").Default("600").Float64Var(&f.timeout)
+	flag("goodput", `SLOs for goodput, AIPerf's syntax: "time_to_first_token:500 inter_token_latency:50 request_latency:2000" (milliseconds; also time_to_first_output_token), or "output_token_throughput_per_user:20" (tokens per second, a minimum). A successful request that meets every one is good; goodput is good requests per second.`).StringVar(&f.goodput)
+	flag("warmup-request-count", "Requests sent first, at the same arrival pattern, and left out of the report and the artifacts.").IntVar(&f.warmupRequests)
+	flag("input-file", "Dataset or trace file to send instead of synthetic prompts; see --custom-dataset-type.").StringVar(&f.inputFile)
+	flag("custom-dataset-type", "Format of --input-file: single_turn, multi_turn, mooncake_trace, or random_pool (single_turn entries drawn at random, with replacement, by --random-seed).").Default("single_turn").EnumVar(&f.datasetType, "single_turn", "multi_turn", "mooncake_trace", "random_pool")
+	flag("fixed-schedule", "Send each request of --input-file at its timestamp (trace replay) instead of at --request-rate or --concurrency.").BoolVar(&f.fixedSchedule)
+	flag("tokenizer", "Path of a Hugging Face tokenizer.json to count tokens with when the server sends no usage. A hub name (Qwen/Qwen3-0.6B) is ignored with a note: inferprobe downloads nothing.").StringVar(&f.tokenizer)
+	flag("artifact-dir", "Where to write the artifacts (profile_export_inferprobe.json and .csv in AIPerf's layout, profile_export.jsonl, report.html, command.txt). Default artifacts/MODEL-ENDPOINT-LOAD, like AIPerf.").StringVar(&f.artifactDir)
+	flag("save-scenario", "Also write the run as on-demand burst bench in a scenario file for inferprobe serve.").StringVar(&f.saveScenario)
+	flag("compare", "Baseline profile_export_inferprobe.json (or AIPerf's profile_export_aiperf.json) to print deltas against.").StringVar(&f.compare)
+	flag("compare-fail", `Regression rule for --compare, repeatable: METRIC[.STAT]>N% fails when the value rose by more than N% over the baseline, METRIC[.STAT]<-N% when it fell by more than N%, METRIC[.STAT]>V (no %) when it is above V. STAT is avg (default), min, max, std or p1…p99; units are the JSON's (ms, tokens/sec). E.g. "time_to_first_token.p99>10%" "output_token_throughput<-5%". A failed rule exits 3.`).StringsVar(&f.compareFail)
+	flag("progress", "Progress display: auto (a live line on a terminal, else a plain line every 5s), tty, plain or off.").Default("auto").EnumVar(&f.progress, "auto", "tty", "plain", "off")
+	return f
+}
+
+// baseURL applies AIPerf's conventions to --url: http:// when no scheme is
+// given, /v1 when there is no path — except for the APIs served at the
+// server root (TGI, TEI).
+func baseURL(raw, endpoint string) (string, error) {
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		// Only the parser's reason: the URL itself may hold a password.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", fmt.Errorf("--url is not a valid URL (%v); write host:port or http(s)://host:port/v1", err)
+	}
+	if e, _ := scenarios.LookupEndpoint(endpoint); (u.Path == "" || u.Path == "/") && !e.AtRoot {
+		u.Path = "/v1"
+	}
+	return u.String(), nil
+}
+
+// goodputTags are AIPerf's --goodput tags, which are also the scenario's SLO
+// fields, with the unit AIPerf reads each in and where it goes.
+var goodputTags = map[string]struct {
+	unit string
+	set  func(*scenarios.SLO, float64)
+}{
+	"time_to_first_token":        {"milliseconds", func(s *scenarios.SLO, v float64) { s.TimeToFirstToken = millis(v) }},
+	"time_to_first_output_token": {"milliseconds", func(s *scenarios.SLO, v float64) { s.TimeToFirstOutputToken = millis(v) }},
+	"inter_token_latency":        {"milliseconds", func(s *scenarios.SLO, v float64) { s.InterTokenLatency = millis(v) }},
+	"request_latency":            {"milliseconds", func(s *scenarios.SLO, v float64) { s.RequestLatency = millis(v) }},
+	"output_token_throughput_per_user": {"tokens per second", func(s *scenarios.SLO, v float64) {
+		s.OutputTokenThroughputPerUser = v
+	}},
+}
+
+func millis(v float64) scenarios.Duration { return scenarios.Duration(v * float64(time.Millisecond)) }
+
+// parseGoodput reads AIPerf's --goodput "tag:value tag:value" into slo.
+func parseGoodput(s string, b *benchScenario, slo *scenarios.SLO) error {
+	for _, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
+		tag, v, ok := strings.Cut(item, ":")
+		g, known := goodputTags[tag]
+		if !ok || !known {
+			return fmt.Errorf("--goodput %q: want tag:value with tag one of %s (milliseconds; output_token_throughput_per_user in tokens per second, a minimum), e.g. \"time_to_first_token:500 inter_token_latency:50\"", item, strings.Join(slices.Sorted(maps.Keys(goodputTags)), ", "))
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 1) {
+			return fmt.Errorf("--goodput %q: %q is not a number of %s > 0", item, v, g.unit)
+		}
+		g.set(slo, x)
+		b.set(benchProbe+".slo."+tag, "--goodput")
+	}
+	return nil
+}
