@@ -282,30 +282,38 @@ bursts:
 		}
 	}
 
-	// Broken files: check-config and serve name the problem, not the key.
+	// Broken files: check-config and serve name the problem, not the key. A
+	// file's own problems (the URL) come first; the keys are read, and their
+	// problems found, once the file is valid.
 	badKeyFile := writeFile("bad-key.txt", secrets["key of a broken file"]+" second-word\n")
-	broken := writeFile("broken.yml", fmt.Sprintf(`targets:
+	brokenKeys := writeFile("broken-keys.yml", fmt.Sprintf(`targets:
   badfile: {url: %s, model: m, api_key_file: %s}
   badenv: {url: %s, model: m, api_key_env: INFERPROBE_E2E_BAD_KEY}
-  badurl: {url: "http://user:%s@127.0.0.1:9/v1", model: m}
 probes:
   p: {target: badfile, arrival: {pattern: constant, rate: 1}, %s}
-`, viaFile.base(), badKeyFile, viaEnv.base(), secrets["password in a target URL"], dataset))
-	for _, cmd := range [][]string{
-		{"check-config", broken},
-		{"serve", "--config.file=" + broken, "--log.level=debug", "--web.listen-address=" + freeAddr(t)},
-	} {
-		p := inferprobe(t, "inferprobe "+cmd[0], dir, cmd...)
-		if code := p.exitCode(t, 20*time.Second); code != 1 {
-			t.Errorf("%s of a broken file exited %d, want 1", cmd[0], code)
-		}
-		out := p.out.String()
-		for _, want := range []string{badKeyFile, "INFERPROBE_E2E_BAD_KEY", "badurl"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("%s of a broken file does not name %q:\n%s", cmd[0], want, out)
+`, viaFile.base(), badKeyFile, viaEnv.base(), dataset))
+	brokenURL := writeFile("broken-url.yml", fmt.Sprintf(`targets:
+  badurl: {url: "http://user:%s@127.0.0.1:9/v1", model: m}
+probes:
+  p: {target: badurl, arrival: {pattern: constant, rate: 1}, %s}
+`, secrets["password in a target URL"], dataset))
+	for file, problems := range map[string][]string{brokenKeys: {badKeyFile, "INFERPROBE_E2E_BAD_KEY"}, brokenURL: {"badurl"}} {
+		for _, cmd := range [][]string{
+			{"check-config", file},
+			{"serve", "--config.file=" + file, "--log.level=debug", "--web.listen-address=" + freeAddr(t)},
+		} {
+			p := inferprobe(t, "inferprobe "+cmd[0], dir, cmd...)
+			if code := p.exitCode(t, 20*time.Second); code != 1 {
+				t.Errorf("%s of %s exited %d, want 1", cmd[0], filepath.Base(file), code)
 			}
+			out := p.out.String()
+			for _, want := range problems {
+				if !strings.Contains(out, want) {
+					t.Errorf("%s of %s does not name %q:\n%s", cmd[0], filepath.Base(file), want, out)
+				}
+			}
+			seen.add(cmd[0]+" output for "+filepath.Base(file), []byte(out))
 		}
-		seen.add(cmd[0]+" output for a broken file", []byte(out))
 	}
 
 	benchSecrets(t, seen, sim, secrets["bench --api-key"], secrets["bench credential header"])
