@@ -20,7 +20,7 @@ var requestLabels = []string{"target", "model", "scenario", "phase"}
 // Requests holds the per-request metrics of docs/metrics.md (Request metrics).
 type Requests struct {
 	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag, capWait *prometheus.HistogramVec
-	requests, errors                                                         *prometheus.CounterVec
+	requests, errors, tokenSources                                           *prometheus.CounterVec
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          *prometheus.CounterVec
 	inFlight                                                                 *prometheus.GaugeVec
 	saturation                                                               *Saturation // fed every request's lag when set
@@ -46,6 +46,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 
 		requests:       counter("requests_total", "Requests finished, by outcome (ok, error, cancelled).", "outcome"),
 		errors:         counter("request_errors_total", "Failed requests, by reason.", "reason"),
+		tokenSources:   counter("requests_by_token_source_total", "Successful requests by where their token counts came from: usage (the server's), tokenizer (the target's, on the received text) or chunks (one token per content chunk, an estimate).", "token_source"),
 		inTokensTotal:  counter("input_tokens_total", "Prompt tokens sent."),
 		outTokensTotal: counter("output_tokens_total", "Output tokens received."),
 		reasoningTotal: counter("reasoning_tokens_total", "Output tokens the server's usage counts as reasoning (completion_tokens_details.reasoning_tokens); part of output_tokens_total."),
@@ -56,7 +57,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		}, requestLabels),
 	}
 	reg.MustRegister(r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait,
-		r.requests, r.errors, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches, r.inFlight)
+		r.requests, r.errors, r.tokenSources, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches, r.inFlight)
 	return r
 }
 
@@ -68,6 +69,7 @@ type Series struct {
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          prometheus.Counter
 	inFlight                                                                 prometheus.Gauge
 	errors                                                                   *prometheus.CounterVec
+	tokenSources                                                             [prober.NumTokenSources]prometheus.Counter // by prober.TokenSource
 	slo                                                                      report.SLO
 	saturation                                                               *Saturation
 }
@@ -98,6 +100,11 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 		slo:            slo,
 		saturation:     r.saturation,
 	}
+	// Every source is exported from the start, so a server that stops
+	// sending usage shows as a series rising from 0, not one appearing.
+	for src := range s.tokenSources {
+		s.tokenSources[src] = r.tokenSources.WithLabelValues(append(v, prober.TokenSource(src).String())...)
+	}
 	return s
 }
 
@@ -108,7 +115,7 @@ func (r *Requests) Forget(l Labels) {
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
 	}{r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait,
-		r.requests, r.errors, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches, r.inFlight} {
+		r.requests, r.errors, r.tokenSources, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches, r.inFlight} {
 		v.DeletePartialMatch(match)
 	}
 }
@@ -160,6 +167,7 @@ func (s *Series) Observe(rec *prober.Record) {
 	s.inTokensTotal.Add(float64(c.InputTokens))
 	s.outTokensTotal.Add(float64(c.OutputTokens))
 	s.reasoningTotal.Add(float64(c.ReasoningTokens))
+	s.tokenSources[c.TokenSource].Inc()
 	if c.Mismatch {
 		s.mismatches.Inc()
 	}

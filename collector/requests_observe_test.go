@@ -83,7 +83,7 @@ func scenarioSamples(mfs []*dto.MetricFamily, scenario string) map[string]sample
 				switch lp.GetName() {
 				case "scenario":
 					match = lp.GetValue() == scenario
-				case "outcome", "reason":
+				case "outcome", "reason", "token_source":
 					extra = append(extra, lp.GetName()+"="+lp.GetValue())
 				}
 			}
@@ -124,20 +124,21 @@ func TestObserve(t *testing.T) {
 	lag := sample{count: 1, sum: 0.002}
 	capWait := sample{count: 1, sum: 0.003}
 	okWant := map[string]sample{
-		"inferprobe_requests_total{outcome=ok}":         {value: 1},
-		"inferprobe_time_to_first_token_seconds":        {count: 1, sum: 0.100},
-		"inferprobe_time_to_first_output_token_seconds": {count: 1, sum: 0.110},
-		"inferprobe_time_to_second_token_seconds":       {count: 1, sum: 0.010},
-		"inferprobe_inter_chunk_latency_seconds":        {count: 3, sum: 0.030},
-		"inferprobe_inter_token_latency_seconds":        {count: 1, sum: 0.010},
-		"inferprobe_request_duration_seconds":           {count: 1, sum: 0.140},
-		"inferprobe_input_tokens":                       {count: 1, sum: 10},
-		"inferprobe_output_tokens":                      {count: 1, sum: 4},
-		"inferprobe_input_tokens_total":                 {value: 10},
-		"inferprobe_output_tokens_total":                {value: 4},
-		"inferprobe_good_requests_total":                {value: 1},
-		"inferprobe_schedule_lag_seconds":               lag,
-		"inferprobe_concurrency_wait_seconds":           capWait,
+		"inferprobe_requests_total{outcome=ok}":                         {value: 1},
+		"inferprobe_time_to_first_token_seconds":                        {count: 1, sum: 0.100},
+		"inferprobe_time_to_first_output_token_seconds":                 {count: 1, sum: 0.110},
+		"inferprobe_time_to_second_token_seconds":                       {count: 1, sum: 0.010},
+		"inferprobe_inter_chunk_latency_seconds":                        {count: 3, sum: 0.030},
+		"inferprobe_inter_token_latency_seconds":                        {count: 1, sum: 0.010},
+		"inferprobe_request_duration_seconds":                           {count: 1, sum: 0.140},
+		"inferprobe_input_tokens":                                       {count: 1, sum: 10},
+		"inferprobe_output_tokens":                                      {count: 1, sum: 4},
+		"inferprobe_input_tokens_total":                                 {value: 10},
+		"inferprobe_output_tokens_total":                                {value: 4},
+		"inferprobe_good_requests_total":                                {value: 1},
+		"inferprobe_schedule_lag_seconds":                               lag,
+		"inferprobe_concurrency_wait_seconds":                           capWait,
+		"inferprobe_requests_by_token_source_total{token_source=usage}": {value: 1},
 	}
 	for _, tc := range []struct {
 		name string
@@ -214,6 +215,22 @@ func TestObserve(t *testing.T) {
 			"reasoning tokens from usage",
 			withRecord(func(r *prober.Record) { r.ReasoningTokens = 3 }),
 			merge(okWant, map[string]sample{"inferprobe_reasoning_tokens_total": {value: 3}}),
+		},
+		{
+			// A server that stops sending usage changes how tokens are
+			// counted: the source says so.
+			"counted by the tokenizer",
+			withRecord(func(r *prober.Record) { r.TokenSource = prober.TokensFromTokenizer }),
+			merge(without(okWant, "inferprobe_requests_by_token_source_total{token_source=usage}"), map[string]sample{
+				"inferprobe_requests_by_token_source_total{token_source=tokenizer}": {value: 1},
+			}),
+		},
+		{
+			"counted by chunks",
+			withRecord(func(r *prober.Record) { r.TokenSource = prober.TokensFromChunks }),
+			merge(without(okWant, "inferprobe_requests_by_token_source_total{token_source=usage}"), map[string]sample{
+				"inferprobe_requests_by_token_source_total{token_source=chunks}": {value: 1},
+			}),
 		},
 		{
 			"reasoning only: no first output token",
@@ -557,8 +574,9 @@ func TestForget(t *testing.T) {
 		return a, b
 	}
 	beforeA, beforeB := families()
-	// Every request family: 10 histograms, 3 outcomes, 1 reason, 5 counters, 1 gauge.
-	if len(beforeA) != 20 || !maps.Equal(beforeA, beforeB) {
+	// Every request family: 10 histograms, 3 outcomes, 1 reason, 3 token
+	// sources, 5 counters, 1 gauge.
+	if len(beforeA) != 23 || !maps.Equal(beforeA, beforeB) {
 		t.Fatalf("before Forget: a has %d series %v, b has %v", len(beforeA), slices.Sorted(maps.Keys(beforeA)), slices.Sorted(maps.Keys(beforeB)))
 	}
 
@@ -575,5 +593,29 @@ func TestForget(t *testing.T) {
 	r.Forget(collector.Labels{Target: "x", Model: "m", Scenario: "a", Phase: "probe"})
 	if _, b := families(); !maps.Equal(b, beforeB) {
 		t.Errorf("Forget of an unknown stream changed b to %v", slices.Sorted(maps.Keys(b)))
+	}
+}
+
+// TestTokenSourceSeries: each stream exports every token source from its
+// start, so that a server that stops sending usage shows as a source rising
+// from 0 rather than a series appearing.
+func TestTokenSourceSeries(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
+	got := scenarioSamples(gather(t, reg), "a")
+	for _, src := range []string{"usage", "tokenizer", "chunks"} {
+		if _, ok := got["inferprobe_requests_by_token_source_total{token_source="+src+"}"]; !ok {
+			t.Errorf("no %s series before any request: %v", src, slices.Sorted(maps.Keys(got)))
+		}
+	}
+	for _, src := range []prober.TokenSource{prober.TokensFromUsage, prober.TokensFromUsage, prober.TokensFromChunks} {
+		s.Started()
+		s.Observe(withRecord(func(r *prober.Record) { r.TokenSource = src }))
+	}
+	got = scenarioSamples(gather(t, reg), "a")
+	for src, want := range map[string]float64{"usage": 2, "tokenizer": 0, "chunks": 1} {
+		if v := got["inferprobe_requests_by_token_source_total{token_source="+src+"}"].value; v != want {
+			t.Errorf("requests counted by %s = %v, want %v", src, v, want)
+		}
 	}
 }

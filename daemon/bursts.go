@@ -478,7 +478,7 @@ func (m *burstManager) launchOne(r *burstRun) {
 	reqCtx, cancelRq := context.WithCancel(m.d.reqCtx)
 	r.stop, r.cancelRq = stop, cancelRq
 	r.run = finite.New(plan, m.d.exec,
-		finite.WithRecorder(m.d.requests.Series(r.labels, plan.SLO)),
+		finite.WithRecorder(prober.Tee(m.d.requests.Series(r.labels, plan.SLO), m.d.failures.recorder(target, e.name))),
 		finite.WithGPUWindow(m.gpu),
 		finite.WithLogger(m.d.logger.With("burst", e.name, "run", r.info.ID)))
 	r.mu.Unlock()

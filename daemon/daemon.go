@@ -38,6 +38,7 @@ type Daemon struct {
 	clientLoad     collector.ClientLoad
 	saturation     *collector.Saturation
 	bursts         *burstManager
+	failures       *failures
 
 	mu      sync.Mutex
 	config  *scenarios.Config
@@ -97,6 +98,7 @@ func New(logger *slog.Logger, reg *prometheus.Registry, load func() (*scenarios.
 		self:           collector.NewSelf(reg),
 		probes:         map[string]*running{},
 		reloads:        make(chan chan error),
+		failures:       newFailures(logger),
 	}
 	d.bursts = newBurstManager(d) // before the options, which set it up
 	for _, o := range opts {
@@ -224,6 +226,7 @@ func (d *Daemon) apply(cfg *scenarios.Config) error {
 			labels: collector.Labels{Target: p.Target, Model: t.Model, Scenario: name, Phase: "probe"},
 		}
 	}
+	d.failures.retain(targets)
 	for name, old := range d.probes {
 		if next[name] == old {
 			continue
@@ -247,11 +250,11 @@ func (d *Daemon) apply(cfg *scenarios.Config) error {
 func (d *Daemon) start(r *running) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
-	series := d.requests.Series(r.labels, report.NewSLO(r.spec.probe.SLO))
+	rec := prober.Tee(d.requests.Series(r.labels, report.NewSLO(r.spec.probe.SLO)), d.failures.recorder(r.probe.Target, r.labels.Scenario))
 	r.done = make(chan struct{})
 	d.runs.Go(func() {
 		defer close(r.done)
-		r.probe.Run(ctx, d.reqCtx, d.exec, series)
+		r.probe.Run(ctx, d.reqCtx, d.exec, rec)
 	})
 }
 
@@ -299,6 +302,9 @@ type Status struct {
 	Bursts           []BurstInfo `json:"bursts"`
 	// Runs are the burst runs queued or running, oldest first.
 	Runs []RunInfo `json:"runs"`
+	// TargetErrors holds the last failure of each target × reason that has
+	// failed, by target and reason, and whether it still fails.
+	TargetErrors []TargetError `json:"target_errors"`
 }
 
 func (d *Daemon) status() Status {
@@ -308,7 +314,7 @@ func (d *Daemon) status() Status {
 	if d.lastErr != nil {
 		s.LastError = d.lastErr.Error()
 	}
-	s.Bursts, s.Runs = d.Bursts(), d.bursts.activeRuns()
+	s.Bursts, s.Runs, s.TargetErrors = d.Bursts(), d.bursts.activeRuns(), d.failures.snapshot()
 	return s
 }
 

@@ -58,9 +58,11 @@ func (d *Daemon) Handler(enableLifecycle bool, burstAPI BurstAPIOptions) (http.H
 		Version:     version.Info(),
 		// No pprof handlers are served, so the toolkit's profiling links would 404.
 		Profiling: "false",
+		ExtraHTML: targetErrorsMark,
+		ExtraCSS:  targetErrorsCSS,
 		Links: []web.LandingLinks{
 			{Address: "/metrics", Text: "Metrics", Description: "TTFT, inter-token latency and the rest, as native histograms"},
-			{Address: "/api/v1/status", Text: "Status", Description: "Configuration state and running probes (JSON)"},
+			{Address: "/api/v1/status", Text: "Status", Description: "Configuration state, running probes and the last error of each target (JSON)"},
 			{Address: burstAPIPath, Text: "Bursts", Description: "Configured bursts and recent runs (JSON); with --web.enable-burst-api, POST /api/v1/bursts/NAME starts one"},
 			{Address: "/-/healthy", Text: "Health"},
 			{Address: "/-/ready", Text: "Readiness"},
@@ -69,7 +71,11 @@ func (d *Daemon) Handler(enableLifecycle bool, burstAPI BurstAPIOptions) (http.H
 	if err != nil {
 		return nil, err
 	}
-	mux.Handle("/", landing)
+	page, err := d.landingPage(landing)
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle("/", page)
 	return mux, nil
 }
 

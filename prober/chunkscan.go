@@ -11,8 +11,11 @@ type chunk struct {
 			ReasoningContent string `json:"reasoning_content"`
 			Reasoning        string `json:"reasoning"`
 		} `json:"delta"`
-		Text         string  `json:"text"`
-		FinishReason *string `json:"finish_reason"`
+		Text string `json:"text"`
+		// Completions carry reasoning on the choice, beside an empty text.
+		ReasoningContent string  `json:"reasoning_content"`
+		Reasoning        string  `json:"reasoning"`
+		FinishReason     *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *usage          `json:"usage"`
 	Error json.RawMessage `json:"error"`
@@ -33,7 +36,8 @@ func (c *chunk) content() (output, reasoning bool) {
 	for i := range c.Choices {
 		ch := &c.Choices[i]
 		output = output || ch.Delta.Content != "" || ch.Text != ""
-		reasoning = reasoning || ch.Delta.ReasoningContent != "" || ch.Delta.Reasoning != ""
+		reasoning = reasoning || ch.Delta.ReasoningContent != "" || ch.Delta.Reasoning != "" ||
+			ch.ReasoningContent != "" || ch.Reasoning != ""
 	}
 	return output, reasoning
 }
@@ -45,6 +49,8 @@ func (c *chunk) appendText(b []byte) []byte {
 		b = append(b, ch.Delta.ReasoningContent...)
 		b = append(b, ch.Delta.Reasoning...)
 		b = append(b, ch.Delta.Content...)
+		b = append(b, ch.ReasoningContent...)
+		b = append(b, ch.Reasoning...)
 		b = append(b, ch.Text...)
 	}
 	return b
@@ -180,8 +186,7 @@ func (s *chunkScanner) array(elem func() bool) bool {
 func (s *chunkScanner) choice(info *chunkInfo) bool {
 	var seen uint8
 	return s.object(func(key []byte) bool {
-		switch {
-		case keyIs(key, "delta"):
+		if keyIs(key, "delta") {
 			if !once(&seen, 1) {
 				return false
 			}
@@ -192,16 +197,24 @@ func (s *chunkScanner) choice(info *chunkInfo) bool {
 				return s.delta(info)
 			}
 			return false
-		case keyIs(key, "text"):
-			nonEmpty, ok := s.optString()
-			info.output = info.output || nonEmpty
-			return once(&seen, 2) && ok
-		case keyIs(key, "finish_reason"):
-			nonEmpty, ok := s.optString()
-			info.finished = info.finished || nonEmpty
-			return once(&seen, 4) && ok
 		}
-		return s.skip(1)
+		var bit uint8
+		var flag *bool
+		switch {
+		case keyIs(key, "text"):
+			bit, flag = 2, &info.output
+		case keyIs(key, "finish_reason"):
+			bit, flag = 4, &info.finished
+		case keyIs(key, "reasoning_content"): // completions' reasoning
+			bit, flag = 8, &info.reasoning
+		case keyIs(key, "reasoning"):
+			bit, flag = 16, &info.reasoning
+		default:
+			return s.skip(1)
+		}
+		nonEmpty, ok := s.optString()
+		*flag = *flag || nonEmpty
+		return once(&seen, bit) && ok
 	})
 }
 

@@ -21,6 +21,9 @@ var chunkSeeds = []string{
 	// per-chunk usage (vLLM continuous_usage_stats), completions, SGLang/TGI extras
 	`{"choices":[{"index":0,"delta":{"content":"ab"}}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`,
 	`{"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" word","logprobs":null,"finish_reason":null}],"usage":null}`,
+	// completions with reasoning: on the choice, beside an empty text
+	`{"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":"","reasoning_content":"hmm","logprobs":null,"finish_reason":null}]}`,
+	`{"id":"cmpl-1","choices":[{"index":0,"text":"","reasoning":"hmm","finish_reason":null}]}`,
 	`{"choices":[{"index":0,"text":"","finish_reason":"stop","matched_stop":2}],"system_fingerprint":"x","usage":{"prompt_tokens":1,"completion_tokens":0,"prompt_tokens_details":{"cached_tokens":0}}}`,
 	`{"choices":[{"delta":{"content":"a","tool_calls":[{"index":0,"function":{"arguments":"{\"x\":1.5e-3}"}}]}},null,{"text":"b"}]}`,
 	// errors inside the stream
@@ -126,7 +129,7 @@ func TestDecodeChunk(t *testing.T) {
 	}
 	// What servers send must take the fast path: a fallback here is a
 	// performance bug, not a wrong answer.
-	for _, seed := range chunkSeeds[:17] {
+	for _, seed := range chunkSeeds[:19] {
 		if s := (chunkScanner{b: []byte(seed)}); !s.chunk(&chunkInfo{}) {
 			t.Errorf("the scanner handed %s to encoding/json", seed)
 		}

@@ -69,6 +69,9 @@ type response struct {
 			Reasoning        string `json:"reasoning"`
 		} `json:"message"`
 		Text string `json:"text"`
+		// Completions carry reasoning on the choice.
+		ReasoningContent string `json:"reasoning_content"`
+		Reasoning        string `json:"reasoning"`
 	} `json:"choices"`
 	Usage *usage          `json:"usage"`
 	Error json.RawMessage `json:"error"`
@@ -84,7 +87,7 @@ func (chatLike) reply(data []byte, info *chunkInfo, text *[]byte) error {
 		info.hasUsage, info.usage = true, *r.Usage
 	}
 	for _, c := range r.Choices {
-		*text = append(*text, c.Message.ReasoningContent+c.Message.Reasoning+c.Message.Content+c.Text...)
+		*text = append(*text, c.Message.ReasoningContent+c.Message.Reasoning+c.Message.Content+c.ReasoningContent+c.Reasoning+c.Text...)
 	}
 	return nil
 }

@@ -202,6 +202,19 @@ func TestEndpointStreams(t *testing.T) {
 			want: want{chunks: []time.Duration{10 * ms, 20 * ms}, firstOutput: 1, out: 9, in: 4, reason: 7},
 		},
 		{
+			// Completions carry reasoning beside an empty text, on the choice.
+			name: "completions reasoning beside empty text", endpoint: EndpointCompletions,
+			reads: []string{
+				ev("", `{"choices":[{"index":0,"text":"","reasoning_content":" so","logprobs":null,"finish_reason":null}]}`),
+				ev("", `{"choices":[{"index":0,"text":"","reasoning_content":" then","logprobs":null,"finish_reason":null}]}`),
+				ev("", `{"choices":[{"index":0,"text":"","reasoning":" hmm","finish_reason":null}]}`),
+				ev("", `{"choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":null}]}`),
+				ev("", `{"choices":[{"index":0,"text":" b","logprobs":null,"finish_reason":null}]}`),
+				ev("", `{"choices":[{"index":0,"text":"","finish_reason":"length"}],"usage":{"prompt_tokens":4,"completion_tokens":5,"completion_tokens_details":{"reasoning_tokens":3}}}`) + "data: [DONE]\n\n",
+			},
+			want: want{chunks: []time.Duration{10 * ms, 20 * ms, 30 * ms, 40 * ms, 50 * ms}, firstOutput: 3, out: 5, in: 4, reason: 3},
+		},
+		{
 			name: "responses", endpoint: EndpointResponses,
 			reads: []string{
 				ev("response.created", `{"type":"response.created","response":{"status":"in_progress","output":[]}}`),

@@ -2,6 +2,7 @@ package prober_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -238,4 +239,64 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// TestReasoningAgainstSimulator: a reasoning model's replies, chat and
+// completions alike, streamed and not. Reasoning chunks count for TTFT and
+// ITL and not for the first output token; a tokenizer counts their text.
+func TestReasoningAgainstSimulator(t *testing.T) {
+	const (
+		itl       = 10 * ms
+		reasoning = 5
+		tokens    = 8
+	)
+	for _, omitUsage := range []bool{false, true} {
+		url := newSimulator(t, simulator.Config{
+			Profile:         simulator.Profile{TTFT: 5 * ms, ITL: itl},
+			ReasoningTokens: reasoning, OmitUsage: omitUsage,
+		})
+		tokenizer, source, wantReasoning := "", prober.TokensFromUsage, reasoning
+		if omitUsage {
+			// Only usage says which tokens were reasoning.
+			tokenizer, source, wantReasoning = gpt2Tokenizer(t), prober.TokensFromTokenizer, 0
+		}
+		for _, endpoint := range []string{prober.EndpointChat, prober.EndpointCompletions} {
+			for _, stream := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s stream=%v usage=%v", endpoint, stream, !omitUsage), func(t *testing.T) {
+					tg := newTarget(t, url, func(st *scenarios.Target) {
+						st.Endpoint, st.Stream, st.Tokenizer = endpoint, &stream, tokenizer
+					})
+					req, err := prober.NewRequest(tg, prompt(4, tokens), map[string]any{"ignore_eos": true})
+					if err != nil {
+						t.Fatal(err)
+					}
+					rec := prober.NewClient().Do(context.Background(), tg, req)
+					if rec.Outcome != prober.OutcomeOK {
+						t.Fatalf("outcome %v %q: %s", rec.Outcome, rec.Reason, rec.Err)
+					}
+					if rec.OutputTokens != tokens || rec.ReasoningTokens != wantReasoning || rec.TokenSource != source {
+						t.Errorf("output %d tokens, %d reasoning, from %v; want %d, %d, from %v",
+							rec.OutputTokens, rec.ReasoningTokens, rec.TokenSource, tokens, wantReasoning, source)
+					}
+					if !stream {
+						return
+					}
+					if len(rec.Chunks) != tokens || rec.FirstOutput != reasoning {
+						t.Fatalf("%d chunks, first output at %d; want %d chunks, the first output after %d of reasoning", len(rec.Chunks), rec.FirstOutput, tokens, reasoning)
+					}
+					ttft, _ := rec.TTFT()
+					ttfot, _ := rec.TTFOT()
+					// The simulator sends on absolute due times: the first
+					// output token is at least nearly five ITL after the first
+					// reasoning token.
+					if ttfot-ttft < (reasoning-1)*itl {
+						t.Errorf("TTFT %v, time to first output token %v: want them %d ITL apart", ttft, ttfot, reasoning)
+					}
+					if d, ok := rec.ITL(); !ok || !within(d, itl, 0.3, 2*ms) {
+						t.Errorf("ITL %v, want %v", d, itl)
+					}
+				})
+			}
+		}
+	}
 }

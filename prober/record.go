@@ -47,6 +47,9 @@ const (
 	TokensFromUsage     TokenSource = iota // the server's usage object
 	TokensFromChunks                       // one token per content chunk, or for embeddings and rankings the dataset's input length: an estimate
 	TokensFromTokenizer                    // the target's tokenizer on the received text
+
+	// NumTokenSources is how many sources there are; it stays last.
+	NumTokenSources = int(iota)
 )
 
 func (s TokenSource) String() string {

@@ -266,3 +266,53 @@ func (tp *Template) validate(l *loader, path string) {
 		}
 	}
 }
+
+// SensitiveHeader reports whether a header's value is likely a credential.
+func SensitiveHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range []string{"authorization", "key", "token", "secret", "cookie", "password"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Secrets are the credentials t sends — its API key (once resolved from its
+// file or variable), the values of its credential headers and the token in
+// each (the key of "Bearer KEY") — so that what a server echoes of them can
+// be redacted with Redactor.
+func (t *Target) Secrets() []string {
+	var out []string
+	add := func(v string) {
+		if v = strings.TrimSpace(v); len(v) >= 4 {
+			out = append(out, v)
+		}
+	}
+	add(t.APIKey)
+	for _, name := range slices.Sorted(maps.Keys(t.Headers)) {
+		if !SensitiveHeader(name) {
+			continue
+		}
+		v := t.Headers[name]
+		add(v)
+		for _, w := range strings.Fields(v) {
+			if len(w) >= 8 { // not the scheme word (Bearer, Basic)
+				add(w)
+			}
+		}
+	}
+	return out
+}
+
+// Redactor replaces every one of secrets with REDACTED. The longest go
+// first, so that a token inside a longer header value goes with it.
+func Redactor(secrets []string) *strings.Replacer {
+	secrets = slices.Clone(secrets)
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	pairs := make([]string, 0, 2*len(secrets))
+	for _, s := range secrets {
+		pairs = append(pairs, s, "REDACTED")
+	}
+	return strings.NewReplacer(pairs...)
+}

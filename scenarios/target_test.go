@@ -144,3 +144,24 @@ func TestTemplateParses(t *testing.T) {
 		t.Errorf("template = %+v", tp)
 	}
 }
+
+// TestSecretsRedacted: the API key and credential headers, and the token in
+// each, are redacted from what a server echoes; other headers are not.
+func TestSecretsRedacted(t *testing.T) {
+	tg := Target{APIKey: "sk-key-secret", Headers: map[string]string{
+		"Authorization": "Bearer sk-header-secret", "X-Api-Key": "xk-other-secret", "X-Team": "sre-team-name"}}
+	r := Redactor(tg.Secrets())
+	for echo, want := range map[string]string{
+		`HTTP 401: {"error":"invalid key sk-key-secret"}`:          `HTTP 401: {"error":"invalid key REDACTED"}`,
+		`bad header "Bearer sk-header-secret" and xk-other-secret`: `bad header "REDACTED" and REDACTED`,
+		`token sk-header-secret alone, for sre-team-name`:          `token REDACTED alone, for sre-team-name`,
+		`nothing secret here`:                                      `nothing secret here`,
+	} {
+		if got := r.Replace(echo); got != want {
+			t.Errorf("%q redacted to %q, want %q", echo, got, want)
+		}
+	}
+	if got := Redactor(nil).Replace("as is"); got != "as is" {
+		t.Errorf("without secrets %q", got)
+	}
+}

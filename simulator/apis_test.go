@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -247,4 +248,95 @@ func TestIgnoreMinTokensAndOmitUsage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReasoningTokens: with ReasoningTokens the first tokens come as
+// reasoning, in chunks of their own, where each API puts it (chat's
+// delta.reasoning_content, completions' choice reasoning_content beside an
+// empty text), and usage counts them.
+func TestReasoningTokens(t *testing.T) {
+	_, ts := newTestServer(t, Config{Profile: fast, ReasoningTokens: 3, TokensPerChunk: 2})
+	// message is where a chat choice holds its texts.
+	message := func(c map[string]any, stream bool) any {
+		if stream {
+			return c["delta"]
+		}
+		return c["message"]
+	}
+	for _, tc := range []struct {
+		name, path, input string
+		// reasoning and text read a choice's reasoning and output text.
+		reasoning, text func(choice map[string]any, stream bool) string
+	}{
+		{
+			"chat", "/v1/chat/completions", `"messages":[{"role":"user","content":"a b"}]`,
+			func(c map[string]any, stream bool) string {
+				return str(message(c, stream), "reasoning_content")
+			},
+			func(c map[string]any, stream bool) string {
+				return str(message(c, stream), "content")
+			},
+		},
+		{
+			"completions", "/v1/completions", `"prompt":"a b"`,
+			func(c map[string]any, _ bool) string { return str(c, "reasoning_content") },
+			func(c map[string]any, _ bool) string { return str(c, "text") },
+		},
+	} {
+		for _, stream := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s stream=%v", tc.name, stream), func(t *testing.T) {
+				body := fmt.Sprintf(`{%s,"max_tokens":8,"ignore_eos":true,"stream":%v,"stream_options":{"include_usage":true}}`, tc.input, stream)
+				code, out := do(t, http.MethodPost, ts.URL+tc.path, body)
+				if code != http.StatusOK {
+					t.Fatalf("status %d: %s", code, out)
+				}
+				var events []map[string]any
+				if stream {
+					_, events = sseData(t, bytes.TrimSuffix(out, []byte("data: [DONE]\n\n")))
+				} else {
+					events = []map[string]any{decode[map[string]any](t, out)}
+				}
+				var kinds []string // "r2" is a reasoning chunk of two tokens, "t1" a text chunk of one
+				var u map[string]any
+				for _, ev := range events {
+					if v, ok := ev["usage"].(map[string]any); ok {
+						u = v
+					}
+					choices, _ := ev["choices"].([]any)
+					if len(choices) == 0 {
+						continue
+					}
+					c := choices[0].(map[string]any)
+					r, x := tc.reasoning(c, stream), tc.text(c, stream)
+					if r != "" && x != "" && stream {
+						t.Errorf("a chunk mixes reasoning %q and text %q", r, x)
+					}
+					if r != "" {
+						kinds = append(kinds, fmt.Sprintf("r%d", countWords(r)))
+					}
+					if x != "" {
+						kinds = append(kinds, fmt.Sprintf("t%d", countWords(x)))
+					}
+				}
+				want := []string{"r2", "r1", "t2", "t2", "t1"}
+				if !stream {
+					want = []string{"r3", "t5"}
+				}
+				if !slices.Equal(kinds, want) {
+					t.Errorf("chunks %v, want %v", kinds, want)
+				}
+				details, _ := u["completion_tokens_details"].(map[string]any)
+				if u["completion_tokens"] != 8.0 || details["reasoning_tokens"] != 3.0 {
+					t.Errorf("usage %v, want 8 completion tokens of which 3 reasoning", u)
+				}
+			})
+		}
+	}
+}
+
+// str is m[key] when m is an object holding a string there, else "".
+func str(m any, key string) string {
+	obj, _ := m.(map[string]any)
+	s, _ := obj[key].(string)
+	return s
 }

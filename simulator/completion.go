@@ -98,6 +98,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, g genRequest, 
 		perChunk: perChunk,
 		due:      admitted.Add(ttft),
 	}
+	if j.ep != nil { // the other APIs send no reasoning
+		j.gen.reasoningTokens = min(s.cfg.ReasoningTokens, tokens)
+	}
 	if g.stream && stalls {
 		j.gen.stallAt, j.gen.stall = stallAt, p.StallDuration
 	}

@@ -25,6 +25,12 @@ type Config struct {
 	TokensPerChunk   int    // tokens per SSE content chunk; default 1 (multi-token chunks are what some servers send); a chunk leaves when its last token is due
 	IgnoreMinTokens  bool   // ignore min_tokens and ignore_eos, stopping early as a server that does not support them does
 	OmitUsage        bool   // never send usage on chat and completions, as servers without it do
+	// ReasoningTokens makes the first this many output tokens of chat and
+	// completions replies reasoning, as a reasoning model's parser emits
+	// them: chat's delta.reasoning_content, or completions' choice
+	// reasoning_content beside an empty text; usage counts them in
+	// completion_tokens_details.reasoning_tokens. 0 for none.
+	ReasoningTokens int
 }
 
 // withDefaults validates c and fills in its zero fields.
@@ -33,7 +39,7 @@ func (c Config) withDefaults() (Config, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"max concurrency", c.MaxConcurrency}, {"default max tokens", c.DefaultMaxTokens}, {"natural tokens", c.NaturalTokens}, {"tokens per chunk", c.TokensPerChunk}} {
+	}{{"max concurrency", c.MaxConcurrency}, {"default max tokens", c.DefaultMaxTokens}, {"natural tokens", c.NaturalTokens}, {"tokens per chunk", c.TokensPerChunk}, {"reasoning tokens", c.ReasoningTokens}} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("%s must not be negative, got %d", f.name, f.v))
 		}

@@ -15,7 +15,9 @@
 //
 // Faults for clients' token accounting: IgnoreMinTokens stops outputs at
 // their natural length whatever min_tokens and ignore_eos say, and
-// OmitUsage never sends usage on chat and completions.
+// OmitUsage never sends usage on chat and completions. ReasoningTokens makes
+// chat and completions replies open with reasoning, as reasoning models'
+// do.
 //
 // Timing follows a GPU server's shape: requests wait in a FIFO queue for one
 // of MaxConcurrency decode slots; the first token comes TTFT plus

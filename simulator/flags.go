@@ -42,6 +42,8 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 		Default(strconv.Itoa(defaultTokensPerChunk)).IntVar(&c.TokensPerChunk)
 	cmd.Flag("sim.ignore-min-tokens", "Ignore min_tokens and ignore_eos: outputs stop at their natural length, as on a server that does not support them, so probes that pin the length see inferprobe_output_length_mismatches_total rise.").
 		BoolVar(&c.IgnoreMinTokens)
+	cmd.Flag("sim.reasoning-tokens", "Output tokens at the start of each chat and completions reply sent as reasoning, as a reasoning model does: chat's delta.reasoning_content, completions' reasoning_content beside an empty text, counted in usage's completion_tokens_details.reasoning_tokens. Clients must count them for TTFT and ITL but not for the time to first output token.").
+		Default("0").IntVar(&c.ReasoningTokens)
 	cmd.Flag("sim.omit-usage", "Never send usage on chat and completions, even when asked (stream_options.include_usage), as servers without it do: clients must count tokens themselves.").
 		BoolVar(&c.OmitUsage)
 	return c

@@ -10,23 +10,32 @@ import (
 // when each is due. Due times are absolute, each the previous plus one
 // ITL draw, so waiting late for one token does not push the rest back.
 type generation struct {
-	rng      *rand.Rand
-	itl      sampler
-	tokens   int // output length
-	perChunk int
-	stallAt  int // the token (1..tokens; tokens means the final chunk) the stall delays; 0 for none
-	stall    time.Duration
-	emitted  int
-	due      time.Time // when the last emitted token is due; the first token's time before any
+	rng    *rand.Rand
+	itl    sampler
+	tokens int // output length
+	// reasoningTokens are the first of them, sent as reasoning; no chunk
+	// holds both kinds.
+	reasoningTokens int
+	perChunk        int
+	stallAt         int // the token (1..tokens; tokens means the final chunk) the stall delays; 0 for none
+	stall           time.Duration
+	emitted         int
+	due             time.Time // when the last emitted token is due; the first token's time before any
 }
 
 func (g *generation) more() bool { return g.emitted < g.tokens }
+
+// reasoning reports whether the next chunk is reasoning.
+func (g *generation) reasoning() bool { return g.emitted < g.reasoningTokens }
 
 // appendChunk appends the next chunk's text, " word" per token, to buf and
 // returns it with the chunk's due time: that of its last token, as a
 // server that batches tokens into chunks sends a chunk once it is full.
 func (g *generation) appendChunk(buf []byte) ([]byte, time.Time) {
 	end := min(g.emitted+g.perChunk, g.tokens)
+	if g.reasoning() {
+		end = min(end, g.reasoningTokens)
+	}
 	for ; g.emitted < end; g.emitted++ {
 		if g.emitted > 0 {
 			g.due = g.due.Add(g.itl.draw(g.rng))

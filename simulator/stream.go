@@ -11,35 +11,38 @@ import (
 // hand-written JSON fragments of a stream chunk's single choice: the hot
 // path appends them rather than marshalling a struct per token.
 type endpoint struct {
-	name         string // for logs
-	chat         bool
-	idPrefix     string
-	object       string // of a plain JSON response
-	chunkObject  string // of a stream chunk
-	contentOpen  string // choice up to the text
-	contentClose string // choice after the text, to the end of the event
-	finishOpen   string // final choice up to the finish_reason value
+	name          string // for logs
+	chat          bool
+	idPrefix      string
+	object        string // of a plain JSON response
+	chunkObject   string // of a stream chunk
+	contentOpen   string // choice up to the text
+	reasoningOpen string // choice up to reasoning text
+	contentClose  string // choice after the text or reasoning, to the end of the event
+	finishOpen    string // final choice up to the finish_reason value
 }
 
 var (
 	chatEndpoint = endpoint{
-		name:         "chat",
-		chat:         true,
-		idPrefix:     "chatcmpl-",
-		object:       "chat.completion",
-		chunkObject:  "chat.completion.chunk",
-		contentOpen:  `{"index":0,"delta":{"content":"`,
-		contentClose: `"},"logprobs":null,"finish_reason":null}]}` + "\n\n",
-		finishOpen:   `{"index":0,"delta":{},"logprobs":null,"finish_reason":"`,
+		name:          "chat",
+		chat:          true,
+		idPrefix:      "chatcmpl-",
+		object:        "chat.completion",
+		chunkObject:   "chat.completion.chunk",
+		contentOpen:   `{"index":0,"delta":{"content":"`,
+		reasoningOpen: `{"index":0,"delta":{"reasoning_content":"`,
+		contentClose:  `"},"logprobs":null,"finish_reason":null}]}` + "\n\n",
+		finishOpen:    `{"index":0,"delta":{},"logprobs":null,"finish_reason":"`,
 	}
 	textEndpoint = endpoint{
-		name:         "completions",
-		idPrefix:     "cmpl-",
-		object:       "text_completion",
-		chunkObject:  "text_completion",
-		contentOpen:  `{"index":0,"text":"`,
-		contentClose: `","logprobs":null,"finish_reason":null}]}` + "\n\n",
-		finishOpen:   `{"index":0,"text":"","logprobs":null,"finish_reason":"`,
+		name:          "completions",
+		idPrefix:      "cmpl-",
+		object:        "text_completion",
+		chunkObject:   "text_completion",
+		contentOpen:   `{"index":0,"text":"`,
+		reasoningOpen: `{"index":0,"text":"","reasoning_content":"`,
+		contentClose:  `","logprobs":null,"finish_reason":null}]}` + "\n\n",
+		finishOpen:    `{"index":0,"text":"","logprobs":null,"finish_reason":"`,
 	}
 )
 
@@ -70,7 +73,11 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, j *job) erro
 	g := &j.gen
 	for g.more() {
 		e.begin()
-		e.buf = append(e.buf, j.ep.contentOpen...)
+		if g.reasoning() {
+			e.buf = append(e.buf, j.ep.reasoningOpen...)
+		} else {
+			e.buf = append(e.buf, j.ep.contentOpen...)
+		}
 		var due time.Time
 		e.buf, due = g.appendChunk(e.buf)
 		e.buf = append(e.buf, j.ep.contentClose...)
@@ -101,6 +108,11 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, j *job) erro
 		e.buf = strconv.AppendInt(e.buf, int64(g.tokens), 10)
 		e.buf = append(e.buf, `,"total_tokens":`...)
 		e.buf = strconv.AppendInt(e.buf, int64(j.promptTokens+g.tokens), 10)
+		if g.reasoningTokens > 0 {
+			e.buf = append(e.buf, `,"completion_tokens_details":{"reasoning_tokens":`...)
+			e.buf = strconv.AppendInt(e.buf, int64(g.reasoningTokens), 10)
+			e.buf = append(e.buf, '}')
+		}
 		e.buf = append(e.buf, "}}\n\n"...)
 		if err := e.send(); err != nil {
 			return err

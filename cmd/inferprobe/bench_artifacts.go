@@ -8,6 +8,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report/export"
+	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 // exportConfig is the run's configuration for the artifacts; it never
@@ -44,40 +45,15 @@ func defaultArtifactDir(f *benchFlags) string {
 	return filepath.Join("artifacts", unsafePath.ReplaceAllString(f.model, "_")+"-"+f.endpointType+"-"+load)
 }
 
-// sensitiveHeader reports whether a header's value is likely a credential.
-func sensitiveHeader(name string) bool {
-	n := strings.ToLower(name)
-	for _, s := range []string{"authorization", "key", "token", "secret", "cookie", "password"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// secrets are the credentials the run sends: the API key and the values of
-// credential headers, and the token in each (the key of "Bearer KEY").
+// secrets are the credentials the run sends (scenarios.Target.Secrets).
 func (f *benchFlags) secrets() []string {
-	var out []string
-	add := func(v string) {
-		if v = strings.TrimSpace(v); len(v) >= 4 {
-			out = append(out, v)
-		}
-	}
-	add(f.apiKey)
+	t := scenarios.Target{APIKey: f.apiKey, Headers: map[string]string{}}
 	for _, h := range f.headers {
-		name, v, ok := strings.Cut(h, ":")
-		if !ok || !sensitiveHeader(name) {
-			continue
-		}
-		add(v)
-		for _, w := range strings.Fields(v) {
-			if len(w) >= 8 { // not the scheme word (Bearer, Basic)
-				add(w)
-			}
+		if name, v, ok := strings.Cut(h, ":"); ok {
+			t.Headers[name] = v
 		}
 	}
-	return out
+	return t.Secrets()
 }
 
 // repeatCommand is the command line that repeats the run, without the API
@@ -110,7 +86,7 @@ func repeatCommand(args []string) string {
 }
 
 func redactHeader(h string) string {
-	if name, _, ok := strings.Cut(h, ":"); ok && sensitiveHeader(name) {
+	if name, _, ok := strings.Cut(h, ":"); ok && scenarios.SensitiveHeader(name) {
 		return name + ": REDACTED"
 	}
 	return h

@@ -21,7 +21,7 @@ func saveScenario(f *benchFlags, sc *benchScenario, plan *finite.Plan) error {
 	if t.Headers != nil {
 		t.Headers = map[string]string{}
 		for k, v := range sc.cfg.Targets["bench"].Headers {
-			if sensitiveHeader(k) {
+			if scenarios.SensitiveHeader(k) {
 				v = "REDACTED"
 			}
 			t.Headers[k] = v

@@ -3,10 +3,9 @@ package export
 import (
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 // Artifact file names; the first two keep AIPerf's layout under our name.
@@ -59,13 +58,7 @@ func ScrubErrors(reqs []report.RequestRecord, secrets []string) []report.Request
 	if len(secrets) == 0 {
 		return reqs
 	}
-	// Longest first, so a token inside a longer header value goes with it.
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	pairs := make([]string, 0, 2*len(secrets))
-	for _, s := range secrets {
-		pairs = append(pairs, s, "REDACTED")
-	}
-	r := strings.NewReplacer(pairs...)
+	r := scenarios.Redactor(secrets)
 	for i := range reqs {
 		if reqs[i].Err != "" {
 			reqs[i].Err = r.Replace(reqs[i].Err)

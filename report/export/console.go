@@ -58,6 +58,10 @@ func Console(w io.Writer, r Run, d prober.Digest, seed uint64) {
 		sort.Strings(reasons)
 		fmt.Fprintf(w, "%-44s %s\n", "Errors by reason", strings.Join(reasons, " "))
 	}
+	if note := mismatchNote(s); note != "" {
+		fmt.Fprintf(w, "%-44s %10d of %d successful\n", "Output Length Mismatches", s.OutputLengthMismatches, s.OK)
+		fmt.Fprintf(w, "Note: %s.\n", note)
+	}
 	switch {
 	case s.TokensFromChunks:
 		fmt.Fprintln(w, "Note: the server sent no usage; output lengths count one token per content chunk (give --tokenizer for exact counts).")

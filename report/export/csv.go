@@ -43,6 +43,7 @@ func CSV(r Run) ([]byte, error) {
 		[]string{"Sequence Digest", r.Digest},
 		[]string{"Client Saturated", verdict},
 		[]string{"Token Counts", tokenSource(r.Summary)},
+		[]string{"Output Length Mismatches", strconv.Itoa(r.Summary.OutputLengthMismatches)},
 	)
 	for _, reason := range sortedReasons(r.Summary.Errors) {
 		rows = append(rows, []string{"Errors: " + string(reason), strconv.Itoa(r.Summary.Errors[reason])})

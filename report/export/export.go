@@ -219,6 +219,8 @@ func JSON(r Run) ([]byte, error) {
 		{"errors_by_reason", reasons},
 		{"cancelled_request_count", r.Summary.Cancelled},
 		{"token_counts", tokenSource(r.Summary)},
+		{"output_length_mismatches", r.Summary.OutputLengthMismatches},
+		{"output_length_note", mismatchNote(r.Summary)},
 	}
 	if lag := scaled(r.Summary.ScheduleLag, ms); lag != nil {
 		extras = append(extras, kv{"schedule_lag", statsObj("ms", lag)})
@@ -239,6 +241,19 @@ func JSON(r Run) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// mismatchNote says how many successful requests came back with another
+// output length than they pinned, and what to do about it; "" when none did.
+func mismatchNote(s report.Summary) string {
+	if s.OutputLengthMismatches == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d successful requests came back with another output length than they pinned (min_tokens, ignore_eos): "+
+		"the server did not honour those options, so output lengths and token throughput describe what it chose to generate. "+
+		"Check that the server supports min_tokens and ignore_eos (some take them under another name, or need a start-up option) "+
+		"and send what it takes with --extra-inputs",
+		s.OutputLengthMismatches, s.OK)
 }
 
 func tokenSource(s report.Summary) string {

@@ -20,7 +20,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // fixedRun is a run of 24 requests with made-up but fixed timings: TTFT
 // rising with the sequence number, every other request opening with a
-// reasoning chunk, one HTTP 429, one stall, one cancelled.
+// reasoning chunk, one HTTP 429, one stall, one cancelled, one shorter than
+// it pinned.
 func fixedRun(t *testing.T) Run {
 	t.Helper()
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -37,6 +38,8 @@ func fixedRun(t *testing.T) Run {
 		rec.FirstChunkTokens = 1
 		rec.Duration = rec.Chunks[7] + ms(2)
 		switch i {
+		case 2:
+			rec.PinnedOutputTokens = 9
 		case 5:
 			*rec = prober.Record{Seq: 5, Scheduled: sched, Sent: sched, Duration: ms(3), Outcome: prober.OutcomeError,
 				Reason: prober.ReasonHTTP429, Status: 429, Err: `HTTP 429: {"error":"rate limited"}`}
@@ -262,5 +265,52 @@ func TestJSONNoErrors(t *testing.T) {
 	}
 	if got := string(doc["error_summary"]); got != "[]" {
 		t.Errorf("error_summary = %s, want []", got)
+	}
+}
+
+// TestMismatchesReported: a server that ignored min_tokens or ignore_eos
+// returned other lengths than the requests pinned; every report says how
+// many, and what to do.
+func TestMismatchesReported(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	r := report.NewReport()
+	for i, out := range []int{64, 5, 64, 17} {
+		sent := t0.Add(time.Duration(i) * time.Second)
+		r.Observe(&prober.Record{Seq: uint64(i), Scheduled: sent, Sent: sent, Duration: time.Second, FirstOutput: -1,
+			OutputTokens: out, PinnedOutputTokens: 64, TokenSource: prober.TokensFromUsage})
+	}
+	run := Run{Summary: r.Summary(), Requests: r.Requests()}
+	const count, advice = "2 of 4", "Check that the server supports min_tokens and ignore_eos"
+	var console bytes.Buffer
+	Console(&console, run, prober.Digest{}, 1)
+	if !strings.Contains(console.String(), count) || !strings.Contains(console.String(), advice) {
+		t.Errorf("the console report does not say %q and %q:\n%s", count, advice, console.String())
+	}
+	html, err := HTML(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(html, []byte(count)) || !bytes.Contains(html, []byte(advice)) {
+		t.Errorf("the HTML report does not say %q and %q", count, advice)
+	}
+	b, err := JSON(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Inferprobe struct {
+			Mismatches int    `json:"output_length_mismatches"`
+			Note       string `json:"output_length_note"`
+		} `json:"inferprobe"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || doc.Inferprobe.Mismatches != 2 || !strings.Contains(doc.Inferprobe.Note, advice) {
+		t.Errorf("the JSON's inferprobe object has %+v (%v), want 2 mismatches and the advice", doc.Inferprobe, err)
+	}
+	csvOut, err := CSV(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(csvOut, []byte("\nOutput Length Mismatches,2\n")) {
+		t.Errorf("the CSV lacks the mismatch count:\n%s", csvOut)
 	}
 }

@@ -51,8 +51,9 @@ func HTML(r Run) ([]byte, error) {
 		Errors       []errorGroup
 		Charts       []template.HTML
 		Start, Ended string
+		Mismatches   string
 	}{
-		Run: r, Dists: distributions(r.Summary), Singles: singles(r), Errors: errorGroups(r.Requests),
+		Run: r, Dists: distributions(r.Summary), Singles: singles(r), Errors: errorGroups(r.Requests), Mismatches: mismatchNote(r.Summary),
 		Start: r.Summary.Start.UTC().Format(time.RFC3339), Ended: r.Summary.End.UTC().Format(time.RFC3339),
 		Charts: []template.HTML{
 			chart{title: "Latency CDF", xLabel: "ms", yLabel: "% of requests", series: []series{
@@ -156,6 +157,7 @@ svg text{font-size:11px}svg .xt{text-anchor:middle}svg .yt{text-anchor:end}svg .
 <h1>inferprobe bench — {{.Run.Config.Model}} ({{.Run.Config.EndpointType}}{{if .Run.Config.Streaming}}, streaming{{end}})</h1>
 {{if .Run.ClientBound}}<p class="warn">CLIENT-BOUND RUN: {{.Run.ClientBound}}. These figures may describe inferprobe, not the server.</p>{{end}}
 {{if .Run.Interrupted}}<p class="warn">Interrupted: the report covers the requests that finished.</p>{{end}}
+{{if .Mismatches}}<p class="warn">Output length mismatches: {{.Mismatches}}.</p>{{end}}
 <p>{{.Run.Config.URL}} · {{.Start}} to {{.Ended}} · sequence digest <code>{{.Run.Digest}}</code></p>
 <p>Repeat with: <code>{{.Run.Config.Command}}</code></p>
 <h2>Statistics</h2>
