@@ -11,8 +11,6 @@ import (
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-// exportConfig is the run's configuration for the artifacts; it never
-// carries the API key.
 // exportConfig is the run's configuration for the artifacts, limit the
 // length it was given; it never carries the API key.
 func (f *benchFlags) exportConfig(limit prober.Limit) export.Config {
