@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -386,5 +388,148 @@ func TestFullStorageDisk(t *testing.T) {
 	}
 	if files := runFiles(t, inside); !slices.Equal(files, []string{next + ".json"}) {
 		t.Errorf("with space free --storage.path holds %v, want %s.json", files, next)
+	}
+}
+
+// workerLog returns the integer attribute key of the first log line of the
+// daemon that says msg about the worker with pid, and whether there is one.
+func workerLog(out, msg string, pid int, key string) (int, bool) {
+	for line := range strings.Lines(out) {
+		if !strings.Contains(line, msg) || !strings.Contains(line, fmt.Sprintf(" pid=%d ", pid)) {
+			continue
+		}
+		if m := regexp.MustCompile(` ` + key + `=(\d+)`).FindStringSubmatch(line); m != nil {
+			n, err := strconv.Atoi(m[1])
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// TestFrozenAndKilledWorkers freezes one worker (SIGSTOP) and kills the other
+// (kill -9) during a burst run, behind a recorder that counts what the
+// server receives. The frozen worker gets no request once its heartbeat is
+// late; the requests the workers never started are sent by another worker,
+// once; those they may have started are worker_lost; and the run's outcomes
+// are the requests the server received plus those never sent, with no
+// negative schedule lag.
+func TestFrozenAndKilledWorkers(t *testing.T) {
+	dir := t.TempDir()
+	sim := freeAddr(t)
+	startSimulator(t, sim)
+	rec := newRecorder(t, sim)
+	config := filepath.Join(dir, "scenario.yml")
+	scenario := fmt.Sprintf(`targets:
+  sim: {url: %s, model: inferprobe-simulator, timeout: 60s, stall_timeout: 60s}
+bursts:
+  load:
+    target: sim
+    on_demand: true
+    duration: 60s
+    arrival: {pattern: constant, rate: 25}
+    dataset: {synthetic: {input_tokens: {mean: 16}, output_tokens: {mean: 40}}}
+`, rec.base())
+	if err := os.WriteFile(config, []byte(scenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	p := inferprobe(t, "inferprobe serve", dir, "serve", "--workers=2", "--config.file="+config,
+		"--web.listen-address="+addr, "--web.enable-burst-api")
+	base := "http://" + addr
+	waitHealthy(t, p, base+"/-/ready", 10*time.Second)
+	workers := children(t, p.cmd.Process.Pid)
+	if len(workers) != 2 {
+		t.Fatalf("daemon has %d child processes, want its 2 workers: %v", len(workers), workers)
+	}
+	frozen, killed := workers[0], workers[1]
+	t.Cleanup(func() { _ = syscall.Kill(frozen, syscall.SIGKILL) })
+
+	const total = 250 // 10 s at 25 requests/s
+	id := startRun(t, base, fmt.Sprintf(`{"requests":%d}`, total))
+	arrivedAtLeast := func(n int) {
+		t.Helper()
+		eventually(t, 20*time.Second, fmt.Sprintf("%d requests reach the server", n), func() error {
+			if got := rec.counts().arrived; got < n {
+				return fmt.Errorf("%d arrived", got)
+			}
+			return nil
+		})
+	}
+	logged := func(what, msg string, pid int, key string) int {
+		t.Helper()
+		var n int
+		eventually(t, 10*time.Second, what, func() error {
+			var ok bool
+			if n, ok = workerLog(p.out.String(), msg, pid, key); !ok {
+				return fmt.Errorf("no %q line for pid %d with %s", msg, pid, key)
+			}
+			return nil
+		})
+		return n
+	}
+
+	arrivedAtLeast(25)
+	if err := syscall.Kill(frozen, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	kept := logged("the frozen worker is late", "heartbeat is late", frozen, "kept")
+	frozenLost := logged("the frozen worker is killed", "worker lost", frozen, "lost_requests")
+	frozenBack, _ := workerLog(p.out.String(), "worker lost", frozen, "given_back")
+	if frozenLost+frozenBack != kept {
+		t.Errorf("late, the frozen worker kept %d requests; killed, it lost %d and gave back %d: it was given requests after its heartbeat was late",
+			kept, frozenLost, frozenBack)
+	}
+
+	arrivedAtLeast(rec.counts().arrived + 25)
+	if err := syscall.Kill(killed, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killedLost := logged("the killed worker is seen lost", "worker lost", killed, "lost_requests")
+	killedBack, _ := workerLog(p.out.String(), "worker lost", killed, "given_back")
+
+	waitRunEnds(t, base, id, 60*time.Second)
+	var run struct {
+		State  string `json:"state"`
+		Report struct {
+			Summary struct {
+				OK, Failed, Cancelled int
+				Errors                map[string]int `json:"errors_by_reason"`
+				Lag                   struct {
+					Count int
+					Min   float64
+				} `json:"schedule_lag_seconds"`
+			} `json:"summary"`
+		} `json:"report"`
+	}
+	if status, _, body := apiCall(t, "GET", base+"/api/v1/bursts/runs/"+id, "", nil, &run); status != http.StatusOK {
+		t.Fatalf("GET run: %d %s", status, body)
+	}
+	s := run.Report.Summary
+	c := rec.counts()
+	lost := s.Errors["worker_lost"]
+	neverSent := total - c.arrived
+	t.Logf("frozen worker: kept %d when late, lost %d, gave back %d; killed worker: lost %d, gave back %d",
+		kept, frozenLost, frozenBack, killedLost, killedBack)
+	t.Logf("run: %d ok, %d failed %v, %d cancelled; server: %d arrived, %d completed, %d cut; never sent %d",
+		s.OK, s.Failed, s.Errors, s.Cancelled, c.arrived, c.completed, c.cut, neverSent)
+	switch {
+	case run.State != "succeeded" || s.OK+s.Failed+s.Cancelled != total:
+		t.Errorf("run %s counted %d ok, %d failed, %d cancelled; want its %d requests once each", run.State, s.OK, s.Failed, s.Cancelled, total)
+	case s.Failed != lost || lost != frozenLost+killedLost:
+		t.Errorf("failures %v, want only the %d requests the workers lost", s.Errors, frozenLost+killedLost)
+	case s.OK > c.completed || s.Cancelled != 0:
+		// A frozen worker's requests may complete at the server, into a
+		// socket nobody reads: completed can exceed ok, never the reverse.
+		t.Errorf("%d ok and %d cancelled; the server completed only %d", s.OK, s.Cancelled, c.completed)
+	case neverSent > lost || c.cut > lost:
+		// Every request is ok or lost; those the server never received or
+		// cut are all among the lost.
+		t.Errorf("the server received %d (%d cut) and %d were never sent, against %d outcomes of which %d lost", c.arrived, c.cut, neverSent, total, lost)
+	}
+	if n := rec.repeats(); n != 0 {
+		t.Errorf("%d requests reached the server twice", n)
+	}
+	if s.Lag.Min < 0 || s.Lag.Count != total-lost {
+		t.Errorf("schedule lag over %d requests, min %gs; want the %d sent, none negative", s.Lag.Count, s.Lag.Min, total-lost)
 	}
 }

@@ -28,6 +28,7 @@ type recorder struct {
 	cut       int            // the client went away first
 	held      int            // waiting at the gate now
 	paths     map[string]int // by method and path
+	bodies    map[string]int // how often each request body arrived
 	headers   []http.Header  // of every request, in arrival order
 	gate      chan struct{}  // non-nil: arriving requests wait until it closes
 }
@@ -40,7 +41,7 @@ func newRecorder(t *testing.T, upstream string) *recorder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &recorder{proxy: httputil.NewSingleHostReverseProxy(target), paths: map[string]int{}}
+	r := &recorder{proxy: httputil.NewSingleHostReverseProxy(target), paths: map[string]int{}, bodies: map[string]int{}}
 	r.proxy.FlushInterval = -1 // pass every event on as it comes: the client times them
 	// A client that goes away is counted, not logged as a proxy error.
 	r.proxy.ErrorLog = log.New(io.Discard, "", 0)
@@ -67,6 +68,7 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	r.arrived++
 	r.paths[req.Method+" "+req.URL.Path]++
+	r.bodies[string(body)]++
 	r.headers = append(r.headers, req.Header.Clone())
 	gate := r.gate
 	if gate != nil {
@@ -132,6 +134,18 @@ func (r *recorder) requestHeaders() []http.Header {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.headers)
+}
+
+// repeats is how many requests arrived with a body that had arrived before:
+// with synthetic prompts, which differ, requests sent twice.
+func (r *recorder) repeats() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.bodies {
+		n += c - 1
+	}
+	return n
 }
 
 // requestPaths returns how many requests came for each "METHOD /path".

@@ -84,7 +84,8 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 	}
 
 	if !waitForSchedule(ctx, req.Scheduled) {
-		rec.Sent = c.now()
+		// Never sent: no send time, so no schedule lag (now is before the
+		// scheduled time, and would make it negative).
 		rec.fail(classify(ctx, context.Cause(ctx), ReasonTimeout), 0, fmt.Errorf("not sent: %w", context.Cause(ctx)))
 		return rec
 	}

@@ -22,6 +22,14 @@ type Executor interface {
 	Do(ctx context.Context, t *Target, req *Request) *Record
 }
 
+// Preparer is an executor that has work to do before it can send to a
+// target without delay (the worker pool: each worker builds the target and
+// loads its tokenizer). Prepare returns when that is done or ctx ends;
+// release says the target is no longer sent to by this caller.
+type Preparer interface {
+	Prepare(ctx context.Context, t *Target) (release func())
+}
+
 // Recorder is told when each request starts and how it ended.
 type Recorder interface {
 	Started()
@@ -163,8 +171,14 @@ func (p *Probe) Digest() Digest { return p.sent.digest() }
 // Run sends the probe's requests on its schedule until ctx ends, then waits for
 // the requests it sent. Requests run under reqCtx, which outlives ctx so that
 // stopping a probe lets its in-flight requests finish. Run is called once per
-// Probe: the sequence and its digest belong to that run.
+// Probe: the sequence and its digest belong to that run. The timeline starts
+// once exec is prepared for the target (see Preparer) and the first requests
+// are built: start-up is not billed to them as schedule lag.
 func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
+	if pr, ok := exec.(Preparer); ok {
+		release := pr.Prepare(ctx, p.Target)
+		defer release()
+	}
 	r := &run{probe: p, ctx: ctx, reqCtx: reqCtx, exec: exec, rec: rec}
 	defer r.inFlight.Wait()
 	// Closed once planning has stopped (the deferred stop runs first). A

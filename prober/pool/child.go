@@ -1,9 +1,11 @@
 package pool
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -17,47 +19,78 @@ import (
 
 // child is the parent's handle on one worker process it started (what runs
 // inside the child is ServeWorker, in childmain.go). Four goroutines serve
-// it: a writer (credits, cancels and shutdown down its stdin), a reader
-// (records and heartbeats up its stdout, then reaping), a forwarder of its
-// stderr to the log, and a watchdog.
+// it: a writer (definitions, credits, cancels and shutdown down its stdin), a
+// reader (records, readies and heartbeats up its stdout, then reaping), a
+// forwarder of its stderr to the log, and a watchdog.
 type child struct {
 	pool  *Pool
 	slot  int
 	cmd   *exec.Cmd
 	pid   int
 	born  time.Time
-	stdin io.WriteCloser
-	enc   *wire.Encoder // the writer's, after the handshake
-	dec   *wire.Decoder // the reader's, after the handshake
-	queue chan *call    // credits to write; bounded for backpressure
-	wake  chan struct{} // capacity 1: cancels are waiting
-	stop  chan struct{} // closed to shut the worker down
-	gone  chan struct{} // closed when its stdout has ended
+	stdin *os.File       // the write end of the worker's stdin pipe
+	out   *countedWriter // stdin as the encoder writes it: bytes the pipe took
+	enc   *wire.Encoder  // the writer's, after the handshake
+	dec   *wire.Decoder  // the reader's, after the handshake
+	queue chan *call     // credits to write; bounded for backpressure
+	wake  chan struct{}  // capacity 1: cancels or definitions are waiting
+	stop  chan struct{}  // closed to shut the worker down
+	gone  chan struct{}  // closed when its stdout has ended
+	// written is closed when the writer has stopped.
+	written chan struct{}
 	// exited is closed once the process is reaped and its calls returned.
 	exited chan struct{}
 	// lastFrame is when the worker last said anything, as time since born.
 	lastFrame atomic.Int64
-	stderr    *tail
+	// late is set, under Pool.mu, while its heartbeat is late: it then gets
+	// no requests. lateNow, also under Pool.mu, is closed when it goes late.
+	late    atomic.Bool
+	lateNow chan struct{}
+	stderr  *tail
 
 	defined map[string]uint64 // the writer's: target name -> id the worker holds
 
 	mu        sync.Mutex
 	calls     map[uint64]*call // given and not yet returned
 	cancels   []uint64         // written credits to cancel
+	pending   []*target        // definitions to send ahead of any credit
+	ready     map[uint64]*readiness
 	stuck     bool
 	heartbeat wire.Heartbeat
 	beatAt    time.Time
 	cpuUse    float64 // cores used over the last heartbeat interval
+	// building counts the definitions written and not yet answered, and
+	// builtAt is when the last answer came: a heartbeat interval that saw a
+	// target built (a tokenizer loaded) measures start-up, not the load of
+	// sending, so it does not count as the client's load (buildBeat).
+	building  int
+	builtAt   time.Time
+	buildBeat bool
+}
+
+// readiness is whether a worker has built a target definition: done is
+// closed when it said so.
+type readiness struct {
+	done   chan struct{}
+	closed bool
+}
+
+// countedWriter counts the bytes its writer took.
+type countedWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countedWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // start starts worker index and waits for its hello.
 func (p *Pool) start(index int) (*child, error) {
 	cmd := exec.Command(p.exe, p.args...)
 	cmd.SysProcAttr = sysProcAttr()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -66,9 +99,21 @@ func (p *Pool) start(index int) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	// The pipe's write end is the pool's own (StdinPipe's would be closed by
+	// Wait), so that once the worker is dead the bytes it never read can
+	// still be counted: the credits among them never reached it.
+	stdinR, stdin, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdin = stdinR
+	err = cmd.Start()
+	_ = stdinR.Close()
+	if err != nil {
+		_ = stdin.Close()
 		return nil, fmt.Errorf("starting worker %d from %s: %w", index, p.exe, err)
 	}
+	out := &countedWriter{w: stdin}
 	w := &child{
 		pool:    p,
 		slot:    index,
@@ -76,16 +121,20 @@ func (p *Pool) start(index int) (*child, error) {
 		pid:     cmd.Process.Pid,
 		born:    time.Now(),
 		stdin:   stdin,
-		enc:     wire.NewEncoder(stdin),
+		out:     out,
+		enc:     wire.NewEncoder(out),
 		dec:     wire.NewDecoder(stdout),
 		queue:   make(chan *call, queueSize),
 		wake:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		gone:    make(chan struct{}),
+		written: make(chan struct{}),
 		exited:  make(chan struct{}),
+		lateNow: make(chan struct{}),
 		stderr:  &tail{},
 		defined: map[string]uint64{},
 		calls:   map[uint64]*call{},
+		ready:   map[uint64]*readiness{},
 	}
 	stderrDone := make(chan struct{})
 	go func() {
@@ -96,21 +145,28 @@ func (p *Pool) start(index int) (*child, error) {
 		w.kill()
 		<-stderrDone
 		_ = cmd.Wait()
+		_ = stdin.Close()
 		return nil, fmt.Errorf("worker %d (pid %d, %s) did not start: %w%s", index, w.pid, cmd.ProcessState, err, w.stderr.describe())
 	}
 	w.lastFrame.Store(int64(time.Since(w.born)))
-	go w.write()
+	go func() {
+		defer close(w.written)
+		w.write()
+	}()
 	go w.watch()
 	go func() {
 		readErr := w.read()
 		close(w.gone)
 		w.kill()
-		<-stderrDone
+		<-stderrDone // the process has let go of its pipes: it is dead
+		<-w.written
+		consumed := w.consumed()
 		_ = cmd.Wait()
+		_ = stdin.Close()
 		why := w.describeExit(readErr)
 		p.down(w)
-		lost := w.loseAll(why)
-		p.logExit(w, why, lost)
+		lost, back := w.loseAll(why, consumed)
+		p.logExit(w, why, lost, back)
 		close(w.exited)
 	}()
 	return w, nil
@@ -146,8 +202,8 @@ func (w *child) handshake() error {
 	return w.enc.Flush()
 }
 
-// read takes records and heartbeats until the worker's stdout ends. It
-// returns nil at a clean end, else what was wrong with the stream.
+// read takes records, readies and heartbeats until the worker's stdout
+// ends. It returns nil at a clean end, else what was wrong with the stream.
 func (w *child) read() error {
 	for {
 		typ, err := w.dec.Next()
@@ -158,6 +214,9 @@ func (w *child) read() error {
 			return err
 		}
 		w.lastFrame.Store(int64(time.Since(w.born)))
+		if w.late.Load() {
+			w.pool.onTime(w)
+		}
 		switch typ {
 		case wire.TypeRecord:
 			id, rec, err := w.dec.Record()
@@ -165,20 +224,26 @@ func (w *child) read() error {
 				return err
 			}
 			w.finish(id, rec)
+		case wire.TypeReady:
+			r, err := w.dec.Ready()
+			if err != nil {
+				return err
+			}
+			w.readied(r, time.Now())
 		case wire.TypeHeartbeat:
 			h, err := w.dec.Heartbeat()
 			if err != nil {
 				return err
 			}
-			w.beat(h)
+			w.beat(h, time.Now())
 		default:
 			return fmt.Errorf("unexpected %s frame", typ)
 		}
 	}
 }
 
-// write sends credits and cancels, flushing whenever nothing more is waiting
-// so that frames batch under load and go at once when idle.
+// write sends definitions, credits and cancels, flushing whenever nothing
+// more is waiting so that frames batch under load and go at once when idle.
 func (w *child) write() {
 	for {
 		var err error
@@ -186,7 +251,9 @@ func (w *child) write() {
 		case c := <-w.queue:
 			err = w.send(c)
 		case <-w.wake:
-			err = w.sendCancels()
+			if err = w.sendDefinitions(); err == nil {
+				err = w.sendCancels()
+			}
 		case <-w.stop:
 			w.shutdown()
 			return
@@ -210,18 +277,19 @@ func (w *child) write() {
 func (w *child) send(c *call) error {
 	w.mu.Lock()
 	_, ok := w.calls[c.id]
-	c.written = ok
+	// Not ours (cancelled or given back while queued), or queued twice: a
+	// worker that was late and is back may get again a call it gave back.
+	ok = ok && !c.written
+	if ok {
+		// Until the whole credit is in the stream, the worker cannot hold it.
+		c.written, c.end = true, math.MaxInt64
+	}
 	w.mu.Unlock()
 	if !ok {
-		return nil // cancelled while queued
+		return nil
 	}
 	def := &c.target.def
-	var err error
-	if w.defined[def.Name] != def.ID {
-		if err = w.enc.Target(def); err == nil {
-			w.defined[def.Name] = def.ID
-		}
-	}
+	err := w.define(def)
 	if err == nil {
 		err = w.enc.Credit(&wire.Credit{ID: c.id, Target: def.ID, Request: *c.req})
 	}
@@ -230,7 +298,39 @@ func (w *child) send(c *call) error {
 		w.finish(c.id, c.unsent(prober.OutcomeError, prober.ReasonProtocol, err.Error()))
 		return nil
 	}
+	if err == nil {
+		c.end = w.enc.Written()
+	}
 	return err
+}
+
+// define writes def unless the worker holds it already.
+func (w *child) define(def *wire.Target) error {
+	if w.defined[def.Name] == def.ID {
+		return nil
+	}
+	if err := w.enc.Target(def); err != nil {
+		return err
+	}
+	w.defined[def.Name] = def.ID
+	w.mu.Lock()
+	w.building++
+	w.mu.Unlock()
+	return nil
+}
+
+// sendDefinitions writes the definitions Prepare asked for.
+func (w *child) sendDefinitions() error {
+	w.mu.Lock()
+	defs := w.pending
+	w.pending = nil
+	w.mu.Unlock()
+	for _, d := range defs {
+		if err := w.define(&d.def); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w *child) sendCancels() error {
@@ -271,20 +371,26 @@ func (w *child) shutdown() {
 	kill.Stop()
 }
 
-// watch kills the worker when it has been silent for stuckAfter: a stopped
-// or wedged process would otherwise hold its requests forever.
+// silence is how long the worker has said nothing.
+func (w *child) silence() time.Duration {
+	return time.Since(w.born) - time.Duration(w.lastFrame.Load())
+}
+
+// watch takes the worker out of service as soon as its heartbeat is late
+// (lateAfter of silence), and kills it once it has been silent for
+// stuckAfter: a stopped or wedged process would otherwise hold its requests
+// forever.
 func (w *child) watch() {
-	tick := time.NewTicker(heartbeatEvery)
-	defer tick.Stop()
+	timer := time.NewTimer(lateAfter)
+	defer timer.Stop()
 	for {
 		select {
 		case <-w.gone:
 			return
-		case <-tick.C:
-			silent := time.Since(w.born) - time.Duration(w.lastFrame.Load())
-			if silent < stuckAfter {
-				continue
-			}
+		case <-timer.C:
+		}
+		switch silent := w.silence(); {
+		case silent >= stuckAfter:
 			w.mu.Lock()
 			w.stuck = true
 			w.mu.Unlock()
@@ -292,6 +398,13 @@ func (w *child) watch() {
 				"worker", w.slot, "pid", w.pid, "silent", silent.Round(time.Millisecond))
 			w.kill()
 			return
+		case silent >= lateAfter:
+			if !w.late.Load() {
+				w.pool.isLate(w)
+			}
+			timer.Reset(stuckAfter - silent)
+		default:
+			timer.Reset(lateAfter - silent)
 		}
 	}
 }
@@ -301,7 +414,24 @@ func (w *child) add(c *call) {
 	w.mu.Lock()
 	w.calls[c.id] = c
 	w.mu.Unlock()
-	w.pool.inFlight.Add(1)
+}
+
+// run queues c on w and waits for its record; nil means that w gave it back
+// unstarted, for another worker.
+func (w *child) run(ctx context.Context, c *call) *prober.Record {
+	select {
+	case w.queue <- c:
+	case rec := <-c.done:
+		return rec
+	case <-ctx.Done():
+		return w.cancel(c)
+	}
+	select {
+	case rec := <-c.done:
+		return rec
+	case <-ctx.Done():
+		return w.cancel(c)
+	}
 }
 
 // load is the number of calls the worker holds.
@@ -323,37 +453,73 @@ func (w *child) finish(id uint64, rec *prober.Record) {
 	}
 }
 
-// deliver hands c its record; c must just have left w.calls.
-func (w *child) deliver(c *call, rec *prober.Record) {
-	c.done <- rec
-	w.pool.inFlight.Done()
+// deliver hands c its record, or nil to give it back unstarted; c must just
+// have left w.calls.
+func (w *child) deliver(c *call, rec *prober.Record) { c.done <- rec }
+
+// cancel cancels c for its Do and returns its record: at once if its credit
+// was not written yet, else by asking the worker, whose record then says
+// cancelled.
+func (w *child) cancel(c *call) *prober.Record {
+	cancelled := c.unsent(prober.OutcomeCancelled, prober.ReasonNone, "cancelled before it was sent")
+	w.mu.Lock()
+	if _, ok := w.calls[c.id]; ok {
+		if !c.written {
+			delete(w.calls, c.id)
+			w.mu.Unlock()
+			return cancelled
+		}
+		w.cancels = append(w.cancels, c.id)
+		w.wakeWriter()
+	}
+	w.mu.Unlock()
+	if rec := <-c.done; rec != nil {
+		return rec
+	}
+	return cancelled // given back meanwhile
 }
 
-// cancel cancels c for its Do: at once if its credit was not written yet,
-// else by asking the worker, whose record then says cancelled.
-func (w *child) cancel(c *call) {
-	w.mu.Lock()
-	if _, ok := w.calls[c.id]; !ok {
-		w.mu.Unlock()
-		return
-	}
-	if !c.written {
-		delete(w.calls, c.id)
-		w.mu.Unlock()
-		w.deliver(c, c.unsent(prober.OutcomeCancelled, prober.ReasonNone, "cancelled before it was sent"))
-		return
-	}
-	w.cancels = append(w.cancels, c.id)
-	w.mu.Unlock()
+func (w *child) wakeWriter() {
 	select {
 	case w.wake <- struct{}{}:
 	default: // already woken
 	}
 }
 
-// loseAll returns every call the worker still holds as worker_lost, and
-// returns how many there were.
-func (w *child) loseAll(why string) int {
+// giveBack hands the calls that pass keep back to their Do, for another
+// worker, and returns how many there were.
+func (w *child) giveBack(keep func(*call) bool) int {
+	var back []*call
+	w.mu.Lock()
+	for id, c := range w.calls {
+		if keep(c) {
+			delete(w.calls, id)
+			back = append(back, c)
+		}
+	}
+	w.mu.Unlock()
+	for _, c := range back {
+		w.deliver(c, nil)
+	}
+	return len(back)
+}
+
+// consumed is how many bytes of its input the dead worker read: all the pipe
+// took, less what is still in it. Where the pipe cannot say, every byte it
+// took counts as read.
+func (w *child) consumed() int64 {
+	n := w.out.n
+	if unread, err := unreadBytes(w.stdin); err == nil {
+		n -= int64(unread)
+	}
+	return n
+}
+
+// loseAll empties the dead worker: a call whose credit it never read whole
+// goes to another worker, one it may have started comes back worker_lost.
+// It returns how many were lost and how many given back.
+func (w *child) loseAll(why string, consumed int64) (lost, back int) {
+	back = w.giveBack(func(c *call) bool { return !c.written || c.end > consumed })
 	w.mu.Lock()
 	calls := w.calls
 	w.calls = map[uint64]*call{}
@@ -361,13 +527,60 @@ func (w *child) loseAll(why string) int {
 	for _, c := range calls {
 		w.deliver(c, c.unsent(prober.OutcomeError, prober.ReasonWorkerLost, why))
 	}
-	return len(calls)
+	return len(calls), back
 }
 
-func (w *child) beat(h wire.Heartbeat) {
-	now := time.Now()
+// prepare asks the worker to build d, unless it has been asked already, and
+// returns a channel closed once it has. Called with Pool.mu held.
+func (w *child) prepare(d *target) <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if r := w.ready[d.def.ID]; r != nil {
+		return r.done
+	}
+	r := &readiness{done: make(chan struct{})}
+	w.ready[d.def.ID] = r
+	w.pending = append(w.pending, d)
+	w.wakeWriter()
+	return r.done
+}
+
+// holds reports whether the worker has built d. Called with Pool.mu held.
+func (w *child) holds(d *target) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := w.ready[d.def.ID]
+	return r != nil && r.closed
+}
+
+// readied notes that the worker has built a target, or could not; the
+// answer arrived at now.
+func (w *child) readied(r wire.Ready, now time.Time) {
+	if r.Err != "" {
+		w.pool.logger.Warn("a worker cannot build a target; its requests to it fail as protocol errors",
+			"worker", w.slot, "pid", w.pid, "err", r.Err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.building = max(w.building-1, 0)
+	w.builtAt = now
+	rd := w.ready[r.Target]
+	if rd == nil {
+		// Defined along with a credit, not by prepare.
+		rd = &readiness{done: make(chan struct{})}
+		w.ready[r.Target] = rd
+	}
+	if !rd.closed {
+		rd.closed = true
+		close(rd.done)
+	}
+}
+
+// beat takes heartbeat h, which arrived at now.
+func (w *child) beat(h wire.Heartbeat, now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buildBeat = w.building > 0 || w.builtAt.After(w.beatAt)
 	if dt := now.Sub(w.beatAt); !w.beatAt.IsZero() && dt > 0 {
 		w.cpuUse = (h.CPU - w.heartbeat.CPU).Seconds() / dt.Seconds()
 	}
@@ -380,12 +593,13 @@ type childStats struct {
 	heartbeat wire.Heartbeat
 	beaten    bool // a heartbeat has arrived
 	cpuUse    float64
+	buildBeat bool // the last heartbeat interval saw a target built
 }
 
 func (w *child) stats() childStats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return childStats{calls: len(w.calls), heartbeat: w.heartbeat, beaten: !w.beatAt.IsZero(), cpuUse: w.cpuUse}
+	return childStats{calls: len(w.calls), heartbeat: w.heartbeat, beaten: !w.beatAt.IsZero(), cpuUse: w.cpuUse, buildBeat: w.buildBeat}
 }
 
 // cpu is the CPU time the process used: from the kernel once it has been

@@ -19,16 +19,21 @@ import (
 
 // recordQueue bounds the records waiting to be written to the parent; a full
 // queue holds finished requests back, not the ones still timing their chunks.
-const recordQueue = 1024
+// readyQueue does the same for the answers to target definitions.
+const (
+	recordQueue = 1024
+	readyQueue  = 64
+)
 
 // ServeWorker is the worker process's side of the pool, the child's main
 // loop, run by the hidden worker command with the process's stdin and
-// stdout. After the handshake it runs every credit in its own goroutine with
-// one shared prober.Client, which timestamps chunks as they arrive, writes
-// each record back as it completes and sends a heartbeat every 500ms. It
-// returns when in ends (the parent closed it, or died) or a shutdown frame
-// arrives, after cancelling the requests still running and writing their
-// records. Cancelling ctx cancels the requests.
+// stdout. After the handshake it builds each target it is sent (tokenizer
+// included) and says when it is ready, runs every credit in its own
+// goroutine with one shared prober.Client, which timestamps chunks as they
+// arrive, writes each record back as it completes and sends a heartbeat
+// every 500ms. It returns when in ends (the parent closed it, or died) or a
+// shutdown frame arrives, after cancelling the requests still running and
+// writing their records. Cancelling ctx cancels the requests.
 func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, logger *slog.Logger) error {
 	enc := wire.NewEncoder(out)
 	if err := enc.Hello(wire.Hello{Version: wire.Version, PID: os.Getpid()}); err != nil {
@@ -55,10 +60,11 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, logger *slog.
 		client:  prober.NewClient(),
 		logger:  logger,
 		cancel:  cancel,
-		targets: map[uint64]workerTarget{},
+		targets: map[uint64]*workerTarget{},
 		byName:  map[string]uint64{},
 		running: map[uint64]context.CancelFunc{},
 		records: make(chan result, recordQueue),
+		readies: make(chan wire.Ready, readyQueue),
 	}
 	written := make(chan error, 1)
 	go func() { written <- s.write(enc) }()
@@ -74,20 +80,24 @@ type server struct {
 	client   *prober.Client
 	logger   *slog.Logger
 	cancel   context.CancelFunc // cancels every request
-	requests sync.WaitGroup
+	requests sync.WaitGroup     // credits and target builds
 	records  chan result
+	readies  chan wire.Ready
 
 	// The reader's alone.
-	targets map[uint64]workerTarget
+	targets map[uint64]*workerTarget
 	byName  map[string]uint64
 
 	mu      sync.Mutex
 	running map[uint64]context.CancelFunc // by credit id
 }
 
+// workerTarget is a target being built, or built: t and err are set before
+// built is closed.
 type workerTarget struct {
-	t   *prober.Target
-	err error // why the definition could not be used
+	built chan struct{}
+	t     *prober.Target
+	err   error // why the definition could not be used
 }
 
 type result struct {
@@ -136,18 +146,29 @@ func (s *server) read(ctx context.Context, dec *wire.Decoder) error {
 	}
 }
 
-// define keeps a target definition, replacing the one with the same name:
-// requests already running hold theirs.
+// define keeps a target definition, replacing the one with the same name
+// (requests already running hold theirs), and builds it in the background:
+// loading a tokenizer takes long enough to delay the credits of other
+// targets read meanwhile. The parent hears when it is ready.
 func (s *server) define(t *wire.Target) {
 	if old, ok := s.byName[t.Name]; ok {
 		delete(s.targets, old)
 	}
-	tg, err := prober.NewTarget(t.Name, &t.Spec)
-	s.targets[t.ID] = workerTarget{t: tg, err: err}
+	wt := &workerTarget{built: make(chan struct{})}
+	s.targets[t.ID] = wt
 	s.byName[t.Name] = t.ID
+	s.requests.Go(func() {
+		wt.t, wt.err = prober.NewTarget(t.Name, &t.Spec)
+		close(wt.built)
+		ready := wire.Ready{Target: t.ID}
+		if wt.err != nil {
+			ready.Err = wt.err.Error()
+		}
+		s.readies <- ready
+	})
 }
 
-// start runs credit c in its own goroutine.
+// start runs credit c in its own goroutine, once its target is built.
 func (s *server) start(ctx context.Context, c *wire.Credit) {
 	tg, defined := s.targets[c.Target]
 	ctx, cancel := context.WithCancel(ctx)
@@ -155,12 +176,15 @@ func (s *server) start(ctx context.Context, c *wire.Credit) {
 	s.running[c.ID] = cancel
 	s.mu.Unlock()
 	s.requests.Go(func() {
+		if defined {
+			<-tg.built
+		}
 		var rec *prober.Record
 		switch {
 		case !defined:
-			rec = unsent(&c.Request, time.Now(), prober.OutcomeError, prober.ReasonProtocol, fmt.Sprintf("target %d was not defined before its credit", c.Target))
+			rec = unsent(&c.Request, prober.OutcomeError, prober.ReasonProtocol, fmt.Sprintf("target %d was not defined before its credit", c.Target))
 		case tg.err != nil:
-			rec = unsent(&c.Request, time.Now(), prober.OutcomeError, prober.ReasonProtocol, tg.err.Error())
+			rec = unsent(&c.Request, prober.OutcomeError, prober.ReasonProtocol, tg.err.Error())
 		default:
 			rec = s.client.Do(ctx, tg.t, &c.Request)
 		}
@@ -178,8 +202,9 @@ func (s *server) inFlight() int {
 	return len(s.running)
 }
 
-// write is the only writer of out: records as they come, flushed whenever
-// none is waiting, and heartbeats. It returns when records is closed.
+// write is the only writer of out: records and readies as they come,
+// flushed whenever none is waiting, and heartbeats. It returns when records
+// is closed.
 func (s *server) write(enc *wire.Encoder) error {
 	tick := time.NewTicker(heartbeatEvery)
 	defer tick.Stop()
@@ -198,6 +223,10 @@ func (s *server) write(enc *wire.Encoder) error {
 			if failed == nil {
 				err = writeRecord(enc, r)
 			}
+		case r := <-s.readies:
+			if failed == nil {
+				err = enc.Ready(r)
+			}
 		case <-tick.C:
 			if failed == nil {
 				if err = enc.Heartbeat(stats.heartbeat(s.inFlight())); err == nil {
@@ -205,7 +234,7 @@ func (s *server) write(enc *wire.Encoder) error {
 				}
 			}
 		}
-		if err == nil && failed == nil && len(s.records) == 0 {
+		if err == nil && failed == nil && len(s.records) == 0 && len(s.readies) == 0 {
 			err = enc.Flush()
 		}
 		if err != nil {

@@ -10,7 +10,7 @@ var (
 	workersDesc = prometheus.NewDesc("inferprobe_workers",
 		"Worker processes configured (--workers, or global.workers in the scenario file).", nil, nil)
 	workersUpDesc = prometheus.NewDesc("inferprobe_workers_up",
-		"Worker processes running and taking requests.", nil, nil)
+		"Worker processes running and taking requests: up, and not late with their heartbeat.", nil, nil)
 	restartsDesc = prometheus.NewDesc("inferprobe_worker_restarts_total",
 		"Worker processes started to replace one that exited, crashed or was killed as stuck.", nil, nil)
 	crashLoopingDesc = prometheus.NewDesc("inferprobe_worker_crash_looping",
@@ -40,7 +40,9 @@ func (p *Pool) Collect(ch chan<- prometheus.Metric) {
 		label := strconv.Itoa(s.index)
 		calls := 0
 		if w := s.current; w != nil {
-			up++
+			if !w.late.Load() {
+				up++
+			}
 			st := w.stats()
 			calls = st.calls
 			cpu += st.heartbeat.CPU

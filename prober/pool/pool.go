@@ -5,10 +5,11 @@
 // and the load spreads over cores.
 //
 // The pool supervises its workers: a worker that dies is restarted with
-// backoff, one that stops answering is killed and replaced, and every
-// request given to a lost worker comes back once, as worker_lost. Workers
-// die with the pool's process: the kernel kills them when it dies, and they
-// exit when their stdin closes.
+// backoff, one whose heartbeat is late gets no more requests, one that stops
+// answering is killed and replaced. A request a lost worker never started
+// goes to another worker; one it may have started comes back once, as
+// worker_lost. Workers die with the pool's process: the kernel kills them
+// when it dies, and they exit when their stdin closes.
 package pool
 
 import (
@@ -30,10 +31,13 @@ const (
 	// queueSize bounds the credits waiting to be written to one worker; when
 	// every worker's queue is full, Do blocks.
 	queueSize = 256
-	// heartbeatEvery is how often a worker reports; stuckAfter of silence
-	// gets it killed. Several beats fit in stuckAfter, so a busy moment does
-	// not look like a hang.
+	// heartbeatEvery is how often a worker reports. After lateAfter of
+	// silence, a heartbeat missed by half an interval, the worker gets no
+	// more requests until it speaks again; stuckAfter of silence gets it
+	// killed. Several beats fit in stuckAfter, so a busy moment does not
+	// look like a hang.
 	heartbeatEvery = 500 * time.Millisecond
+	lateAfter      = heartbeatEvery * 3 / 2
 	stuckAfter     = 3 * time.Second
 	// helloTimeout bounds a worker's start-up, handshake included.
 	helloTimeout = 10 * time.Second
@@ -73,7 +77,7 @@ type Pool struct {
 	slots  []*slot
 
 	nextID   atomic.Uint64
-	inFlight sync.WaitGroup // calls given to a worker and not yet returned
+	inFlight sync.WaitGroup // calls given to a worker and not yet returned from Do
 	restarts atomic.Uint64
 
 	mu         sync.Mutex
@@ -104,18 +108,28 @@ type slot struct {
 type target struct {
 	def  wire.Target
 	last *prober.Target // the Target last seen with this definition
+	// users counts the Prepare calls not yet released: a worker started
+	// while it is above zero builds the target before taking requests.
+	users int
 }
 
-// call is one Do: a request on its way to a worker and back.
+// call is one Do: a request on its way to a worker and back. A worker that
+// gives it back unstarted hands it on to another.
 type call struct {
-	id      uint64
-	target  *target
-	req     *prober.Request
-	entered time.Time           // when Do was called
-	done    chan *prober.Record // gets exactly one record; buffered, so never blocks
+	id     uint64
+	target *target
+	req    *prober.Request
+	// done gets one message from each worker the call is given to: its
+	// record, or nil when the worker gives it back unstarted. Buffered, so
+	// never blocks.
+	done chan *prober.Record
 	// written is set, under the worker's mu, once the credit is on its way:
-	// from then on a cancel must go to the worker.
+	// from then on a cancel must go to the worker. end is then the offset in
+	// the worker's input stream that the worker must have read to hold the
+	// whole credit; the writer's until the worker is gone.
 	written bool
+	end     int64
+	counted bool // the call is counted in Pool.inFlight; Do's own
 }
 
 // New starts the workers and returns once every one has answered, so that a
@@ -173,36 +187,74 @@ func New(opts Options) (*Pool, error) {
 	return p, nil
 }
 
-var _ prober.Executor = (*Pool)(nil)
+var (
+	_ prober.Executor = (*Pool)(nil)
+	_ prober.Preparer = (*Pool)(nil)
+)
+
+// Prepare sends t's definition to every worker in service and returns once
+// each has built it (its tokenizer loaded), has left service, or ctx ends:
+// a probe calls it before its timeline starts, so that a worker's start-up
+// is not billed to the first requests as schedule lag. Until release is
+// called, workers started later build it before they take requests.
+func (p *Pool) Prepare(ctx context.Context, t *prober.Target) (release func()) {
+	type wait struct {
+		ready, late, gone <-chan struct{}
+	}
+	var waits []wait
+	p.mu.Lock()
+	d := p.define(t)
+	d.users++
+	release = sync.OnceFunc(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		d.users--
+	})
+	for _, s := range p.slots {
+		if w := s.current; w != nil && !w.late.Load() {
+			waits = append(waits, wait{w.prepare(d), w.lateNow, w.gone})
+		}
+	}
+	p.mu.Unlock()
+	for _, w := range waits {
+		select {
+		case <-w.ready:
+		case <-w.late:
+		case <-w.gone:
+		case <-ctx.Done():
+			return release
+		}
+	}
+	return release
+}
 
 // Do runs req on the least-loaded worker and returns its record. It never
 // fails: a request that could not run comes back as a record that says why.
 // While no worker is up, Do waits for one; when every worker's queue is full,
-// it waits for room. Cancelling ctx cancels the request, which then comes
-// back cancelled.
+// it waits for room. A request that a late or lost worker gives back
+// unstarted goes to another worker: it is sent once, not retried. Cancelling
+// ctx cancels the request, which then comes back cancelled.
 func (p *Pool) Do(ctx context.Context, t *prober.Target, req *prober.Request) *prober.Record {
-	c := &call{id: p.nextID.Add(1), req: req, entered: time.Now(), done: make(chan *prober.Record, 1)}
+	c := &call{id: p.nextID.Add(1), req: req, done: make(chan *prober.Record, 1)}
+	rec := p.do(ctx, t, c)
+	if c.counted {
+		p.inFlight.Done()
+	}
+	return rec
+}
+
+func (p *Pool) do(ctx context.Context, t *prober.Target, c *call) *prober.Record {
 	if ctx.Err() != nil {
 		return c.unsent(prober.OutcomeCancelled, prober.ReasonNone, "cancelled before it was sent")
 	}
-	w, rec := p.assign(ctx, t, c)
-	if rec != nil {
-		return rec
-	}
-	select {
-	case w.queue <- c:
-	case rec := <-c.done: // the worker died or shut down first
-		return rec
-	case <-ctx.Done():
-		w.cancel(c)
-		return <-c.done
-	}
-	select {
-	case rec := <-c.done:
-		return rec
-	case <-ctx.Done():
-		w.cancel(c)
-		return <-c.done
+	for {
+		w, rec := p.assign(ctx, t, c)
+		if rec != nil {
+			return rec
+		}
+		if rec := w.run(ctx, c); rec != nil {
+			return rec
+		}
 	}
 }
 
@@ -217,7 +269,13 @@ func (p *Pool) assign(ctx context.Context, t *prober.Target, c *call) (*child, *
 		c.target = p.define(t)
 		if w := p.leastLoaded(); w != nil {
 			// A worker is taken out of its slot, under p.mu, before its calls
-			// are lost, so one found here still accepts calls.
+			// are lost, so one found here still accepts calls. Added under
+			// p.mu after the draining check, so Drain's Wait never races an Add.
+			if !c.counted {
+				c.counted = true
+				p.inFlight.Add(1)
+			}
+			c.written, c.end = false, 0
 			w.add(c)
 			p.mu.Unlock()
 			return w, nil
@@ -246,8 +304,8 @@ func (p *Pool) define(t *prober.Target) *target {
 	return d
 }
 
-// leastLoaded returns the up worker with the fewest calls, preferring one
-// with room in its queue, or nil. Called with p.mu held.
+// leastLoaded returns the worker in service with the fewest calls,
+// preferring one with room in its queue, or nil. Called with p.mu held.
 func (p *Pool) leastLoaded() *child {
 	var best *child
 	bestFull, bestLoad := false, 0
@@ -255,7 +313,7 @@ func (p *Pool) leastLoaded() *child {
 	p.next = (p.next + 1) % n
 	for i := range n {
 		w := p.slots[(p.next+i)%n].current
-		if w == nil {
+		if w == nil || w.late.Load() {
 			continue
 		}
 		full, load := len(w.queue) == cap(w.queue), w.load()
@@ -322,30 +380,30 @@ func (p *Pool) stopWorkers() {
 // Utilisation reports the busiest worker over its last heartbeat interval
 // (about half a second): the CPU it used, in cores, and the highest Go
 // scheduling-latency p99 among the workers. High values mean the client, not
-// the server, may be what limits the measurements.
+// the server, may be what limits the measurements. An interval in which a
+// worker built a target (loaded a tokenizer) is start-up, and does not count.
 func (p *Pool) Utilisation() (cpu float64, schedLatencyP99 time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, s := range p.slots {
-		if w := s.current; w != nil {
-			st := w.stats()
-			cpu = max(cpu, st.cpuUse)
-			schedLatencyP99 = max(schedLatencyP99, st.heartbeat.SchedLatencyP99)
+		if w := s.current; w != nil && !w.late.Load() {
+			if st := w.stats(); !st.buildBeat {
+				cpu = max(cpu, st.cpuUse)
+				schedLatencyP99 = max(schedLatencyP99, st.heartbeat.SchedLatencyP99)
+			}
 		}
 	}
 	return cpu, schedLatencyP99
 }
 
 // unsent is the record of a request whose send time is not known: it never
-// left, or it was lost with its worker. Sent is when the request reached the
-// pool (or the worker), the earliest it could have left, so the schedule lag
-// stays meaningful: the scheduled time would make it negative by the time a
-// concurrency cap held the request (Record.CapWait).
-func unsent(req *prober.Request, sent time.Time, outcome prober.Outcome, reason prober.Reason, msg string) *prober.Record {
+// left, or it was lost with its worker. Its Sent is zero, so it adds no
+// schedule lag: any instant put there would be a guess, and one before the
+// scheduled time (a credit goes to its worker ahead of it) a negative lag.
+func unsent(req *prober.Request, outcome prober.Outcome, reason prober.Reason, msg string) *prober.Record {
 	return &prober.Record{
 		Seq:                req.Seq,
 		Scheduled:          req.Scheduled,
-		Sent:               sent,
 		FirstOutput:        -1,
 		InputTokens:        req.InputTokens,
 		PinnedOutputTokens: req.PinnedOutputTokens,
@@ -357,5 +415,5 @@ func unsent(req *prober.Request, sent time.Time, outcome prober.Outcome, reason 
 
 // unsent is the record of c if it does not come back from a worker.
 func (c *call) unsent(outcome prober.Outcome, reason prober.Reason, msg string) *prober.Record {
-	return unsent(c.req, c.entered, outcome, reason, msg)
+	return unsent(c.req, outcome, reason, msg)
 }

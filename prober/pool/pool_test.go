@@ -374,125 +374,6 @@ func value(typ dto.MetricType, m *dto.Metric) float64 {
 	return m.GetGauge().GetValue()
 }
 
-// TestKilledWorker kills a worker with requests in flight: they come back
-// once each as worker_lost, the other worker's requests are unaffected, and
-// the worker is replaced.
-func TestKilledWorker(t *testing.T) {
-	u := newUpstream(t)
-	p, logs := newPool(t, 2)
-	tg := u.target(t, nil)
-	const n = 10
-	reqs := make([]*prober.Request, n)
-	for i := range reqs {
-		reqs[i] = request(t, tg, uint64(i), "hold")
-	}
-	records := doAll(context.Background(), p, tg, reqs)
-	u.waitArrivals(t, n)
-
-	victim := current(p, 0)
-	held := victim.load()
-	if held == 0 || held == n {
-		t.Fatalf("worker 0 holds %d of %d requests; least-loaded dispatch should have spread them", held, n)
-	}
-	killed := time.Now()
-	if err := syscall.Kill(victim.pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	lost := map[uint64]bool{}
-	for range held {
-		r := <-records
-		if r.Outcome != prober.OutcomeError || r.Reason != prober.ReasonWorkerLost || r.Sent.Before(r.Scheduled) || r.Sent.After(killed) ||
-			!r.Scheduled.Equal(reqs[r.Seq].Scheduled) || !strings.Contains(r.Err, "signal: killed") {
-			t.Fatalf("record of a request on the killed worker: %+v", r)
-		}
-		lost[r.Seq] = true
-	}
-	u.releaseAll()
-	rest := collect(t, records, n-held)
-	for seq, r := range rest {
-		if lost[seq] || r.Outcome != prober.OutcomeOK {
-			t.Errorf("request %d on the surviving worker: %+v (lost before: %v)", seq, r, lost[seq])
-		}
-	}
-
-	eventually(t, 5*time.Second, "worker 0 was not replaced", func() bool {
-		w := current(p, 0)
-		return w != nil && w != victim
-	})
-	t.Logf("killed worker replaced in %s", time.Since(killed).Round(time.Millisecond))
-	if !processGone(victim.pid) {
-		t.Errorf("killed worker %d is still there", victim.pid)
-	}
-	if !strings.Contains(logs.String(), "lost_requests="+strconv.Itoa(held)) {
-		t.Errorf("the loss was not logged with its count")
-	}
-
-	after := make([]*prober.Request, n)
-	for i := range after {
-		after[i] = request(t, tg, uint64(n+i), "normal")
-	}
-	for _, r := range collect(t, doAll(context.Background(), p, tg, after), n) {
-		if r.Outcome != prober.OutcomeOK {
-			t.Errorf("after the restart: %+v", r)
-		}
-	}
-	if got := p.restarts.Load(); got != 1 {
-		t.Errorf("restarts = %d, want 1", got)
-	}
-}
-
-// TestStuckWorker stops a worker: with no heartbeat it is declared stuck,
-// killed and replaced, and its requests come back once as worker_lost. The
-// requests sent meanwhile fill its queue, and Do blocks.
-func TestStuckWorker(t *testing.T) {
-	u := newUpstream(t)
-	p, _ := newPool(t, 1)
-	tg := u.target(t, nil)
-	const held, more = 3, 1000
-	reqs := make([]*prober.Request, held)
-	for i := range reqs {
-		reqs[i] = request(t, tg, uint64(i), "hold")
-	}
-	records := doAll(context.Background(), p, tg, reqs)
-	u.waitArrivals(t, held)
-	victim := current(p, 0)
-	if err := syscall.Kill(victim.pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Kill(victim.pid, syscall.SIGKILL)
-	stopped := time.Now()
-
-	for i := range more {
-		req := request(t, tg, uint64(held+i), "normal")
-		go func() { records <- p.Do(context.Background(), tg, req) }()
-	}
-	eventually(t, stuckAfter, "the stopped worker's queue did not fill", func() bool {
-		return len(victim.queue) == queueSize
-	})
-
-	const n = held + more
-	for _, r := range collect(t, records, n) {
-		if r.Reason != prober.ReasonWorkerLost || !strings.Contains(r.Err, "stopped answering") {
-			t.Errorf("record: %+v", r)
-		}
-	}
-	// Silence is counted from the last heartbeat, which came up to one
-	// interval before the stop.
-	if d := time.Since(stopped); d < stuckAfter-heartbeatEvery {
-		t.Errorf("declared stuck %s after the stop, before the %s timeout less one %s heartbeat interval", d, stuckAfter, heartbeatEvery)
-	}
-	eventually(t, 5*time.Second, "the stuck worker was not replaced", func() bool {
-		w := current(p, 0)
-		return w != nil && w != victim
-	})
-	if !processGone(victim.pid) {
-		t.Errorf("the stuck worker %d was not killed", victim.pid)
-	}
-	if r := p.Do(context.Background(), tg, request(t, tg, n, "normal")); r.Outcome != prober.OutcomeOK {
-		t.Errorf("after the replacement: %+v", r)
-	}
-}
-
 func TestCancel(t *testing.T) {
 	u := newUpstream(t)
 	p, _ := newPool(t, 1)
@@ -507,7 +388,8 @@ func TestCancel(t *testing.T) {
 		t.Errorf("cancelled in flight: %+v", r)
 	}
 
-	if r := p.Do(ctx, tg, request(t, tg, 2, "normal")); r.Outcome != prober.OutcomeCancelled || r.Sent.Before(r.Scheduled) || r.Lag() > time.Second {
+	// Never sent, it has no send time, and so no schedule lag.
+	if r := p.Do(ctx, tg, request(t, tg, 2, "normal")); r.Outcome != prober.OutcomeCancelled || !r.Sent.IsZero() {
 		t.Errorf("cancelled before the call: %+v", r)
 	}
 	if r := p.Do(context.Background(), tg, request(t, tg, 3, "normal")); r.Outcome != prober.OutcomeOK {
@@ -614,7 +496,7 @@ func TestCrashLoop(t *testing.T) {
 func TestNewFails(t *testing.T) {
 	for _, tc := range []struct{ arg, want string }{
 		{"exit", "it exited before its hello; its last output: inferprobe: unknown command; try --help"},
-		{"other-version", "wire protocol version mismatch: the peer speaks version 3, this process version 2"},
+		{"other-version", "wire protocol version mismatch: the peer speaks version 4, this process version 3"},
 	} {
 		t.Run(tc.arg, func(t *testing.T) {
 			_, err := New(Options{Workers: 2, Args: []string{tc.arg}})

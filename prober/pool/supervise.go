@@ -64,17 +64,73 @@ func (p *Pool) run(s *slot, w *child) (healthy bool) {
 	return true
 }
 
-// up makes w the slot's worker, or shuts it down if the pool is stopping.
+// up makes w the slot's worker once it has built every target prepared for
+// (see Prepare), so that its first requests do not wait for a tokenizer to
+// load; or shuts it down if the pool is stopping. A target prepared for
+// meanwhile is seen by the check under p.mu, or else Prepare finds w in
+// service.
 func (p *Pool) up(s *slot, w *child) {
+	for {
+		p.mu.Lock()
+		if p.stopping {
+			close(w.stop)
+			p.mu.Unlock()
+			return
+		}
+		var waits []<-chan struct{}
+		for _, d := range p.targets {
+			if d.users > 0 && !w.holds(d) {
+				waits = append(waits, w.prepare(d))
+			}
+		}
+		if len(waits) == 0 {
+			s.current = w
+			p.signal()
+			p.mu.Unlock()
+			p.logger.Debug("worker up", "worker", s.index, "pid", w.pid)
+			return
+		}
+		p.mu.Unlock()
+		for _, ready := range waits {
+			select {
+			case <-ready:
+			case <-p.stopped:
+			case <-w.gone:
+				return
+			}
+		}
+	}
+}
+
+// isLate takes w out of service: its heartbeat is late. The requests it holds
+// whose credits were not written to it go to other workers at once; the
+// others stay, for it may be running them.
+func (p *Pool) isLate(w *child) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stopping {
-		close(w.stop)
+	w.late.Store(true)
+	close(w.lateNow)
+	p.mu.Unlock()
+	if w.silence() < lateAfter {
+		p.onTime(w) // it spoke meanwhile
 		return
 	}
-	s.current = w
+	back := w.giveBack(func(c *call) bool { return !c.written })
+	p.logger.Warn("worker's heartbeat is late; sending it no more requests until it answers",
+		"worker", w.slot, "pid", w.pid, "silent", w.silence().Round(time.Millisecond),
+		"given_back", back, "kept", w.load())
+}
+
+// onTime puts a late worker back in service: it spoke again.
+func (p *Pool) onTime(w *child) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !w.late.Load() {
+		return
+	}
+	w.late.Store(false)
+	w.lateNow = make(chan struct{})
 	p.signal()
-	p.logger.Debug("worker up", "worker", s.index, "pid", w.pid)
+	p.logger.Info("late worker answers again; back in service", "worker", w.slot, "pid", w.pid)
 }
 
 // down takes w out of service. It runs before w's calls are lost, so that no
@@ -89,13 +145,16 @@ func (p *Pool) down(w *child) {
 	p.exitedCPU += cpu
 }
 
-func (p *Pool) logExit(w *child, why string, lost int) {
+// logExit logs w's exit with the requests it lost and those it gave back,
+// never started, to other workers.
+func (p *Pool) logExit(w *child, why string, lost, back int) {
 	p.mu.Lock()
 	stopping := p.stopping
 	p.mu.Unlock()
 	switch {
 	case !stopping:
-		p.logger.Warn("worker lost; restarting it", "worker", w.slot, "pid", w.pid, "why", why, "lost_requests", lost)
+		p.logger.Warn("worker lost; restarting it", "worker", w.slot, "pid", w.pid, "why", why,
+			"lost_requests", lost, "given_back", back)
 	case lost > 0:
 		p.logger.Warn("worker lost while stopping", "worker", w.slot, "pid", w.pid, "why", why, "lost_requests", lost)
 	default:

@@ -65,7 +65,7 @@ func (d *Decoder) Next() (Type, error) {
 		}
 	}
 	d.typ = Type(hdr[4])
-	if d.typ < TypeHello || d.typ > TypeHeartbeat {
+	if d.typ < TypeHello || d.typ > TypeReady {
 		return 0, fmt.Errorf("unknown frame type %d", hdr[4])
 	}
 	return d.typ, nil
@@ -219,6 +219,16 @@ func (d *Decoder) Heartbeat() (Heartbeat, error) {
 	}
 	h := Heartbeat{InFlight: p.count(), CPU: p.duration(), SchedLatencyP99: p.duration()}
 	return h, p.done()
+}
+
+// Ready decodes a ready.
+func (d *Decoder) Ready() (Ready, error) {
+	p, err := d.payload(TypeReady)
+	if err != nil {
+		return Ready{}, err
+	}
+	r := Ready{Target: p.uvarint(), Err: p.string()}
+	return r, p.done()
 }
 
 // reasons are the known failure reasons, matched so that decoding one does

@@ -13,8 +13,9 @@ import (
 // Encoder writes frames. Frames are buffered until Flush. It is not safe for
 // concurrent use: each direction of a pipe has one writing goroutine.
 type Encoder struct {
-	w   *bufio.Writer
-	buf []byte // the frame being built, reused
+	w       *bufio.Writer
+	buf     []byte // the frame being built, reused
+	written int64  // bytes of the frames written so far, buffered or flushed
 }
 
 // NewEncoder returns an encoder that writes to w.
@@ -24,6 +25,10 @@ func NewEncoder(w io.Writer) *Encoder {
 
 // Flush writes the buffered frames.
 func (e *Encoder) Flush() error { return e.w.Flush() }
+
+// Written is the offset in the stream of the end of the last frame written:
+// a frame has reached the reader's side once that many bytes have.
+func (e *Encoder) Written() int64 { return e.written }
 
 // Hello writes a hello. The layout of a hello never changes, so that a peer
 // of any version can read the version in it.
@@ -109,6 +114,14 @@ func (e *Encoder) Record(id uint64, r *prober.Record) error {
 	return e.end()
 }
 
+// Ready writes a ready.
+func (e *Encoder) Ready(r Ready) error {
+	e.begin(TypeReady)
+	e.buf = binary.AppendUvarint(e.buf, r.Target)
+	e.buf = appendString(e.buf, r.Err)
+	return e.end()
+}
+
 // Heartbeat writes a heartbeat.
 func (e *Encoder) Heartbeat(h Heartbeat) error {
 	e.begin(TypeHeartbeat)
@@ -130,6 +143,9 @@ func (e *Encoder) end() error {
 	}
 	binary.BigEndian.PutUint32(e.buf, uint32(n))
 	_, err := e.w.Write(e.buf)
+	if err == nil {
+		e.written += int64(len(e.buf))
+	}
 	return err
 }
 

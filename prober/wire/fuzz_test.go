@@ -14,6 +14,7 @@ func FuzzDecode(f *testing.F) {
 	_ = enc.Hello(Hello{Version: Version, PID: 1})
 	_ = enc.Record(1, sampleRecord(3))
 	_ = enc.Heartbeat(Heartbeat{InFlight: 1, CPU: 1e9, SchedLatencyP99: 1e5})
+	_ = enc.Ready(Ready{Target: 2, Err: "cannot build"})
 	_ = enc.Flush()
 	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -36,6 +37,8 @@ func FuzzDecode(f *testing.F) {
 				_ = dec.Shutdown()
 			case TypeHeartbeat:
 				_, _ = dec.Heartbeat()
+			case TypeReady:
+				_, _ = dec.Ready()
 			case TypeRecord:
 				id, rec, err := dec.Record()
 				if err != nil {

@@ -25,9 +25,12 @@
 //	                   varint, output tokens varint, reasoning tokens varint, token source byte, pinned output
 //	                   tokens varint, outcome byte, reason str, HTTP status varint, error str
 //	7 heartbeat  up    in flight uvarint, process CPU uvarint ns, sched latency p99 uvarint ns
+//	8 ready      up    target id uvarint, error str (empty when the target was built)
 //
 // A credit's target must have been defined earlier on the same stream; a
-// definition replaces the one with the same name. Every credit gets exactly
+// definition replaces the one with the same name. The worker answers every
+// definition with a ready once it has built the target, so the parent can
+// wait for that before a probe's timeline starts. Every credit gets exactly
 // one record back, cancelled or not, unless the worker dies.
 package wire
 
@@ -41,7 +44,7 @@ import (
 )
 
 // Version is the protocol version; any change to a frame's layout bumps it.
-const Version = 2
+const Version = 3
 
 // MaxFrameSize bounds a frame (type byte and payload). It leaves room for
 // request bodies far larger than any prompt a model accepts, and bounds what
@@ -71,9 +74,10 @@ const (
 	TypeShutdown                  // down: cancel what runs, send its records, exit
 	TypeRecord                    // up: a credit's id and its prober.Record
 	TypeHeartbeat                 // up: Heartbeat
+	TypeReady                     // up: Ready
 )
 
-var typeNames = [...]string{"", "hello", "target", "credit", "cancel", "shutdown", "record", "heartbeat"}
+var typeNames = [...]string{"", "hello", "target", "credit", "cancel", "shutdown", "record", "heartbeat", "ready"}
 
 func (t Type) String() string {
 	if int(t) < len(typeNames) && t != 0 {
@@ -112,6 +116,13 @@ type Heartbeat struct {
 	// SchedLatencyP99 is the 99th percentile of the Go scheduling latency
 	// since the previous heartbeat.
 	SchedLatencyP99 time.Duration
+}
+
+// Ready says the worker has built a target from its definition, or why it
+// could not; its credits then come back as protocol errors.
+type Ready struct {
+	Target uint64
+	Err    string
 }
 
 func unixNano(t time.Time) int64 {

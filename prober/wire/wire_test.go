@@ -45,6 +45,7 @@ func TestRoundTrip(t *testing.T) {
 		Reason: prober.ReasonHTTP5xx, Status: 503, Err: "HTTP 503: overloaded"}
 	unknownReason := &prober.Record{FirstOutput: -1, Outcome: prober.OutcomeError, Reason: "some_new_reason"}
 	heartbeat := Heartbeat{InFlight: 17, CPU: 1234 * time.Millisecond, SchedLatencyP99: 85 * time.Microsecond}
+	ready, failedReady := Ready{Target: 7}, Ready{Target: 8, Err: "target qwen: tokenizer: no such file"}
 
 	var buf bytes.Buffer
 	enc := NewEncoder(&buf)
@@ -57,6 +58,8 @@ func TestRoundTrip(t *testing.T) {
 		enc.Record(6, failed),
 		enc.Record(8, unknownReason),
 		enc.Heartbeat(heartbeat),
+		enc.Ready(ready),
+		enc.Ready(failedReady),
 		enc.Shutdown(),
 		enc.Flush(),
 	} {
@@ -106,6 +109,12 @@ func TestRoundTrip(t *testing.T) {
 	next(TypeHeartbeat)
 	if h, err := dec.Heartbeat(); err != nil || h != heartbeat {
 		t.Errorf("Heartbeat = %+v, %v", h, err)
+	}
+	for _, want := range []Ready{ready, failedReady} {
+		next(TypeReady)
+		if r, err := dec.Ready(); err != nil || r != want {
+			t.Errorf("Ready = %+v, %v; want %+v", r, err, want)
+		}
 	}
 	next(TypeShutdown)
 	if err := dec.Shutdown(); err != nil {
@@ -159,7 +168,7 @@ func TestDecodeErrors(t *testing.T) {
 		is     error
 	}{
 		{"version mismatch", hello(Version + 1), helloErr,
-			"the peer speaks version 3, this process version 2; they are different inferprobe builds", ErrVersion},
+			"the peer speaks version 4, this process version 3; they are different inferprobe builds", ErrVersion},
 		{"not a worker", frame(TypeHello, []byte("HTTP/1.1 200 OK")), helloErr, "the peer is not an inferprobe worker", nil},
 		{"oversized frame", append(huge[:], 1), nil, "frame too large: 8388609 bytes, limit 8388608", ErrFrameTooLarge},
 		{"empty frame", []byte{0, 0, 0, 0}, nil, "empty frame", nil},
@@ -212,6 +221,41 @@ func TestEncodeTooLarge(t *testing.T) {
 	dec := NewDecoder(&buf)
 	if typ, err := dec.Next(); err != nil || typ != TypeCancel {
 		t.Fatalf("after a refused frame: %v, %v; want the next frame intact", typ, err)
+	}
+}
+
+// TestWritten checks that Written is the stream offset of the end of each
+// frame, counted whether or not it was flushed, and that a refused frame
+// does not count.
+func TestWritten(t *testing.T) {
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf)
+	var ends []int64
+	for i := range 3 {
+		if err := enc.Credit(&Credit{ID: uint64(i), Request: prober.Request{Body: bytes.Repeat([]byte("x"), 100*i)}}); err != nil {
+			t.Fatal(err)
+		}
+		ends = append(ends, enc.Written())
+	}
+	if err := enc.Credit(&Credit{ID: 9, Request: prober.Request{Body: make([]byte, MaxFrameSize)}}); !errors.Is(err, ErrFrameTooLarge) {
+		t.Fatalf("huge credit: %v", err)
+	}
+	if enc.Written() != ends[2] {
+		t.Errorf("a refused frame moved Written from %d to %d", ends[2], enc.Written())
+	}
+	_ = enc.Flush()
+	if int64(buf.Len()) != ends[2] {
+		t.Fatalf("flushed %d bytes, Written says %d", buf.Len(), ends[2])
+	}
+	// Each frame ends where Written said: decoding from that offset yields the next one.
+	for i, end := range ends[:2] {
+		dec := NewDecoder(bytes.NewReader(buf.Bytes()[end:]))
+		if _, err := dec.Next(); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := dec.Credit(); err != nil || c.ID != uint64(i+1) {
+			t.Errorf("frame at offset %d: %+v, %v; want credit %d", end, c, err, i+1)
+		}
 	}
 }
 
