@@ -151,8 +151,10 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 		readStream(c.now, t, body, rec)
 	}
 	if rec.Outcome == OutcomeError && ctx.Err() != nil {
-		// A read failed because we cut it: say why we cut it.
+		// A read failed because we cut it: say why, and end it when we gave
+		// up, not at the last byte that came before the silence.
 		rec.setReason(classify(ctx, ctx.Err(), rec.Reason))
+		rec.Duration = c.now().Sub(rec.Sent)
 	}
 	return rec
 }
