@@ -15,12 +15,16 @@ type Labels struct {
 
 func (l Labels) values() []string { return []string{l.Target, l.Model, l.Scenario, l.Phase} }
 
+func (l Labels) match() prometheus.Labels {
+	return prometheus.Labels{"target": l.Target, "model": l.Model, "scenario": l.Scenario, "phase": l.Phase}
+}
+
 var requestLabels = []string{"target", "model", "scenario", "phase"}
 
 // Requests holds the per-request metrics of docs/metrics.md (Request metrics).
 type Requests struct {
 	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag, capWait *prometheus.HistogramVec
-	requests, errors                                                         *prometheus.CounterVec
+	requests, errors, compressed                                             *prometheus.CounterVec
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          *prometheus.CounterVec
 	inFlight                                                                 *prometheus.GaugeVec
 	saturation                                                               *Saturation // fed every request's lag when set
@@ -51,12 +55,13 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		reasoningTotal: counter("reasoning_tokens_total", "Output tokens the server's usage counts as reasoning (completion_tokens_details.reasoning_tokens); part of output_tokens_total."),
 		good:           counter("good_requests_total", "Requests that succeeded and met every SLO of their scenario (goodput)."),
 		mismatches:     counter("output_length_mismatches_total", "Requests whose output length differed from the length the scenario pinned (min_tokens / ignore_eos)."),
+		compressed:     counter("compressed_responses_total", "Replies that came compressed although no compression was asked for (a server or proxy compressed them), by Content-Encoding; they are decoded.", "encoding"),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "in_flight_requests", Help: "Requests sent and not yet finished.",
 		}, requestLabels),
 	}
 	reg.MustRegister(r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait,
-		r.requests, r.errors, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches, r.inFlight)
+		r.requests, r.errors, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches, r.compressed, r.inFlight)
 	return r
 }
 
@@ -67,7 +72,7 @@ type Series struct {
 	ok, failed, cancelled                                                    prometheus.Counter
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          prometheus.Counter
 	inFlight                                                                 prometheus.Gauge
-	errors                                                                   *prometheus.CounterVec
+	errors, compressed                                                       *prometheus.CounterVec
 	slo                                                                      report.SLO
 	saturation                                                               *Saturation
 }
@@ -94,7 +99,8 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 		good:           r.good.WithLabelValues(v...),
 		mismatches:     r.mismatches.WithLabelValues(v...),
 		inFlight:       r.inFlight.WithLabelValues(v...),
-		errors:         r.errors.MustCurryWith(prometheus.Labels{"target": l.Target, "model": l.Model, "scenario": l.Scenario, "phase": l.Phase}),
+		errors:         r.errors.MustCurryWith(l.match()),
+		compressed:     r.compressed.MustCurryWith(l.match()),
 		slo:            slo,
 		saturation:     r.saturation,
 	}
@@ -104,11 +110,12 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 // Forget drops every series of one request stream, so a probe removed by a
 // reload stops being exported rather than going silently flat.
 func (r *Requests) Forget(l Labels) {
-	match := prometheus.Labels{"target": l.Target, "model": l.Model, "scenario": l.Scenario, "phase": l.Phase}
+	match := l.match()
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
 	}{r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait,
-		r.requests, r.errors, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches, r.inFlight} {
+		r.requests, r.errors, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches,
+		r.compressed, r.inFlight} {
 		v.DeletePartialMatch(match)
 	}
 }
@@ -127,6 +134,9 @@ func (s *Series) Observe(rec *prober.Record) {
 		}
 	}
 	s.capWait.Observe(c.CapWait.Seconds())
+	if c.Encoding != prober.EncodingIdentity {
+		s.compressed.WithLabelValues(c.Encoding.String()).Inc()
+	}
 	switch c.Outcome {
 	case prober.OutcomeOK:
 		s.ok.Inc()

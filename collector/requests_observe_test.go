@@ -83,7 +83,7 @@ func scenarioSamples(mfs []*dto.MetricFamily, scenario string) map[string]sample
 				switch lp.GetName() {
 				case "scenario":
 					match = lp.GetValue() == scenario
-				case "outcome", "reason":
+				case "outcome", "reason", "encoding":
 					extra = append(extra, lp.GetName()+"="+lp.GetValue())
 				}
 			}
@@ -209,6 +209,11 @@ func TestObserve(t *testing.T) {
 				"inferprobe_time_to_second_token_seconds":       {count: 1},
 				"inferprobe_inter_chunk_latency_seconds":        {count: 3},
 			}),
+		},
+		{
+			"compressed reply",
+			withRecord(func(r *prober.Record) { r.Encoding = prober.EncodingZstd }),
+			merge(okWant, map[string]sample{"inferprobe_compressed_responses_total{encoding=zstd}": {value: 1}}),
 		},
 		{
 			"reasoning tokens from usage",
@@ -541,6 +546,7 @@ func TestForget(t *testing.T) {
 			okRecord(),
 			withRecord(func(r *prober.Record) { r.Outcome, r.Reason = prober.OutcomeError, prober.ReasonStall }),
 			withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }),
+			withRecord(func(r *prober.Record) { r.Encoding = prober.EncodingGzip }),
 		} {
 			s.Started()
 			s.Observe(rec)
@@ -557,8 +563,8 @@ func TestForget(t *testing.T) {
 		return a, b
 	}
 	beforeA, beforeB := families()
-	// Every request family: 10 histograms, 3 outcomes, 1 reason, 5 counters, 1 gauge.
-	if len(beforeA) != 20 || !maps.Equal(beforeA, beforeB) {
+	// Every request family: 10 histograms, 3 outcomes, 1 reason, 5 counters, 1 encoding, 1 gauge.
+	if len(beforeA) != 21 || !maps.Equal(beforeA, beforeB) {
 		t.Fatalf("before Forget: a has %d series %v, b has %v", len(beforeA), slices.Sorted(maps.Keys(beforeA)), slices.Sorted(maps.Keys(beforeB)))
 	}
 

@@ -50,8 +50,8 @@ func (c *Client) httpClient(t *Target) *http.Client {
 		// is given; a non-nil empty TLSNextProto turns it off.
 		ForceAttemptHTTP2: t.conn.h2,
 		DisableKeepAlives: !t.conn.reuse,
-		// Compressed event streams are buffered by compressors, which would
-		// distort chunk timing; ask for identity.
+		// Compressors buffer, which would distort chunk timing: ask for
+		// identity (a compressed reply is still decoded: decodeBody).
 		DisableCompression: true,
 	}
 	if !t.conn.h2 {
@@ -94,13 +94,74 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
+	resp := c.send(ctx, t, req, rec)
+	if resp == nil {
+		return rec
+	}
+	defer resp.Body.Close()
+	rec.Status = resp.StatusCode
+	what := streamSSE
+	if t.stream {
+		what = eventStreamType(resp.Header)
+	}
+	enc, encErr := contentEncoding(resp.Header)
+	rec.Encoding = enc
+
+	body, now := io.Reader(resp.Body), c.now
+	if resp.StatusCode == http.StatusOK && what == streamSSE && t.stream && t.stallTimeout > 0 {
+		stall := time.AfterFunc(t.stallTimeout, func() { cancel(errStall) })
+		defer stall.Stop()
+		body = &stallReader{r: body, timer: stall, d: t.stallTimeout}
+	}
+	if encErr == nil && enc != EncodingIdentity {
+		// Events are stamped at the read that delivered their compressed
+		// bytes, not when the decoder got round to them.
+		arrived := &arrivalReader{r: body, now: c.now}
+		body, now = decodeBody(enc, arrived), arrived.stamp
+		defer releaseDecoder(body)
+	}
+
+	if resp.StatusCode != http.StatusOK {
+		snippet, _ := io.ReadAll(io.LimitReader(body, 512))
+		rec.Duration = c.now().Sub(rec.Sent)
+		rec.fail(statusReason(resp.StatusCode), resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(snippet)))
+		return rec
+	}
+	switch {
+	case encErr != nil:
+		rec.Duration = c.now().Sub(rec.Sent)
+		rec.fail(ReasonProtocol, 0, encErr)
+		return rec
+	case !t.stream:
+		readResponse(now, t, body, rec)
+	case what == streamJSON:
+		readUnstreamed(now, t, body, rec)
+	case what != streamSSE:
+		rec.Duration = c.now().Sub(rec.Sent)
+		rec.fail(ReasonProtocol, 0, fmt.Errorf("streaming reply is not an event stream: %s", what))
+		return rec
+	default:
+		readStream(now, t, body, rec)
+	}
+	if rec.Outcome == OutcomeError && ctx.Err() != nil {
+		// A read failed because we cut it: say why, and end it when we gave
+		// up, not at the last byte that came before the silence.
+		rec.setReason(classify(ctx, ctx.Err(), rec.Reason))
+		rec.Duration = c.now().Sub(rec.Sent)
+	}
+	return rec
+}
+
+// send writes req to t and returns the response, or nil with the failure
+// recorded in rec.
+func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record) *http.Response {
 	// The time origin: just before the request is written to the connection,
 	// so connection setup is not billed to the server's TTFT.
 	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { rec.Sent = c.now() }}
 	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, t.url, bytes.NewReader(req.Body))
 	if err != nil {
 		rec.fail(ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
-		return rec
+		return nil
 	}
 	hreq.Header = t.header.Clone()
 	if req.Session != "" {
@@ -116,47 +177,9 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 	if err != nil {
 		rec.Duration = c.now().Sub(rec.Sent)
 		rec.fail(classify(ctx, err, ReasonConnect), 0, err)
-		return rec
+		return nil
 	}
-	defer resp.Body.Close()
-	rec.Status = resp.StatusCode
-
-	if resp.StatusCode != http.StatusOK {
-		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		rec.Duration = c.now().Sub(rec.Sent)
-		rec.fail(statusReason(resp.StatusCode), resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(snippet)))
-		return rec
-	}
-
-	what := streamSSE
-	if t.stream {
-		what = eventStreamType(resp.Header)
-	}
-	body := io.Reader(resp.Body)
-	switch {
-	case !t.stream:
-		readResponse(c.now, t, body, rec)
-	case what == streamJSON:
-		readUnstreamed(c.now, t, body, rec)
-	case what != streamSSE:
-		rec.Duration = c.now().Sub(rec.Sent)
-		rec.fail(ReasonProtocol, 0, fmt.Errorf("streaming reply is not an event stream: %s", what))
-		return rec
-	default:
-		if t.stallTimeout > 0 {
-			stall := time.AfterFunc(t.stallTimeout, func() { cancel(errStall) })
-			defer stall.Stop()
-			body = &stallReader{r: body, timer: stall, d: t.stallTimeout}
-		}
-		readStream(c.now, t, body, rec)
-	}
-	if rec.Outcome == OutcomeError && ctx.Err() != nil {
-		// A read failed because we cut it: say why, and end it when we gave
-		// up, not at the last byte that came before the silence.
-		rec.setReason(classify(ctx, ctx.Err(), rec.Reason))
-		rec.Duration = c.now().Sub(rec.Sent)
-	}
-	return rec
+	return resp
 }
 
 // maxLead is how far ahead of its scheduled time a request may reach Do and
@@ -263,11 +286,8 @@ const (
 // as an event stream (streamSSE), is a single JSON body (streamJSON), or is
 // something else, which it describes. Content types that servers send by
 // mistake for an event stream (none, text/plain, octet-stream) are read as
-// one; a compressed body is not, since we never ask for compression.
+// one.
 func eventStreamType(h http.Header) string {
-	if enc := h.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		return "Content-Encoding " + enc + " (compression was not asked for)"
-	}
 	ct := h.Get("Content-Type")
 	if ct == "" {
 		return streamSSE

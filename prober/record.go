@@ -93,6 +93,10 @@ type Record struct {
 	// ignore_eos or min_tokens == max_tokens; 0 when not pinned.
 	PinnedOutputTokens int
 
+	// Encoding is the reply's Content-Encoding: identity unless a server
+	// or proxy compressed it unasked (it is decoded).
+	Encoding Encoding
+
 	Outcome Outcome
 	Reason  Reason
 	// Status is the HTTP status code, 0 when no response arrived.

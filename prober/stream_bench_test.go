@@ -102,3 +102,31 @@ func BenchmarkDoStream(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens), "ns/chunk")
 }
+
+// BenchmarkReadStreamCompressed is BenchmarkReadStream for a reply a proxy
+// compressed, flushing per event: decoding on top of the parsing, decoder
+// setup included (the plain path above does none of it).
+func BenchmarkReadStreamCompressed(b *testing.B) {
+	const tokens = 64
+	for _, c := range compressors {
+		if c.members {
+			continue
+		}
+		b.Run(c.name, func(b *testing.B) {
+			r := &eventReader{events: c.compress(b, vllmStream(tokens))}
+			b.ReportAllocs()
+			for b.Loop() {
+				r.i = 0
+				arrived := &arrivalReader{r: r, now: time.Now}
+				body := decodeBody(c.enc, arrived)
+				rec := &Record{FirstOutput: -1, Sent: time.Now(), Chunks: make([]time.Duration, 0, tokens+1)}
+				readStream(arrived.stamp, chatTarget, body, rec)
+				releaseDecoder(body)
+				if rec.Outcome != OutcomeOK || len(rec.Chunks) != tokens {
+					b.Fatalf("stream not read whole: %+v", rec)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens), "ns/chunk")
+		})
+	}
+}

@@ -101,6 +101,7 @@ func (e *Encoder) Record(id uint64, r *prober.Record) error {
 	b = binary.AppendVarint(b, int64(r.ReasoningTokens))
 	b = append(b, byte(r.TokenSource))
 	b = binary.AppendVarint(b, int64(r.PinnedOutputTokens))
+	b = append(b, byte(r.Encoding))
 	b = append(b, byte(r.Outcome))
 	b = appendString(b, string(r.Reason))
 	b = binary.AppendVarint(b, int64(r.Status))
