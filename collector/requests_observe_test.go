@@ -211,6 +211,22 @@ func TestObserve(t *testing.T) {
 			}),
 		},
 		{
+			"sent again after a stale keep-alive connection",
+			withRecord(func(r *prober.Record) { r.ConnRetried = true }),
+			merge(okWant, map[string]sample{"inferprobe_connection_retries_total": {value: 1}}),
+		},
+		{
+			// A retry happened whatever became of the request.
+			"cancelled after a retry",
+			withRecord(func(r *prober.Record) { r.ConnRetried, r.Outcome = true, prober.OutcomeCancelled }),
+			map[string]sample{
+				"inferprobe_requests_total{outcome=cancelled}": {value: 1},
+				"inferprobe_connection_retries_total":          {value: 1},
+				"inferprobe_schedule_lag_seconds":              lag,
+				"inferprobe_concurrency_wait_seconds":          capWait,
+			},
+		},
+		{
 			"compressed reply",
 			withRecord(func(r *prober.Record) { r.Encoding = prober.EncodingZstd }),
 			merge(okWant, map[string]sample{"inferprobe_compressed_responses_total{encoding=zstd}": {value: 1}}),
@@ -563,8 +579,8 @@ func TestForget(t *testing.T) {
 		return a, b
 	}
 	beforeA, beforeB := families()
-	// Every request family: 10 histograms, 3 outcomes, 1 reason, 5 counters, 1 encoding, 1 gauge.
-	if len(beforeA) != 21 || !maps.Equal(beforeA, beforeB) {
+	// Every request family: 10 histograms, 3 outcomes, 1 reason, 6 counters, 1 encoding, 1 gauge.
+	if len(beforeA) != 22 || !maps.Equal(beforeA, beforeB) {
 		t.Fatalf("before Forget: a has %d series %v, b has %v", len(beforeA), slices.Sorted(maps.Keys(beforeA)), slices.Sorted(maps.Keys(beforeB)))
 	}
 

@@ -19,6 +19,8 @@ import (
 // Client sends requests and times their responses. It is safe for concurrent use.
 type Client struct {
 	now func() time.Time
+	// dial opens the connections, which the transports track (conn.go).
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu      sync.Mutex
 	clients map[connKey]*http.Client // one transport per connection policy
@@ -26,39 +28,53 @@ type Client struct {
 
 // NewClient returns a client with connection reuse sized for many concurrent streams.
 func NewClient() *Client {
-	return &Client{now: time.Now, clients: map[connKey]*http.Client{}}
+	return &Client{
+		now:     time.Now,
+		dial:    (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		clients: map[connKey]*http.Client{},
+	}
 }
 
 // httpClient returns the client for t's connection policy (TLS, HTTP/2,
 // reuse), made on first use; targets with the same policy share it, and so
 // their idle connections.
-func (c *Client) httpClient(t *Target) *http.Client {
+func (c *Client) httpClient(t *Target) *http.Client { return c.clientFor(t.conn, t.tls) }
+
+// freshClient is t's policy without reuse: a request sent again after a
+// stale connection goes out on a connection of its own.
+func (c *Client) freshClient(t *Target) *http.Client {
+	key := t.conn
+	key.reuse = false
+	return c.clientFor(key, t.tls)
+}
+
+func (c *Client) clientFor(key connKey, tlsConfig *tls.Config) *http.Client {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if hc, ok := c.clients[t.conn]; ok {
+	if hc, ok := c.clients[key]; ok {
 		return hc
 	}
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         dialTracked(c.dial),
 		TLSHandshakeTimeout: 10 * time.Second,
-		TLSClientConfig:     t.tls,
+		TLSClientConfig:     tlsConfig,
 		MaxIdleConns:        4096,
 		MaxIdleConnsPerHost: 4096,
 		IdleConnTimeout:     90 * time.Second,
 		// Go negotiates HTTP/2 over TLS only when asked to once a TLS config
 		// is given; a non-nil empty TLSNextProto turns it off.
-		ForceAttemptHTTP2: t.conn.h2,
-		DisableKeepAlives: !t.conn.reuse,
+		ForceAttemptHTTP2: key.h2,
+		DisableKeepAlives: !key.reuse,
 		// Compressors buffer, which would distort chunk timing: ask for
 		// identity (a compressed reply is still decoded: decodeBody).
 		DisableCompression: true,
 	}
-	if !t.conn.h2 {
+	if !key.h2 {
 		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	}
 	hc := &http.Client{Transport: tr, CheckRedirect: noRedirect}
-	c.clients[t.conn] = hc
+	c.clients[key] = hc
 	return hc
 }
 
@@ -153,33 +169,53 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 }
 
 // send writes req to t and returns the response, or nil with the failure
-// recorded in rec.
+// recorded in rec. A first attempt that provably never reached the server
+// (a stale keep-alive connection: see conn.go) is sent again, once, on a
+// fresh connection, and the record says so.
 func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record) *http.Response {
+	var conn reuse
 	// The time origin: just before the request is written to the connection,
 	// so connection setup is not billed to the server's TTFT.
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { rec.Sent = c.now() }}
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, t.url, bytes.NewReader(req.Body))
-	if err != nil {
-		rec.fail(ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
-		return nil
-	}
-	hreq.Header = t.header.Clone()
-	if req.Session != "" {
-		hreq.Header.Set(t.sessionHeader, req.Session)
-	}
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		conn.note(info)
+		rec.Sent = c.now()
+	}}
+	ctx = httptrace.WithClientTrace(ctx, trace)
+	hc := c.httpClient(t)
+	for {
+		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(req.Body))
+		if err != nil {
+			rec.fail(ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
+			return nil
+		}
+		// Without GetBody the transport never resends the request itself:
+		// every resend is ours, proven safe, and counted.
+		hreq.GetBody = nil
+		hreq.Header = t.header.Clone()
+		if req.Session != "" {
+			hreq.Header.Set(t.sessionHeader, req.Session)
+		}
 
-	attempt := c.now()
-	resp, err := c.httpClient(t).Do(hreq)
-	if rec.Sent.IsZero() {
-		// No connection was had: the attempt began when we asked for one.
-		rec.Sent = attempt
+		rec.Sent = time.Time{}
+		attempt := c.now()
+		resp, err := hc.Do(hreq)
+		if rec.Sent.IsZero() {
+			// No connection was had: the attempt began when we asked for one.
+			rec.Sent = attempt
+		}
+		if err == nil {
+			return resp
+		}
+		if rec.ConnRetried || ctx.Err() != nil || !conn.neverReached(err) {
+			if conn.conn != nil && ctx.Err() == nil {
+				err = fmt.Errorf("%w (the server closed a kept-alive connection as this request went out on it; not sent again, as it may have been received: for a server that closes after each response, set keep_alive: false, or bench --no-keep-alive)", err)
+			}
+			rec.Duration = c.now().Sub(rec.Sent)
+			rec.fail(classify(ctx, err, ReasonConnect), 0, err)
+			return nil
+		}
+		rec.ConnRetried, hc = true, c.freshClient(t)
 	}
-	if err != nil {
-		rec.Duration = c.now().Sub(rec.Sent)
-		rec.fail(classify(ctx, err, ReasonConnect), 0, err)
-		return nil
-	}
-	return resp
 }
 
 // maxLead is how far ahead of its scheduled time a request may reach Do and

@@ -107,6 +107,10 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 	b.set(benchTarget+".stream", "--streaming")
 	b.set(benchTarget+".timeout", "--request-timeout-seconds")
 	b.set(benchTarget+".stall_timeout", "--stall-timeout-seconds")
+	if *f.set["keep-alive"] {
+		t.KeepAlive = &f.keepAlive
+		b.set(benchTarget+".keep_alive", "--keep-alive")
+	}
 	b.set(benchProbe+".target", "--model")
 	if f.apiKey != "" {
 		if err := os.Setenv(apiKeyEnv, f.apiKey); err != nil {

@@ -161,6 +161,25 @@ func TestBenchStallTimeout(t *testing.T) {
 	}
 }
 
+// TestBenchKeepAlive: --[no-]keep-alive is the target's keep_alive.
+func TestBenchKeepAlive(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{{nil, true}, {[]string{"--keep-alive"}, true}, {[]string{"--no-keep-alive"}, false}} {
+		sc, err := parseBench(t, append([]string{"--model", "m"}, tc.args...)...).scenario()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := scenarios.Check(sc.cfg, "bench", sc.written); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if got := sc.cfg.Targets["bench"].KeepsAlive(); got != tc.want {
+			t.Errorf("%v: keep-alive %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}
+
 func TestBenchTokenizer(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tokenizer.json")
 	if err := os.WriteFile(file, []byte("{}"), 0o644); err != nil {

@@ -23,8 +23,8 @@
 //	                   varint ns deltas (the first from 0), first output varint,
 //	                   first chunk tokens varint, duration varint ns, input tokens
 //	                   varint, output tokens varint, reasoning tokens varint, token source byte, pinned output
-//	                   tokens varint, content encoding byte, outcome byte, reason str, HTTP
-//	                   status varint, error str
+//	                   tokens varint, content encoding byte, connection retried byte (0 or 1),
+//	                   outcome byte, reason str, HTTP status varint, error str
 //	7 heartbeat  up    in flight uvarint, process CPU uvarint ns, sched latency p99 uvarint ns
 //
 // A credit's target must have been defined earlier on the same stream; a
@@ -42,7 +42,7 @@ import (
 )
 
 // Version is the protocol version; any change to a frame's layout bumps it.
-const Version = 3
+const Version = 4
 
 // MaxFrameSize bounds a frame (type byte and payload). It leaves room for
 // request bodies far larger than any prompt a model accepts, and bounds what
