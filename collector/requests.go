@@ -15,13 +15,18 @@ type Labels struct {
 
 func (l Labels) values() []string { return []string{l.Target, l.Model, l.Scenario, l.Phase} }
 
+func (l Labels) match() prometheus.Labels {
+	return prometheus.Labels{"target": l.Target, "model": l.Model, "scenario": l.Scenario, "phase": l.Phase}
+}
+
 var requestLabels = []string{"target", "model", "scenario", "phase"}
 
 // Requests holds the per-request metrics of docs/metrics.md (Request metrics).
 type Requests struct {
 	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag, capWait *prometheus.HistogramVec
-	requests, errors, tokenSources                                           *prometheus.CounterVec
+	requests, errors, tokenSources, compressed                               *prometheus.CounterVec
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          *prometheus.CounterVec
+	connRetries                                                              *prometheus.CounterVec
 	inFlight                                                                 *prometheus.GaugeVec
 	saturation                                                               *Saturation // fed every request's lag when set
 }
@@ -52,12 +57,15 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		reasoningTotal: counter("reasoning_tokens_total", "Output tokens the server's usage counts as reasoning (completion_tokens_details.reasoning_tokens); part of output_tokens_total."),
 		good:           counter("good_requests_total", "Requests that succeeded and met every SLO of their scenario (goodput)."),
 		mismatches:     counter("output_length_mismatches_total", "Requests whose output length differed from the length the scenario pinned (min_tokens / ignore_eos)."),
+		connRetries:    counter("connection_retries_total", "Requests sent again on a fresh connection because their first attempt, on a reused connection the server had already closed, provably never reached it."),
+		compressed:     counter("compressed_responses_total", "Replies that came compressed although no compression was asked for (a server or proxy compressed them), by Content-Encoding; they are decoded.", "encoding"),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "in_flight_requests", Help: "Requests sent and not yet finished.",
 		}, requestLabels),
 	}
 	reg.MustRegister(r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait,
-		r.requests, r.errors, r.tokenSources, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches, r.inFlight)
+		r.requests, r.errors, r.tokenSources, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches,
+		r.connRetries, r.compressed, r.inFlight)
 	return r
 }
 
@@ -67,8 +75,9 @@ type Series struct {
 	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag, capWait prometheus.Observer
 	ok, failed, cancelled                                                    prometheus.Counter
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          prometheus.Counter
+	connRetries                                                              prometheus.Counter
 	inFlight                                                                 prometheus.Gauge
-	errors                                                                   *prometheus.CounterVec
+	errors, compressed                                                       *prometheus.CounterVec
 	tokenSources                                                             [prober.NumTokenSources]prometheus.Counter // by prober.TokenSource
 	slo                                                                      report.SLO
 	saturation                                                               *Saturation
@@ -95,8 +104,10 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 		reasoningTotal: r.reasoningTotal.WithLabelValues(v...),
 		good:           r.good.WithLabelValues(v...),
 		mismatches:     r.mismatches.WithLabelValues(v...),
+		connRetries:    r.connRetries.WithLabelValues(v...),
 		inFlight:       r.inFlight.WithLabelValues(v...),
-		errors:         r.errors.MustCurryWith(prometheus.Labels{"target": l.Target, "model": l.Model, "scenario": l.Scenario, "phase": l.Phase}),
+		errors:         r.errors.MustCurryWith(l.match()),
+		compressed:     r.compressed.MustCurryWith(l.match()),
 		slo:            slo,
 		saturation:     r.saturation,
 	}
@@ -111,11 +122,12 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 // Forget drops every series of one request stream, so a probe removed by a
 // reload stops being exported rather than going silently flat.
 func (r *Requests) Forget(l Labels) {
-	match := prometheus.Labels{"target": l.Target, "model": l.Model, "scenario": l.Scenario, "phase": l.Phase}
+	match := l.match()
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
 	}{r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait,
-		r.requests, r.errors, r.tokenSources, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches, r.inFlight} {
+		r.requests, r.errors, r.tokenSources, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches,
+		r.connRetries, r.compressed, r.inFlight} {
 		v.DeletePartialMatch(match)
 	}
 }
@@ -134,6 +146,12 @@ func (s *Series) Observe(rec *prober.Record) {
 		}
 	}
 	s.capWait.Observe(c.CapWait.Seconds())
+	if c.ConnRetried {
+		s.connRetries.Inc()
+	}
+	if c.Encoding != prober.EncodingIdentity {
+		s.compressed.WithLabelValues(c.Encoding.String()).Inc()
+	}
 	switch c.Outcome {
 	case prober.OutcomeOK:
 		s.ok.Inc()

@@ -83,7 +83,7 @@ func scenarioSamples(mfs []*dto.MetricFamily, scenario string) map[string]sample
 				switch lp.GetName() {
 				case "scenario":
 					match = lp.GetValue() == scenario
-				case "outcome", "reason", "token_source":
+				case "outcome", "reason", "token_source", "encoding":
 					extra = append(extra, lp.GetName()+"="+lp.GetValue())
 				}
 			}
@@ -210,6 +210,27 @@ func TestObserve(t *testing.T) {
 				"inferprobe_time_to_second_token_seconds":       {count: 1},
 				"inferprobe_inter_chunk_latency_seconds":        {count: 3},
 			}),
+		},
+		{
+			"sent again after a stale keep-alive connection",
+			withRecord(func(r *prober.Record) { r.ConnRetried = true }),
+			merge(okWant, map[string]sample{"inferprobe_connection_retries_total": {value: 1}}),
+		},
+		{
+			// A retry happened whatever became of the request.
+			"cancelled after a retry",
+			withRecord(func(r *prober.Record) { r.ConnRetried, r.Outcome = true, prober.OutcomeCancelled }),
+			map[string]sample{
+				"inferprobe_requests_total{outcome=cancelled}": {value: 1},
+				"inferprobe_connection_retries_total":          {value: 1},
+				"inferprobe_schedule_lag_seconds":              lag,
+				"inferprobe_concurrency_wait_seconds":          capWait,
+			},
+		},
+		{
+			"compressed reply",
+			withRecord(func(r *prober.Record) { r.Encoding = prober.EncodingZstd }),
+			merge(okWant, map[string]sample{"inferprobe_compressed_responses_total{encoding=zstd}": {value: 1}}),
 		},
 		{
 			"reasoning tokens from usage",
@@ -558,6 +579,7 @@ func TestForget(t *testing.T) {
 			okRecord(),
 			withRecord(func(r *prober.Record) { r.Outcome, r.Reason = prober.OutcomeError, prober.ReasonStall }),
 			withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }),
+			withRecord(func(r *prober.Record) { r.Encoding = prober.EncodingGzip }),
 		} {
 			s.Started()
 			s.Observe(rec)
@@ -575,8 +597,8 @@ func TestForget(t *testing.T) {
 	}
 	beforeA, beforeB := families()
 	// Every request family: 10 histograms, 3 outcomes, 1 reason, 3 token
-	// sources, 5 counters, 1 gauge.
-	if len(beforeA) != 23 || !maps.Equal(beforeA, beforeB) {
+	// sources, 6 counters, 1 encoding, 1 gauge.
+	if len(beforeA) != 25 || !maps.Equal(beforeA, beforeB) {
 		t.Fatalf("before Forget: a has %d series %v, b has %v", len(beforeA), slices.Sorted(maps.Keys(beforeA)), slices.Sorted(maps.Keys(beforeB)))
 	}
 

@@ -19,6 +19,8 @@ import (
 // Client sends requests and times their responses. It is safe for concurrent use.
 type Client struct {
 	now func() time.Time
+	// dial opens the connections, which the transports track (conn.go).
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu      sync.Mutex
 	clients map[connKey]*http.Client // one transport per connection policy
@@ -26,39 +28,53 @@ type Client struct {
 
 // NewClient returns a client with connection reuse sized for many concurrent streams.
 func NewClient() *Client {
-	return &Client{now: time.Now, clients: map[connKey]*http.Client{}}
+	return &Client{
+		now:     time.Now,
+		dial:    (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		clients: map[connKey]*http.Client{},
+	}
 }
 
 // httpClient returns the client for t's connection policy (TLS, HTTP/2,
 // reuse), made on first use; targets with the same policy share it, and so
 // their idle connections.
-func (c *Client) httpClient(t *Target) *http.Client {
+func (c *Client) httpClient(t *Target) *http.Client { return c.clientFor(t.conn, t.tls) }
+
+// freshClient is t's policy without reuse: a request sent again after a
+// stale connection goes out on a connection of its own.
+func (c *Client) freshClient(t *Target) *http.Client {
+	key := t.conn
+	key.reuse = false
+	return c.clientFor(key, t.tls)
+}
+
+func (c *Client) clientFor(key connKey, tlsConfig *tls.Config) *http.Client {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if hc, ok := c.clients[t.conn]; ok {
+	if hc, ok := c.clients[key]; ok {
 		return hc
 	}
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         dialTracked(c.dial),
 		TLSHandshakeTimeout: 10 * time.Second,
-		TLSClientConfig:     t.tls,
+		TLSClientConfig:     tlsConfig,
 		MaxIdleConns:        4096,
 		MaxIdleConnsPerHost: 4096,
 		IdleConnTimeout:     90 * time.Second,
 		// Go negotiates HTTP/2 over TLS only when asked to once a TLS config
 		// is given; a non-nil empty TLSNextProto turns it off.
-		ForceAttemptHTTP2: t.conn.h2,
-		DisableKeepAlives: !t.conn.reuse,
-		// Compressed event streams are buffered by compressors, which would
-		// distort chunk timing; ask for identity.
+		ForceAttemptHTTP2: key.h2,
+		DisableKeepAlives: !key.reuse,
+		// Compressors buffer, which would distort chunk timing: ask for
+		// identity (a compressed reply is still decoded: decodeBody).
 		DisableCompression: true,
 	}
-	if !t.conn.h2 {
+	if !key.h2 {
 		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	}
 	hc := &http.Client{Transport: tr, CheckRedirect: noRedirect}
-	c.clients[t.conn] = hc
+	c.clients[key] = hc
 	return hc
 }
 
@@ -95,67 +111,112 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
-	// The time origin: just before the request is written to the connection,
-	// so connection setup is not billed to the server's TTFT.
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { rec.Sent = c.now() }}
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, t.url, bytes.NewReader(req.Body))
-	if err != nil {
-		rec.fail(ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
-		return rec
-	}
-	hreq.Header = t.header.Clone()
-	if req.Session != "" {
-		hreq.Header.Set(t.sessionHeader, req.Session)
-	}
-
-	attempt := c.now()
-	resp, err := c.httpClient(t).Do(hreq)
-	if rec.Sent.IsZero() {
-		// No connection was had: the attempt began when we asked for one.
-		rec.Sent = attempt
-	}
-	if err != nil {
-		rec.Duration = c.now().Sub(rec.Sent)
-		rec.fail(classify(ctx, err, ReasonConnect), 0, err)
+	resp := c.send(ctx, t, req, rec)
+	if resp == nil {
 		return rec
 	}
 	defer resp.Body.Close()
 	rec.Status = resp.StatusCode
-
-	if resp.StatusCode != http.StatusOK {
-		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		rec.Duration = c.now().Sub(rec.Sent)
-		rec.fail(statusReason(resp.StatusCode), resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(snippet)))
-		return rec
-	}
-
 	what := streamSSE
 	if t.stream {
 		what = eventStreamType(resp.Header)
 	}
-	body := io.Reader(resp.Body)
+	enc, encErr := contentEncoding(resp.Header)
+	rec.Encoding = enc
+
+	body, now := io.Reader(resp.Body), c.now
+	if resp.StatusCode == http.StatusOK && what == streamSSE && t.stream && t.stallTimeout > 0 {
+		stall := time.AfterFunc(t.stallTimeout, func() { cancel(errStall) })
+		defer stall.Stop()
+		body = &stallReader{r: body, timer: stall, d: t.stallTimeout}
+	}
+	if encErr == nil && enc != EncodingIdentity {
+		// Events are stamped at the read that delivered their compressed
+		// bytes, not when the decoder got round to them.
+		arrived := &arrivalReader{r: body, now: c.now}
+		body, now = decodeBody(enc, arrived), arrived.stamp
+		defer releaseDecoder(body)
+	}
+
+	if resp.StatusCode != http.StatusOK {
+		snippet, _ := io.ReadAll(io.LimitReader(body, 512))
+		rec.Duration = c.now().Sub(rec.Sent)
+		rec.fail(statusReason(resp.StatusCode), resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(snippet)))
+		return rec
+	}
 	switch {
+	case encErr != nil:
+		rec.Duration = c.now().Sub(rec.Sent)
+		rec.fail(ReasonProtocol, 0, encErr)
+		return rec
 	case !t.stream:
-		readResponse(c.now, t, body, rec)
+		readResponse(now, t, body, rec)
 	case what == streamJSON:
-		readUnstreamed(c.now, t, body, rec)
+		readUnstreamed(now, t, body, rec)
 	case what != streamSSE:
 		rec.Duration = c.now().Sub(rec.Sent)
 		rec.fail(ReasonProtocol, 0, fmt.Errorf("streaming reply is not an event stream: %s", what))
 		return rec
 	default:
-		if t.stallTimeout > 0 {
-			stall := time.AfterFunc(t.stallTimeout, func() { cancel(errStall) })
-			defer stall.Stop()
-			body = &stallReader{r: body, timer: stall, d: t.stallTimeout}
-		}
-		readStream(c.now, t, body, rec)
+		readStream(now, t, body, rec)
 	}
 	if rec.Outcome == OutcomeError && ctx.Err() != nil {
-		// A read failed because we cut it: say why we cut it.
+		// A read failed because we cut it: say why, and end it when we gave
+		// up, not at the last byte that came before the silence.
 		rec.setReason(classify(ctx, ctx.Err(), rec.Reason))
+		rec.Duration = c.now().Sub(rec.Sent)
 	}
 	return rec
+}
+
+// send writes req to t and returns the response, or nil with the failure
+// recorded in rec. A first attempt that provably never reached the server
+// (a stale keep-alive connection: see conn.go) is sent again, once, on a
+// fresh connection, and the record says so.
+func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record) *http.Response {
+	var conn reuse
+	// The time origin: just before the request is written to the connection,
+	// so connection setup is not billed to the server's TTFT.
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		conn.note(info)
+		rec.Sent = c.now()
+	}}
+	ctx = httptrace.WithClientTrace(ctx, trace)
+	hc := c.httpClient(t)
+	for {
+		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(req.Body))
+		if err != nil {
+			rec.fail(ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
+			return nil
+		}
+		// Without GetBody the transport never resends the request itself:
+		// every resend is ours, proven safe, and counted.
+		hreq.GetBody = nil
+		hreq.Header = t.header.Clone()
+		if req.Session != "" {
+			hreq.Header.Set(t.sessionHeader, req.Session)
+		}
+
+		rec.Sent = time.Time{}
+		attempt := c.now()
+		resp, err := hc.Do(hreq)
+		if rec.Sent.IsZero() {
+			// No connection was had: the attempt began when we asked for one.
+			rec.Sent = attempt
+		}
+		if err == nil {
+			return resp
+		}
+		if rec.ConnRetried || ctx.Err() != nil || !conn.neverReached(err) {
+			if conn.conn != nil && ctx.Err() == nil {
+				err = fmt.Errorf("%w (the server closed a kept-alive connection as this request went out on it; not sent again, as it may have been received: for a server that closes after each response, set keep_alive: false, or bench --no-keep-alive)", err)
+			}
+			rec.Duration = c.now().Sub(rec.Sent)
+			rec.fail(classify(ctx, err, ReasonConnect), 0, err)
+			return nil
+		}
+		rec.ConnRetried, hc = true, c.freshClient(t)
+	}
 }
 
 // maxLead is how far ahead of its scheduled time a request may reach Do and
@@ -262,11 +323,8 @@ const (
 // as an event stream (streamSSE), is a single JSON body (streamJSON), or is
 // something else, which it describes. Content types that servers send by
 // mistake for an event stream (none, text/plain, octet-stream) are read as
-// one; a compressed body is not, since we never ask for compression.
+// one.
 func eventStreamType(h http.Header) string {
-	if enc := h.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		return "Content-Encoding " + enc + " (compression was not asked for)"
-	}
 	ct := h.Get("Content-Type")
 	if ct == "" {
 		return streamSSE

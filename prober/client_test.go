@@ -105,18 +105,27 @@ func TestErrorReasons(t *testing.T) {
 		target  func(*scenarios.Target)
 		reason  Reason
 		errHas  string
+		// lasts: a request we cut ends when we gave up, not at the last
+		// byte before the silence. The timeout also runs while connecting,
+		// before the time origin, hence some slack.
+		lasts time.Duration
 	}{
-		{"400", handler(400, `{"error":{"message":"bad request"}}`), nil, ReasonHTTP4xx, "bad request"},
-		{"401", handler(401, `unauthorized`), nil, ReasonHTTP4xx, "HTTP 401"},
-		{"429", handler(429, `slow down`), nil, ReasonHTTP429, "HTTP 429"},
-		{"500", handler(500, `<html>oops</html>`), nil, ReasonHTTP5xx, "oops"},
-		{"503", handler(503, ``), nil, ReasonHTTP5xx, "HTTP 503"},
-		{"redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/elsewhere", http.StatusFound) }, nil, ReasonProtocol, "HTTP 302"},
+		{"400", handler(400, `{"error":{"message":"bad request"}}`), nil, ReasonHTTP4xx, "bad request", 0},
+		{"401", handler(401, `unauthorized`), nil, ReasonHTTP4xx, "HTTP 401", 0},
+		{"429", handler(429, `slow down`), nil, ReasonHTTP429, "HTTP 429", 0},
+		{"500", handler(500, `<html>oops</html>`), nil, ReasonHTTP5xx, "oops", 0},
+		{"503", handler(503, ``), nil, ReasonHTTP5xx, "HTTP 503", 0},
+		{"redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/elsewhere", http.StatusFound) }, nil, ReasonProtocol, "HTTP 302", 0},
 		{"stall", func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, chat(" a"))
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()
-		}, func(st *scenarios.Target) { st.StallTimeout = scenarios.Duration(50 * time.Millisecond) }, ReasonStall, ""},
+		}, func(st *scenarios.Target) { st.StallTimeout = scenarios.Duration(50 * time.Millisecond) }, ReasonStall, "", 50 * time.Millisecond},
+		{"timeout after a chunk", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, chat(" a"))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}, func(st *scenarios.Target) { st.Timeout = scenarios.Duration(100 * time.Millisecond) }, ReasonTimeout, "", 80 * time.Millisecond},
 		{"timeout", func(w http.ResponseWriter, r *http.Request) {
 			for {
 				if _, err := io.WriteString(w, ": ping\n\n"); err != nil {
@@ -129,9 +138,9 @@ func TestErrorReasons(t *testing.T) {
 				case <-time.After(10 * time.Millisecond):
 				}
 			}
-		}, func(st *scenarios.Target) { st.Timeout = scenarios.Duration(100 * time.Millisecond) }, ReasonTimeout, ""},
+		}, func(st *scenarios.Target) { st.Timeout = scenarios.Duration(100 * time.Millisecond) }, ReasonTimeout, "", 80 * time.Millisecond},
 		{"no headers", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
-			func(st *scenarios.Target) { st.Timeout = scenarios.Duration(50 * time.Millisecond) }, ReasonTimeout, ""},
+			func(st *scenarios.Target) { st.Timeout = scenarios.Duration(50 * time.Millisecond) }, ReasonTimeout, "", 40 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(drained(tc.handler))
@@ -139,6 +148,9 @@ func TestErrorReasons(t *testing.T) {
 			rec := do(t, testTarget(t, srv.URL, tc.target), nil)
 			if rec.Outcome != OutcomeError || rec.Reason != tc.reason || !strings.Contains(rec.Err, tc.errHas) {
 				t.Errorf("outcome %v reason %q err %q, want error %q containing %q", rec.Outcome, rec.Reason, rec.Err, tc.reason, tc.errHas)
+			}
+			if rec.Duration < tc.lasts {
+				t.Errorf("duration %v, want at least %v: the request ends when the client gave up", rec.Duration, tc.lasts)
 			}
 		})
 	}

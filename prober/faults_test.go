@@ -222,7 +222,23 @@ func TestFaultMatrix(t *testing.T) {
 				w.Header().Set("Content-Encoding", "gzip")
 				w.Write(gz.Bytes())
 			})
-		}, reason: ReasonProtocol, errHas: "Content-Encoding gzip"},
+		}, reason: ReasonNone},
+		{name: "stream in an encoding not decoded", server: func(t *testing.T) string {
+			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				eventStream(w)
+				w.Header().Set("Content-Encoding", "compress")
+				w.Write(gz.Bytes())
+			})
+		}, reason: ReasonProtocol, errHas: `Content-Encoding "compress"`},
+		{name: "corrupt gzip stream", server: func(t *testing.T) string {
+			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				eventStream(w)
+				w.Header().Set("Content-Encoding", "gzip")
+				// After gzip's 10-byte header, a deflate block of the reserved type 3.
+				w.Write(gz.Bytes()[:10])
+				w.Write([]byte{0x07, 0, 0, 0})
+			})
+		}, reason: ReasonProtocol, errHas: "does not decode"},
 		{name: "HTML page with 200", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")

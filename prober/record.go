@@ -96,6 +96,15 @@ type Record struct {
 	// ignore_eos or min_tokens == max_tokens; 0 when not pinned.
 	PinnedOutputTokens int
 
+	// Encoding is the reply's Content-Encoding: identity unless a server
+	// or proxy compressed it unasked (it is decoded).
+	Encoding Encoding
+	// ConnRetried is set when the first attempt went out on a reused
+	// connection that the server had already closed, provably never reached
+	// it, and the request was sent again on a fresh connection: the record
+	// is the second attempt's.
+	ConnRetried bool
+
 	Outcome Outcome
 	Reason  Reason
 	// Status is the HTTP status code, 0 when no response arrived.

@@ -50,6 +50,8 @@ func readStream(now func() time.Time, t *Target, body io.Reader, rec *Record) {
 				rec.fail(ReasonTruncated, 0, errors.New("stream ended before [DONE]"))
 			case errors.Is(err, sse.ErrTooLarge):
 				rec.fail(ReasonProtocol, 0, fmt.Errorf("SSE event larger than %d bytes", maxEventBytes))
+			case errors.Is(err, errUndecodable):
+				rec.fail(ReasonProtocol, 0, err)
 			default:
 				rec.fail(ReasonTruncated, 0, fmt.Errorf("reading stream: %w", err))
 			}
@@ -166,7 +168,11 @@ func inputSource(t *Target) TokenSource {
 func readResponse(now func() time.Time, t *Target, body io.Reader, rec *Record) {
 	data, err := io.ReadAll(io.LimitReader(body, maxResponseBytes+1))
 	rec.Duration = now().Sub(rec.Sent)
-	if err != nil {
+	switch {
+	case errors.Is(err, errUndecodable):
+		rec.fail(ReasonProtocol, 0, err)
+		return
+	case err != nil:
 		rec.fail(ReasonTruncated, 0, fmt.Errorf("reading response: %w", err))
 		return
 	}

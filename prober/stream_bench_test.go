@@ -1,10 +1,16 @@
 package prober
 
 import (
+	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 // vllmStream is a vLLM-style chat stream of n one-token content chunks: a
@@ -58,4 +64,69 @@ func BenchmarkReadStream(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens), "ns/chunk")
+}
+
+// BenchmarkDoStream is one 64-token stream per op through Client.Do against
+// a loopback server that flushes every event: the HTTP client, the
+// connection and the read path together, on a reused connection. It is
+// dominated by the loopback round trip and the scheduler, so its ns/op is
+// noisy on a shared machine; allocs/op is the steadier figure.
+func BenchmarkDoStream(b *testing.B) {
+	const tokens = 64
+	events := vllmStream(tokens)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, e := range events {
+			_, _ = io.WriteString(w, e)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer srv.Close()
+	st := &scenarios.Target{URL: srv.URL, Endpoint: "chat", Model: "m",
+		Timeout: scenarios.Duration(5 * time.Second), StallTimeout: scenarios.Duration(5 * time.Second)}
+	tg, err := NewTarget("t", st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, err := NewRequest(tg, dataset.Prompt{Text: "hello there", InputTokens: 2, OutputTokens: tokens}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := NewClient()
+	b.ReportAllocs()
+	for b.Loop() {
+		if rec := c.Do(context.Background(), tg, req); rec.Outcome != OutcomeOK || len(rec.Chunks) != tokens {
+			b.Fatalf("stream not read whole: %+v", rec)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens), "ns/chunk")
+}
+
+// BenchmarkReadStreamCompressed is BenchmarkReadStream for a reply a proxy
+// compressed, flushing per event: decoding on top of the parsing, decoder
+// setup included (the plain path above does none of it).
+func BenchmarkReadStreamCompressed(b *testing.B) {
+	const tokens = 64
+	for _, c := range compressors {
+		if c.members {
+			continue
+		}
+		b.Run(c.name, func(b *testing.B) {
+			r := &eventReader{events: c.compress(b, vllmStream(tokens))}
+			b.ReportAllocs()
+			for b.Loop() {
+				r.i = 0
+				arrived := &arrivalReader{r: r, now: time.Now}
+				body := decodeBody(c.enc, arrived)
+				rec := &Record{FirstOutput: -1, Sent: time.Now(), Chunks: make([]time.Duration, 0, tokens+1)}
+				readStream(arrived.stamp, chatTarget, body, rec)
+				releaseDecoder(body)
+				if rec.Outcome != OutcomeOK || len(rec.Chunks) != tokens {
+					b.Fatalf("stream not read whole: %+v", rec)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens), "ns/chunk")
+		})
+	}
 }

@@ -23,6 +23,11 @@ type Contribution struct {
 	Lag     time.Duration // the client's own delay (prober.Record.Lag)
 	CapWait time.Duration // the time max_concurrency held it
 
+	// How the request travelled, whatever its outcome: sent again after a
+	// stale keep-alive connection, and the reply's Content-Encoding.
+	ConnRetried bool
+	Encoding    prober.Encoding
+
 	// The timings, each with whether the request got that far; none for a
 	// cancelled request.
 	TTFT, TTFOT, TTST          time.Duration
@@ -53,6 +58,7 @@ func Contribute(rec *prober.Record, slo SLO) Contribution {
 	c := Contribution{
 		Outcome: rec.Outcome, Reason: rec.Reason,
 		HasLag: !rec.Sent.IsZero(), CapWait: rec.CapWait, Duration: rec.Duration,
+		ConnRetried: rec.ConnRetried, Encoding: rec.Encoding,
 	}
 	if c.HasLag {
 		c.Lag = rec.Lag()

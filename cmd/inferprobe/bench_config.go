@@ -83,6 +83,11 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 	}
 	t := &scenarios.Target{URL: base, Model: f.model, Endpoint: f.endpointType, Stream: &f.streaming,
 		Timeout: scenarios.Duration(f.timeout * float64(time.Second))}
+	// AIPerf has only a request timeout: a stream may be silent as long.
+	t.StallTimeout = t.Timeout
+	if *f.set["stall-timeout-seconds"] {
+		t.StallTimeout = scenarios.Duration(f.stallTimeout * float64(time.Second))
+	}
 	p := &scenarios.Probe{Target: "bench"}
 	b := &benchScenario{
 		cfg: &scenarios.Config{
@@ -101,6 +106,11 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 	b.set(benchTarget+".endpoint", "--endpoint-type")
 	b.set(benchTarget+".stream", "--streaming")
 	b.set(benchTarget+".timeout", "--request-timeout-seconds")
+	b.set(benchTarget+".stall_timeout", "--stall-timeout-seconds")
+	if *f.set["keep-alive"] {
+		t.KeepAlive = &f.keepAlive
+		b.set(benchTarget+".keep_alive", "--keep-alive")
+	}
 	b.set(benchProbe+".target", "--model")
 	if f.apiKey != "" {
 		if err := os.Setenv(apiKeyEnv, f.apiKey); err != nil {

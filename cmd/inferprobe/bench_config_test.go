@@ -129,6 +129,57 @@ func TestBenchSpecErrors(t *testing.T) {
 	}
 }
 
+// TestBenchStallTimeout: the stall timeout defaults to the request timeout,
+// so that a long prefill gets through, and is the target's field.
+func TestBenchStallTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		stall time.Duration
+	}{
+		{[]string{"--request-timeout-seconds", "120"}, 120 * time.Second},
+		{[]string{"--request-timeout-seconds", "120", "--stall-timeout-seconds", "45"}, 45 * time.Second},
+	} {
+		sc, err := parseBench(t, append([]string{"--model", "m"}, tc.args...)...).scenario()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := scenarios.Check(sc.cfg, "bench", sc.written); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if got := time.Duration(sc.cfg.Targets["bench"].StallTimeout); got != tc.stall {
+			t.Errorf("%v: stall timeout %v, want %v", tc.args, got, tc.stall)
+		}
+	}
+	sc, err := parseBench(t, "--model", "m", "--request-timeout-seconds", "10", "--stall-timeout-seconds", "20").scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = scenarios.Check(sc.cfg, "bench", sc.written)
+	var stderr bytes.Buffer
+	if sc.usage(&stderr, err); !strings.Contains(stderr.String(), "--stall-timeout-seconds: must be at most timeout (10s)") {
+		t.Errorf("a stall timeout over the request timeout: %q", stderr.String())
+	}
+}
+
+// TestBenchKeepAlive: --[no-]keep-alive is the target's keep_alive.
+func TestBenchKeepAlive(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{{nil, true}, {[]string{"--keep-alive"}, true}, {[]string{"--no-keep-alive"}, false}} {
+		sc, err := parseBench(t, append([]string{"--model", "m"}, tc.args...)...).scenario()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := scenarios.Check(sc.cfg, "bench", sc.written); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if got := sc.cfg.Targets["bench"].KeepsAlive(); got != tc.want {
+			t.Errorf("%v: keep-alive %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}
+
 func TestBenchTokenizer(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tokenizer.json")
 	if err := os.WriteFile(file, []byte("{}"), 0o644); err != nil {

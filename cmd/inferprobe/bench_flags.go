@@ -32,7 +32,8 @@ type benchFlags struct {
 	seed                     uint64
 	apiKey                   string
 	headers                  []string
-	timeout                  float64
+	timeout, stallTimeout    float64
+	keepAlive                bool
 	goodput                  string
 	warmupRequests           int
 	inputFile, datasetType   string
@@ -76,6 +77,8 @@ func addBenchFlags(cmd *kingpin.CmdClause) *benchFlags {
 	flag("api-key", "API key sent as a bearer token. Prefer the INFERPROBE_API_KEY environment variable: flags show up in ps.").Envar("INFERPROBE_API_KEY").StringVar(&f.apiKey)
 	flag("header", "Extra HTTP header 'Name: value', repeatable.").Short('H').StringsVar(&f.headers)
 	flag("request-timeout-seconds", "Longest a request may take.").Default("600").Float64Var(&f.timeout)
+	flag("stall-timeout-seconds", "Longest silence (no bytes at all) a stream may have before it counts as stalled; default --request-timeout-seconds, so that a long prefill gets through.").Float64Var(&f.stallTimeout)
+	flag("keep-alive", "Reuse connections between requests; --no-keep-alive opens one per request (the scenario's keep_alive).").Default("true").BoolVar(&f.keepAlive)
 	flag("goodput", `SLOs for goodput, AIPerf's syntax: "time_to_first_token:500 inter_token_latency:50 request_latency:2000" (milliseconds; also time_to_first_output_token), or "output_token_throughput_per_user:20" (tokens per second, a minimum). A successful request that meets every one is good; goodput is good requests per second.`).StringVar(&f.goodput)
 	flag("warmup-request-count", "Requests sent first, at the same arrival pattern, and left out of the report and the artifacts.").IntVar(&f.warmupRequests)
 	flag("input-file", "Dataset or trace file to send instead of synthetic prompts; see --custom-dataset-type.").StringVar(&f.inputFile)

@@ -201,6 +201,8 @@ func (d *Decoder) Record() (uint64, *prober.Record, error) {
 	r.ReasoningTokens = p.int()
 	r.TokenSource = prober.TokenSource(p.byte())
 	r.PinnedOutputTokens = p.int()
+	r.Encoding = prober.Encoding(p.byte())
+	r.ConnRetried = p.byte() != 0
 	r.Outcome = prober.Outcome(p.byte())
 	r.Reason = reason(p.bytes())
 	r.Status = p.int()

@@ -106,6 +106,8 @@ func (e *Encoder) Record(id uint64, r *prober.Record) error {
 	b = binary.AppendVarint(b, int64(r.ReasoningTokens))
 	b = append(b, byte(r.TokenSource))
 	b = binary.AppendVarint(b, int64(r.PinnedOutputTokens))
+	b = append(b, byte(r.Encoding))
+	b = append(b, boolByte(r.ConnRetried))
 	b = append(b, byte(r.Outcome))
 	b = appendString(b, string(r.Reason))
 	b = binary.AppendVarint(b, int64(r.Status))
@@ -147,6 +149,13 @@ func (e *Encoder) end() error {
 		e.written += int64(len(e.buf))
 	}
 	return err
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 func appendString(b []byte, s string) []byte {

@@ -23,7 +23,8 @@
 //	                   varint ns deltas (the first from 0), first output varint,
 //	                   first chunk tokens varint, duration varint ns, input tokens
 //	                   varint, output tokens varint, reasoning tokens varint, token source byte, pinned output
-//	                   tokens varint, outcome byte, reason str, HTTP status varint, error str
+//	                   tokens varint, content encoding byte, connection retried byte (0 or 1),
+//	                   outcome byte, reason str, HTTP status varint, error str
 //	7 heartbeat  up    in flight uvarint, process CPU uvarint ns, sched latency p99 uvarint ns
 //	8 ready      up    target id uvarint, error str (empty when the target was built)
 //
@@ -44,7 +45,7 @@ import (
 )
 
 // Version is the protocol version; any change to a frame's layout bumps it.
-const Version = 3
+const Version = 5
 
 // MaxFrameSize bounds a frame (type byte and payload). It leaves room for
 // request bodies far larger than any prompt a model accepts, and bounds what

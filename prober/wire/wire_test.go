@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -22,6 +23,7 @@ func sampleRecord(n int) *prober.Record {
 		Seq: 42, Scheduled: t0, Sent: t0.Add(150 * time.Microsecond), CapWait: 100 * time.Microsecond,
 		FirstOutput: 3, FirstChunkTokens: 1, InputTokens: 512, OutputTokens: n, ReasoningTokens: n / 2,
 		TokenSource: prober.TokensFromUsage, PinnedOutputTokens: n, Status: 200,
+		Encoding: prober.EncodingZstd, ConnRetried: true,
 	}
 	for i := range n {
 		r.Chunks = append(r.Chunks, 80*time.Millisecond+time.Duration(i)*20*time.Millisecond+time.Duration(i*7919)%time.Millisecond)
@@ -168,7 +170,7 @@ func TestDecodeErrors(t *testing.T) {
 		is     error
 	}{
 		{"version mismatch", hello(Version + 1), helloErr,
-			"the peer speaks version 4, this process version 3; they are different inferprobe builds", ErrVersion},
+			fmt.Sprintf("the peer speaks version %d, this process version %d; they are different inferprobe builds", Version+1, Version), ErrVersion},
 		{"not a worker", frame(TypeHello, []byte("HTTP/1.1 200 OK")), helloErr, "the peer is not an inferprobe worker", nil},
 		{"oversized frame", append(huge[:], 1), nil, "frame too large: 8388609 bytes, limit 8388608", ErrFrameTooLarge},
 		{"empty frame", []byte{0, 0, 0, 0}, nil, "empty frame", nil},
