@@ -46,6 +46,30 @@ tools:
 	  done ) || GOBIN=$(CURDIR)/.cache/bin $(GO) install $(PROMETHEUS_CMDS:%=github.com/prometheus/prometheus/cmd/%@$(PROMETHEUS_VERSION))
 	@for c in $(PROMETHEUS_CMDS); do printf '%s: ' $$c; $(GO) version -m .cache/bin/$$c | grep -E '^[[:space:]]+mod[[:space:]]'; done
 
+# realengine installs the real OpenAI-compatible server that the end-to-end tests in
+# e2e/realengine_test.go run against: llama-cpp-python's server, which compiles llama.cpp, in a
+# virtual environment in .cache/realengine (every package pinned in REALENGINE_REQS), and writes
+# its random-weight model there. The compiled wheel is kept in .cache/wheels, so that a new
+# environment (a changed pin) does not compile again. About 6 minutes cold on 2 cores, nearly all
+# of it the compile (multimodal support, which the tests do not use, is left out); a no-op once
+# the environment matches the pins and the model is newer than its script.
+REALENGINE      := .cache/realengine
+REALENGINE_REQS := e2e/testdata/realengine/requirements.txt
+.PHONY: realengine
+realengine: $(REALENGINE)/model.gguf
+	@$(REALENGINE)/bin/python -c 'import llama_cpp; print("llama-cpp-python", llama_cpp.__version__)'
+
+$(REALENGINE)/installed.txt: $(REALENGINE_REQS)
+	python3 -m venv --clear $(REALENGINE)
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(REALENGINE)/bin/pip wheel --quiet --disable-pip-version-check \
+	  --wheel-dir .cache/wheels --find-links .cache/wheels -r $(REALENGINE_REQS)
+	$(REALENGINE)/bin/pip install --quiet --disable-pip-version-check --no-index \
+	  --find-links .cache/wheels -r $(REALENGINE_REQS)
+	cp $(REALENGINE_REQS) $@
+
+$(REALENGINE)/model.gguf: e2e/testdata/realengine/make_model.py $(REALENGINE)/installed.txt
+	$(REALENGINE)/bin/python e2e/testdata/realengine/make_model.py $@
+
 # staticcheck installs Staticcheck into .cache/bin; a no-op once the binary is of
 # STATICCHECK_VERSION (2026.2.2; Go 1.26 needs 2026.1 or later). About 30 s cold.
 STATICCHECK_VERSION ?= v0.8.2
@@ -61,7 +85,7 @@ lint: staticcheck
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 
-# INFERPROBE_E2E=1 turns a missing Prometheus into a failure instead of a skip.
+# INFERPROBE_E2E=1 turns a missing Prometheus or real engine into a failure instead of a skip.
 test:
 	INFERPROBE_E2E=1 $(GO) test -race -count=1 -timeout 20m ./...
 
@@ -86,7 +110,7 @@ fuzz:
 deploy-test: build staticcheck
 	cd deploy && $(GO) vet ./... && $(STATICCHECK) ./... && INFERPROBE=$(CURDIR)/$(BINARY) $(GO) test -count=1 ./...
 
-ci: deps tools lint test deploy-test fuzz
+ci: deps tools realengine lint test deploy-test fuzz
 
 clean:
 	rm -f $(BINARY)
