@@ -46,25 +46,47 @@ tools:
 	  done ) || GOBIN=$(CURDIR)/.cache/bin $(GO) install $(PROMETHEUS_CMDS:%=github.com/prometheus/prometheus/cmd/%@$(PROMETHEUS_VERSION))
 	@for c in $(PROMETHEUS_CMDS); do printf '%s: ' $$c; $(GO) version -m .cache/bin/$$c | grep -E '^[[:space:]]+mod[[:space:]]'; done
 
-# realengine installs the real OpenAI-compatible server that the end-to-end tests in
-# e2e/realengine_test.go run against: llama-cpp-python's server, which compiles llama.cpp, in a
-# virtual environment in .cache/realengine (every package pinned in REALENGINE_REQS), and writes
-# its random-weight model there. The compiled wheel is kept in .cache/wheels, so that a new
-# environment (a changed pin) does not compile again. About 6 minutes cold on 2 cores, nearly all
-# of it the compile (multimodal support, which the tests do not use, is left out); a no-op once
-# the environment matches the pins and the model is newer than its script.
-REALENGINE      := .cache/realengine
-REALENGINE_REQS := e2e/testdata/realengine/requirements.txt
+# realengine builds the two real llama.cpp-based OpenAI-compatible servers that the end-to-end
+# tests in e2e/realengine_test.go run against, from one compile of the llama.cpp that
+# llama-cpp-python vendors (its source package on PyPI, kept in .cache/llama.cpp): llama.cpp's
+# own llama-server, and llama-cpp-python's server, installed without a compile of its own (every
+# package pinned in REALENGINE_REQS) into a virtual environment in .cache/realengine, where it
+# runs on that build's libllama (LLAMA_CPP_LIB_PATH=.cache/llama.cpp/build/bin). It also writes
+# their random-weight model there. About 8 minutes cold on 2 cores, nearly all of it the
+# compile; a no-op once the build and the environment are newer than the pins and the model is
+# newer than its script.
+REALENGINE        := .cache/realengine
+REALENGINE_REQS   := e2e/testdata/realengine/requirements.txt
+LLAMA_CPP         := .cache/llama.cpp
+LLAMA_CPP_PYTHON  := $(shell sed -n 's/^llama-cpp-python\[server\]==//p' $(REALENGINE_REQS))
+LLAMA_CPP_SDIST   := $(LLAMA_CPP)/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz
+LLAMA_SERVER      := $(LLAMA_CPP)/build/bin/llama-server
 .PHONY: realengine
-realengine: $(REALENGINE)/model.gguf
-	@$(REALENGINE)/bin/python -c 'import llama_cpp; print("llama-cpp-python", llama_cpp.__version__)'
+realengine: $(LLAMA_SERVER) $(REALENGINE)/model.gguf
+	@$(LLAMA_SERVER) --version 2>&1 | grep -m1 version
+	@LLAMA_CPP_LIB_PATH=$(LLAMA_CPP)/build/bin $(REALENGINE)/bin/python -c \
+	  'import llama_cpp; print("llama-cpp-python", llama_cpp.__version__)'
 
-$(REALENGINE)/installed.txt: $(REALENGINE_REQS)
+$(LLAMA_CPP_SDIST):
+	python3 -m pip download --quiet --disable-pip-version-check --no-deps --no-binary llama-cpp-python \
+	  --dest $(LLAMA_CPP) llama-cpp-python==$(LLAMA_CPP_PYTHON)
+
+# Shared libraries, for llama-cpp-python to load; no web UI (it would be fetched or built with
+# npm), no HTTPS.
+$(LLAMA_SERVER): $(LLAMA_CPP_SDIST)
+	rm -rf $(LLAMA_CPP)/src && mkdir -p $(LLAMA_CPP)/src
+	tar -xzf $< -C $(LLAMA_CPP)/src --strip-components=1
+	( cmake -S $(LLAMA_CPP)/src/vendor/llama.cpp -B $(LLAMA_CPP)/build -DCMAKE_BUILD_TYPE=Release \
+	    -DBUILD_SHARED_LIBS=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
+	    -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF && \
+	  cmake --build $(LLAMA_CPP)/build --target llama-server --parallel $$(nproc) ) >$(LLAMA_CPP)/build.log 2>&1 || \
+	  { tail -40 $(LLAMA_CPP)/build.log; echo "building llama.cpp failed; the whole log: $(LLAMA_CPP)/build.log"; exit 1; }
+	touch $@
+
+$(REALENGINE)/installed.txt: $(REALENGINE_REQS) $(LLAMA_CPP_SDIST)
 	python3 -m venv --clear $(REALENGINE)
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(REALENGINE)/bin/pip wheel --quiet --disable-pip-version-check \
-	  --wheel-dir .cache/wheels --find-links .cache/wheels -r $(REALENGINE_REQS)
-	$(REALENGINE)/bin/pip install --quiet --disable-pip-version-check --no-index \
-	  --find-links .cache/wheels -r $(REALENGINE_REQS)
+	CMAKE_ARGS="-DLLAMA_BUILD=OFF" $(REALENGINE)/bin/pip install --quiet --disable-pip-version-check \
+	  --no-binary llama-cpp-python --find-links $(LLAMA_CPP) -r $(REALENGINE_REQS)
 	cp $(REALENGINE_REQS) $@
 
 $(REALENGINE)/model.gguf: e2e/testdata/realengine/make_model.py $(REALENGINE)/installed.txt

@@ -30,7 +30,7 @@ CONTEXT = 4096
 EMBED_STD = 0.02
 # The end-of-sequence logit before the sampler's temperature. The other tokens' logits have a
 # small spread (OUTPUT_STD), so that end-of-sequence always sits among the 40 tokens that
-# llama-cpp-python's default sampling (temperature 0.8, top_k 40) draws from, and its
+# llama.cpp's default sampling (temperature 0.8, top_k 40; both servers) draws from, and its
 # probability there varies little: this ends a reply after about 30 tokens on average.
 EOS_LOGIT = 1.3
 OUTPUT_STD = 0.3
