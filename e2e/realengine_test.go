@@ -500,7 +500,7 @@ probes:
 		})
 		for _, p := range probes {
 			if errs := value(fams, "inferprobe_requests_total", "scenario", p, "outcome", "error"); errs != 0 {
-				t.Errorf("%s: %v failed requests", p, errs)
+				t.Errorf("%s: %v failed requests (by reason: %v)", p, errs, errorReasons(fams, p))
 			}
 		}
 		for _, p := range []string{"chat_honoured", "plain_honoured"} {
@@ -519,6 +519,19 @@ probes:
 		}
 		t.Logf("%s ignored: %v of %v replies shorter than the pinned 32 tokens", e.ignores, m, ok)
 	})
+}
+
+// errorReasons counts a probe's failed requests by reason.
+func errorReasons(fams map[string]*dto.MetricFamily, probe string) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range matching(fams, "inferprobe_request_errors_total", "scenario", probe) {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "reason" && m.GetCounter().GetValue() > 0 {
+				out[l.GetValue()] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
 }
 
 // TestRealEngineClosedLoopNoConnectErrors: a closed-loop bench of 300
