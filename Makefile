@@ -46,6 +46,52 @@ tools:
 	  done ) || GOBIN=$(CURDIR)/.cache/bin $(GO) install $(PROMETHEUS_CMDS:%=github.com/prometheus/prometheus/cmd/%@$(PROMETHEUS_VERSION))
 	@for c in $(PROMETHEUS_CMDS); do printf '%s: ' $$c; $(GO) version -m .cache/bin/$$c | grep -E '^[[:space:]]+mod[[:space:]]'; done
 
+# realengine builds the two real llama.cpp-based OpenAI-compatible servers that the end-to-end
+# tests in e2e/realengine_test.go run against, from one compile of the llama.cpp that
+# llama-cpp-python vendors (its source package on PyPI, kept in .cache/llama.cpp): llama.cpp's
+# own llama-server, and llama-cpp-python's server, installed without a compile of its own (every
+# package pinned in REALENGINE_REQS) into a virtual environment in .cache/realengine, where it
+# runs on that build's libllama (LLAMA_CPP_LIB_PATH=.cache/llama.cpp/build/bin). It also writes
+# their random-weight model there. About 8 minutes cold on 2 cores, nearly all of it the
+# compile; a no-op once the build and the environment are newer than the pins and the model is
+# newer than its script.
+REALENGINE        := .cache/realengine
+REALENGINE_REQS   := e2e/testdata/realengine/requirements.txt
+LLAMA_CPP         := .cache/llama.cpp
+LLAMA_CPP_PYTHON  := $(shell sed -n 's/^llama-cpp-python\[server\]==//p' $(REALENGINE_REQS))
+LLAMA_CPP_SDIST   := $(LLAMA_CPP)/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz
+LLAMA_SERVER      := $(LLAMA_CPP)/build/bin/llama-server
+.PHONY: realengine
+realengine: $(LLAMA_SERVER) $(REALENGINE)/model.gguf
+	@$(LLAMA_SERVER) --version 2>&1 | grep -m1 version
+	@LLAMA_CPP_LIB_PATH=$(LLAMA_CPP)/build/bin $(REALENGINE)/bin/python -c \
+	  'import llama_cpp; print("llama-cpp-python", llama_cpp.__version__)'
+
+$(LLAMA_CPP_SDIST):
+	python3 -m pip download --quiet --disable-pip-version-check --no-deps --no-binary llama-cpp-python \
+	  --dest $(LLAMA_CPP) llama-cpp-python==$(LLAMA_CPP_PYTHON)
+
+# Shared libraries, for llama-cpp-python to load; no web UI (it would be fetched or built with
+# npm), no HTTPS.
+$(LLAMA_SERVER): $(LLAMA_CPP_SDIST)
+	rm -rf $(LLAMA_CPP)/src && mkdir -p $(LLAMA_CPP)/src
+	tar -xzf $< -C $(LLAMA_CPP)/src --strip-components=1
+	( cmake -S $(LLAMA_CPP)/src/vendor/llama.cpp -B $(LLAMA_CPP)/build -DCMAKE_BUILD_TYPE=Release \
+	    -DBUILD_SHARED_LIBS=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
+	    -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF && \
+	  cmake --build $(LLAMA_CPP)/build --target llama-server --parallel $$(nproc) ) >$(LLAMA_CPP)/build.log 2>&1 || \
+	  { tail -40 $(LLAMA_CPP)/build.log; echo "building llama.cpp failed; the whole log: $(LLAMA_CPP)/build.log"; exit 1; }
+	touch $@
+
+$(REALENGINE)/installed.txt: $(REALENGINE_REQS) $(LLAMA_CPP_SDIST)
+	python3 -m venv --clear $(REALENGINE)
+	CMAKE_ARGS="-DLLAMA_BUILD=OFF" $(REALENGINE)/bin/pip install --quiet --disable-pip-version-check \
+	  --no-binary llama-cpp-python --find-links $(LLAMA_CPP) -r $(REALENGINE_REQS)
+	cp $(REALENGINE_REQS) $@
+
+$(REALENGINE)/model.gguf: e2e/testdata/realengine/make_model.py $(REALENGINE)/installed.txt
+	$(REALENGINE)/bin/python e2e/testdata/realengine/make_model.py $@
+
 # staticcheck installs Staticcheck into .cache/bin; a no-op once the binary is of
 # STATICCHECK_VERSION (2026.2.2; Go 1.26 needs 2026.1 or later). About 30 s cold.
 STATICCHECK_VERSION ?= v0.8.2
@@ -61,7 +107,7 @@ lint: staticcheck
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 
-# INFERPROBE_E2E=1 turns a missing Prometheus into a failure instead of a skip.
+# INFERPROBE_E2E=1 turns a missing Prometheus or real engine into a failure instead of a skip.
 test:
 	INFERPROBE_E2E=1 $(GO) test -race -count=1 -timeout 20m ./...
 
@@ -86,7 +132,7 @@ fuzz:
 deploy-test: build staticcheck
 	cd deploy && $(GO) vet ./... && $(STATICCHECK) ./... && INFERPROBE=$(CURDIR)/$(BINARY) $(GO) test -count=1 ./...
 
-ci: deps tools lint test deploy-test fuzz
+ci: deps tools realengine lint test deploy-test fuzz
 
 clean:
 	rm -f $(BINARY)
