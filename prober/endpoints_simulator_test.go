@@ -287,10 +287,11 @@ func TestReasoningAgainstSimulator(t *testing.T) {
 					ttft, _ := rec.TTFT()
 					ttfot, _ := rec.TTFOT()
 					// The simulator sends on absolute due times: the first
-					// output token is at least nearly five ITL after the first
-					// reasoning token.
-					if ttfot-ttft < (reasoning-1)*itl {
-						t.Errorf("TTFT %v, time to first output token %v: want them %d ITL apart", ttft, ttfot, reasoning)
+					// output token is not due before TTFT and nearly five ITL,
+					// however late the reasoning tokens came on a busy machine.
+					if ttft >= ttfot || ttfot < 5*ms+(reasoning-1)*itl {
+						t.Errorf("TTFT %v, time to first output token %v: want the first output token after the first reasoning one, not before %v",
+							ttft, ttfot, 5*ms+(reasoning-1)*itl)
 					}
 					if d, ok := rec.ITL(); !ok || !within(d, itl, 0.3, 2*ms) {
 						t.Errorf("ITL %v, want %v", d, itl)
