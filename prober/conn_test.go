@@ -25,67 +25,47 @@ import (
 // before closing and closes gate.closed after. It returns the base URL and
 // the bodies of every request it read.
 func keepAliveServer(t *testing.T, after func(n int) string, gate *closeGate) (string, func() []string) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var (
 		mu     sync.Mutex
 		bodies []string
-		wg     sync.WaitGroup
 	)
 	const resp = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5, max=100\r\nTransfer-Encoding: chunked\r\n\r\n"
 	events := chat("a") + chat(" b") + `data: {"choices":[],"usage":{"prompt_tokens":2,"completion_tokens":2}}` + "\n\n" + done
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
+	url := tcpServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for n := 0; ; n++ {
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(faultWait))
-				br := bufio.NewReader(c)
-				for n := 0; ; n++ {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					body, _ := io.ReadAll(req.Body)
-					mu.Lock()
-					bodies = append(bodies, string(body))
-					mu.Unlock()
-					switch after(n) {
-					case "close":
-						return
-					case "reset":
-						_ = c.(*net.TCPConn).SetLinger(0)
-						return
-					}
-					fmt.Fprintf(c, "%s%x\r\n%s\r\n0\r\n\r\n", resp, len(events), events)
-					if after(n) == "answer-close" {
-						if gate != nil {
-							gate.once.Do(func() {
-								select {
-								case <-gate.close:
-								case <-time.After(faultWait):
-								}
-								c.Close()
-								close(gate.closed)
-							})
+			body, _ := io.ReadAll(req.Body)
+			mu.Lock()
+			bodies = append(bodies, string(body))
+			mu.Unlock()
+			switch after(n) {
+			case "close":
+				return
+			case "reset":
+				_ = c.(*net.TCPConn).SetLinger(0)
+				return
+			}
+			fmt.Fprintf(c, "%s%x\r\n%s\r\n0\r\n\r\n", resp, len(events), events)
+			if after(n) == "answer-close" {
+				if gate != nil {
+					gate.once.Do(func() {
+						select {
+						case <-gate.close:
+						case <-time.After(faultWait):
 						}
-						return
-					}
+						c.Close()
+						close(gate.closed)
+					})
 				}
-			}()
+				return
+			}
 		}
-	}()
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	return "http://" + ln.Addr().String(), func() []string {
+	})
+	return url, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), bodies...)

@@ -43,6 +43,20 @@ func faultServer(t *testing.T, h http.HandlerFunc) string {
 // each connection's request is read (headers and body) and then handed to fn,
 // which writes what it likes; the connection is closed when fn returns.
 func rawServer(t *testing.T, fn func(c *net.TCPConn)) string {
+	return tcpServer(t, func(c net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, req.Body)
+		fn(c.(*net.TCPConn))
+	})
+}
+
+// tcpServer starts a TCP server on 127.0.0.1 that hands each connection to
+// serve and closes it when serve returns (or faultWait passes); it returns
+// the base URL.
+func tcpServer(t *testing.T, serve func(c net.Conn)) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -61,12 +75,7 @@ func rawServer(t *testing.T, fn func(c *net.TCPConn)) string {
 				defer wg.Done()
 				defer c.Close()
 				_ = c.SetDeadline(time.Now().Add(faultWait))
-				req, err := http.ReadRequest(bufio.NewReader(c))
-				if err != nil {
-					return
-				}
-				_, _ = io.Copy(io.Discard, req.Body)
-				fn(c.(*net.TCPConn))
+				serve(c)
 			}()
 		}
 	}()
