@@ -14,7 +14,7 @@ import (
 // exportConfig is the run's configuration for the artifacts, limit the
 // length it was given; it never carries the API key.
 func (f *benchFlags) exportConfig(limit prober.Limit) export.Config {
-	base, _ := baseURL(f.url, f.endpointType) // validated before the run
+	base, _ := f.targetURL() // validated before the run
 	c := export.Config{
 		Model: f.model, EndpointType: f.endpointType, Streaming: f.streaming, URL: base, Seed: f.seed,
 		RequestCount: int(limit.Requests), Duration: limit.Duration.Seconds(), Command: repeatCommand(f.args),

@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"net/url"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,9 +81,15 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 	if !*f.set["output-tokens-mean"] && !*f.set["osl"] {
 		f.oslMean = 256
 	}
-	base, err := baseURL(f.url, f.endpointType)
+	base, err := f.targetURL()
 	if err != nil {
 		return nil, err
+	}
+	notes := slices.Clone(f.notes)
+	// As AIPerf does, --streaming is turned off for an API that does not stream.
+	if e, _ := scenarios.LookupEndpoint(f.endpointType); f.streaming && !e.Streams {
+		f.streaming = false
+		notes = append(notes, fmt.Sprintf("--streaming is off: endpoint type %s does not stream", f.endpointType))
 	}
 	t := &scenarios.Target{URL: base, Model: f.model, Endpoint: f.endpointType, Stream: &f.streaming,
 		Timeout: scenarios.Duration(f.timeout * float64(time.Second))}
@@ -99,6 +109,7 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 			// Not a field bench sets, but where a template endpoint fails.
 			benchTarget + ".template": "--endpoint-type=template (a template endpoint needs a scenario file: use inferprobe serve or check-config)",
 		},
+		notes: notes,
 	}
 	b.set("global.seed", "--random-seed")
 	b.set(benchTarget+".url", "--url")
@@ -122,22 +133,36 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 	if len(f.headers) > 0 {
 		t.Headers = map[string]string{}
 		for i, kv := range f.headers {
-			k, v, ok := strings.Cut(kv, ":")
-			if !ok {
+			// AIPerf takes a JSON object of headers too.
+			var obj map[string]string
+			if strings.HasPrefix(strings.TrimSpace(kv), "{") {
+				if err := json.Unmarshal([]byte(kv), &obj); err != nil {
+					return nil, fmt.Errorf("-H (header %d of %d) is not a JSON object of strings; write it as 'Name: value', or '{\"Name\": \"value\"}'", i+1, len(f.headers))
+				}
+			} else if k, v, ok := strings.Cut(kv, ":"); ok {
+				obj = map[string]string{k: v}
+			} else {
 				// The value is not echoed: it is likely a credential.
 				return nil, fmt.Errorf("-H (header %d of %d) has no ':'; write it as 'Name: value', e.g. -H 'X-Team: sre'", i+1, len(f.headers))
 			}
-			t.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			for k, v := range obj {
+				t.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			}
 		}
 		b.set(benchTarget+".headers", "-H")
 	}
 	if f.tokenizer != "" {
-		// AIPerf takes a hub name and downloads it; we read only local files.
-		if st, err := os.Stat(f.tokenizer); err == nil && !st.IsDir() {
-			t.Tokenizer = f.tokenizer
+		// AIPerf takes a hub name and downloads it; we read only local
+		// files: a tokenizer.json, or a directory holding one.
+		path := f.tokenizer
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			path = filepath.Join(path, "tokenizer.json")
+		}
+		if st, err := os.Stat(path); err == nil && !st.IsDir() {
+			t.Tokenizer = path
 			b.set(benchTarget+".tokenizer", "--tokenizer")
 		} else {
-			b.notes = append(b.notes, fmt.Sprintf("--tokenizer %s is not a tokenizer.json file here, so it is ignored (inferprobe downloads nothing): token counts come from the server's usage", f.tokenizer))
+			b.notes = append(b.notes, fmt.Sprintf("--tokenizer %s is neither a tokenizer.json file here nor a directory holding one, so it is ignored (inferprobe downloads nothing): token counts come from the server's usage", f.tokenizer))
 		}
 	}
 	if err := f.arrival(b, &p.Arrival); err != nil {
@@ -147,23 +172,15 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 		return nil, err
 	}
 	for _, kv := range f.extraInputs {
-		k, v, ok := strings.Cut(kv, ":")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--extra-inputs %q: want key:value, e.g. ignore_eos:true", kv)
-		}
-		// YAML reads JSON as JSON means it, and whole numbers as integers,
-		// as a scenario file's params are read.
-		var parsed any = v
-		if json.Valid([]byte(v)) {
-			if err := yaml.Unmarshal([]byte(v), &parsed); err != nil {
-				parsed = v
-			}
+		params, err := extraInputs(kv)
+		if err != nil {
+			return nil, err
 		}
 		if p.Params == nil {
 			p.Params = map[string]any{}
 			b.set(benchProbe+".params", "--extra-inputs")
 		}
-		p.Params[k] = parsed
+		maps.Copy(p.Params, params)
 	}
 	if err := parseGoodput(f.goodput, b, &p.SLO); err != nil {
 		return nil, err
@@ -174,8 +191,55 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 	return b, nil
 }
 
+// extraInputs reads one --extra-inputs value: key:value, or a JSON object.
+// YAML reads JSON as JSON means it, and whole numbers as integers, as a
+// scenario file's params are read.
+func extraInputs(kv string) (map[string]any, error) {
+	if strings.HasPrefix(strings.TrimSpace(kv), "{") {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(kv), &obj); err != nil || !json.Valid([]byte(kv)) {
+			return nil, fmt.Errorf(`--extra-inputs %q is not a JSON object; write e.g. '{"temperature": 0.7}', or key:value`, kv)
+		}
+		return obj, nil
+	}
+	k, v, ok := strings.Cut(kv, ":")
+	if !ok || k == "" {
+		return nil, fmt.Errorf(`--extra-inputs %q: want key:value, e.g. ignore_eos:true, or a JSON object, e.g. '{"temperature": 0.7}'`, kv)
+	}
+	var parsed any = v
+	if json.Valid([]byte(v)) {
+		if err := yaml.Unmarshal([]byte(v), &parsed); err != nil {
+			parsed = v
+		}
+	}
+	return map[string]any{k: parsed}, nil
+}
+
+// targetURL is --url by AIPerf's conventions (baseURL), its path replaced
+// by what comes before the endpoint type's path in --endpoint.
+func (f *benchFlags) targetURL() (string, error) {
+	base, err := baseURL(f.url, f.endpointType)
+	if err != nil || f.customEndpoint == "" {
+		return base, err
+	}
+	e, _ := scenarios.LookupEndpoint(f.endpointType)
+	prefix, ok := strings.CutSuffix(f.customEndpoint, e.Path)
+	if !ok && e.StreamPath != "" {
+		prefix, ok = strings.CutSuffix(f.customEndpoint, e.StreamPath)
+	}
+	if !ok || e.Path == "" {
+		return "", fmt.Errorf("--endpoint %s does not end in %q, the path of --endpoint-type %s; bench calls --url's path followed by it, so give --endpoint PREFIX%s, or describe another API with a template endpoint in a scenario file (inferprobe serve)", f.customEndpoint, e.Path, f.endpointType, e.Path)
+	}
+	u, _ := url.Parse(base) // baseURL made it
+	u.Path = strings.TrimSuffix(prefix, "/")
+	return u.String(), nil
+}
+
 func (f *benchFlags) arrival(b *benchScenario, a *scenarios.Arrival) error {
 	const path = benchProbe + ".arrival"
+	if f.arrivalPattern == "concurrency-burst" && *f.set["request-rate"] {
+		return errors.New("--arrival-pattern concurrency-burst sends at --concurrency without a rate; drop --request-rate, or choose poisson, constant or gamma")
+	}
 	switch {
 	case *f.set["request-rate"]:
 		a.Pattern, a.Rate = f.arrivalPattern, f.requestRate
@@ -206,12 +270,6 @@ func (f *benchFlags) arrival(b *benchScenario, a *scenarios.Arrival) error {
 	return nil
 }
 
-// datasetFormats maps --custom-dataset-type to the scenario's file formats.
-var datasetFormats = map[string]string{
-	"single_turn": scenarios.FormatSingleTurn, "random_pool": scenarios.FormatRandomPool,
-	"multi_turn": scenarios.FormatMultiTurn, "mooncake_trace": scenarios.FormatMooncake,
-}
-
 func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 	const path = benchProbe + ".dataset"
 	if f.inputFile == "" {
@@ -228,10 +286,10 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 		b.set(path+".synthetic.output_tokens.stddev", "--output-tokens-stddev")
 		return nil
 	}
-	if f.fixedSchedule && f.datasetType == "random_pool" {
+	if f.fixedSchedule && f.datasetFormat == scenarios.FormatRandomPool {
 		return errors.New("--fixed-schedule replays timestamps, which a random_pool does not keep: its entries are drawn at random; drop --fixed-schedule, or use --custom-dataset-type single_turn")
 	}
-	d.File = &scenarios.File{Path: f.inputFile, Format: datasetFormats[f.datasetType], Timing: scenarios.TimingArrival}
+	d.File = &scenarios.File{Path: f.inputFile, Format: f.datasetFormat, Timing: scenarios.TimingArrival}
 	if f.replays() {
 		d.File.Timing = scenarios.TimingReplay
 	}
@@ -243,10 +301,10 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 
 // replays reports whether the run sends at the input file's timestamps:
 // with --fixed-schedule, and, as AIPerf does, for a trace given without a
-// rate or concurrency.
+// rate, a concurrency or --no-fixed-schedule.
 func (f *benchFlags) replays() bool {
 	return f.inputFile != "" && (f.fixedSchedule ||
-		f.datasetType == "mooncake_trace" && !*f.set["request-rate"] && !*f.set["concurrency"])
+		slices.Contains(traceFormats, f.datasetFormat) && !*f.set["fixed-schedule"] && !*f.set["request-rate"] && !*f.set["concurrency"])
 }
 
 // limit is the length the flags give the run; zero leaves it to the engine

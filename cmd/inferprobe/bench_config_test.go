@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alecthomas/kingpin/v2"
-
 	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/scenarios"
@@ -36,8 +34,7 @@ func TestFlagFor(t *testing.T) {
 // parseBench parses args as `inferprobe bench` would.
 func parseBench(t *testing.T, args ...string) *benchFlags {
 	t.Helper()
-	app := kingpin.New("inferprobe", "")
-	f := addBenchFlags(app.Command("bench", ""))
+	app, f := benchApp()
 	if _, err := app.Parse(append([]string{"bench"}, args...)); err != nil {
 		t.Fatalf("parsing %v: %v", args, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/common/promslog"
+
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -36,7 +38,7 @@ type benchFlags struct {
 	keepAlive                bool
 	goodput                  string
 	warmupRequests           int
-	inputFile, datasetType   string
+	inputFile, datasetFormat string
 	fixedSchedule            bool
 	tokenizer                string
 	artifactDir              string
@@ -45,51 +47,55 @@ type benchFlags struct {
 	compareFail              []string
 	progress                 string
 	set                      map[string]*bool // which flags the user gave
+	aiperf                                    // AIPerf's options beyond these (bench_flags_aiperf.go)
 	// args are the command-line arguments, for the command that repeats the
 	// run; runBench fills them from os.Args.
 	args []string
 }
 
-func addBenchFlags(cmd *kingpin.CmdClause) *benchFlags {
+func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFlags {
 	f := &benchFlags{set: map[string]*bool{}}
+	f.logLevel = logConfig.Level
 	flag := func(name, help string) *kingpin.FlagClause {
 		f.set[name] = new(bool)
 		return cmd.Flag(name, help).IsSetByUser(f.set[name])
 	}
+	// The order is --help's: what to call, the load, the prompts, then the rest.
+	flag("model", "Model name sent in every request (AIPerf's --model-names). Required.").Short('m').StringVar(&f.model)
 	flag("url", "Server base URL; http:// is assumed without a scheme and /v1 is added when it has no path (AIPerf's conventions), so localhost:8000 is http://localhost:8000/v1.").Short('u').Default("http://localhost:8000").StringVar(&f.url)
-	flag("model", "Model name sent in every request.").Short('m').Required().StringVar(&f.model)
-	flag("endpoint-type", "API to call: "+scenarios.EndpointHelp()+". Embeddings and rankings do not stream.").Default("chat").EnumVar(&f.endpointType, scenarios.EndpointNames()...)
-	flag("streaming", "Stream responses (SSE). Needed for time to first token and inter-token latency.").BoolVar(&f.streaming)
-	flag("request-rate", "Open loop: requests per second, sent at --arrival-pattern times. With --concurrency too, concurrency caps the requests in flight.").Float64Var(&f.requestRate)
-	flag("arrival-pattern", "Gaps between requests at --request-rate: poisson, constant or gamma.").Default("poisson").EnumVar(&f.arrivalPattern, "poisson", "constant", "gamma")
-	flag("arrival-smoothness", "Gamma shape k for --arrival-pattern=gamma: gaps vary by 1/sqrt(k) of their mean (k=1 is Poisson).").Float64Var(&f.smoothness)
+	flag("endpoint-type", "API to call: "+scenarios.EndpointHelp()+". AIPerf's names work too: "+aiperfEndpointHelp()+". Embeddings and rankings do not stream.").Default("chat").SetValue(&aiperfChoice{what: "endpoint type", flag: "--endpoint-type", choices: aiperfEndpoints, target: &f.endpointType})
+	flag("streaming", "Stream responses (SSE). Needed for time to first token and inter-token latency; turned off, with a note, for an endpoint type that does not stream.").BoolVar(&f.streaming)
 	flag("concurrency", "Closed loop: requests kept in flight (default 1 when no --request-rate is given).").IntVar(&f.concurrency)
-	flag("request-count", "Requests to send (default 10, unless --benchmark-duration is given).").IntVar(&f.requestCount)
+	flag("request-rate", "Open loop: requests per second, sent at --arrival-pattern times. With --concurrency too, concurrency caps the requests in flight.").Float64Var(&f.requestRate)
+	flag("request-count", "Requests to send (default 10, unless --benchmark-duration is given); also --num-requests.").IntVar(&f.requestCount)
 	flag("benchmark-duration", "Seconds to send for, instead of a request count; requests in flight at the end finish.").Float64Var(&f.duration)
-	flag("synthetic-input-tokens-mean", "Mean prompt length in tokens (default 550).").Float64Var(&f.islMean)
-	flag("isl", "Alias of --synthetic-input-tokens-mean.").Float64Var(&f.islMean)
-	flag("synthetic-input-tokens-stddev", "Standard deviation of the prompt length.").Default("0").Float64Var(&f.islStddev)
-	flag("output-tokens-mean", "Mean output length in tokens, sent as max_tokens (default 256).").Float64Var(&f.oslMean)
-	flag("osl", "Alias of --output-tokens-mean.").Float64Var(&f.oslMean)
-	flag("output-tokens-stddev", "Standard deviation of the output length.").Default("0").Float64Var(&f.oslStddev)
-	flag("extra-inputs", "key:value merged into every request body, repeatable; values are JSON when they parse as JSON (true, 128, 0.7), else strings. E.g. --extra-inputs min_tokens:128 --extra-inputs ignore_eos:true").StringsVar(&f.extraInputs)
+	flag("synthetic-input-tokens-mean", "Mean prompt length in tokens (default 550); also --isl, --prompt-input-tokens-mean.").Float64Var(&f.islMean)
+	flag("isl", "Alias of --synthetic-input-tokens-mean.").Hidden().Float64Var(&f.islMean)
+	flag("synthetic-input-tokens-stddev", "Standard deviation of the prompt length; also --isl-stddev, --prompt-input-tokens-stddev.").Default("0").Float64Var(&f.islStddev)
+	flag("output-tokens-mean", "Mean output length in tokens, sent as max_tokens (default 256); also --osl, --prompt-output-tokens-mean.").Float64Var(&f.oslMean)
+	flag("osl", "Alias of --output-tokens-mean.").Hidden().Float64Var(&f.oslMean)
+	flag("output-tokens-stddev", "Standard deviation of the output length; also --osl-stddev, --prompt-output-tokens-stddev.").Default("0").Float64Var(&f.oslStddev)
+	flag("extra-inputs", `Merged into every request body: key:value (values are JSON when they parse as JSON: true, 128, 0.7; else strings) or a JSON object, several after one flag or the flag repeated. E.g. --extra-inputs min_tokens:128 ignore_eos:true, or '{"temperature": 0.7}'`).StringsVar(&f.extraInputs)
 	flag("random-seed", "Seed for every random choice; the same seed sends the same sequence (see the digest printed at the end).").Default("1").Uint64Var(&f.seed)
+	flag("arrival-pattern", "Gaps between requests at --request-rate: poisson, constant or gamma (also --request-rate-mode).").Default("poisson").SetValue(&aiperfChoice{what: "arrival pattern", flag: "--arrival-pattern", choices: aiperfArrivals, target: &f.arrivalPattern})
+	flag("arrival-smoothness", "Gamma shape k for --arrival-pattern=gamma: gaps vary by 1/sqrt(k) of their mean (k=1 is Poisson); also --vllm-burstiness.").Float64Var(&f.smoothness)
+	flag("warmup-request-count", "Requests sent first, at the same arrival pattern, and left out of the report and the artifacts; also --num-warmup-requests.").IntVar(&f.warmupRequests)
+	flag("goodput", `SLOs for goodput, AIPerf's syntax: "time_to_first_token:500 inter_token_latency:50 request_latency:2000" (milliseconds; also time_to_first_output_token), or "output_token_throughput_per_user:20" (tokens per second, a minimum). A successful request that meets every one is good; goodput is good requests per second.`).StringVar(&f.goodput)
+	flag("input-file", "Dataset or trace file to send instead of synthetic prompts; see --custom-dataset-type.").StringVar(&f.inputFile)
+	flag("custom-dataset-type", "Format of --input-file: "+aiperfDatasetHelp()+". random-pool draws single-turn entries at random, with replacement, by --random-seed; a trace is replayed at its timestamps unless --no-fixed-schedule, --request-rate or --concurrency is given.").Default("single-turn").SetValue(&aiperfChoice{what: "dataset type", flag: "--custom-dataset-type", choices: aiperfDatasets, target: &f.datasetFormat})
+	flag("fixed-schedule", "Send each request of --input-file at its timestamp (trace replay) instead of at --request-rate or --concurrency; --no-fixed-schedule keeps a trace from being replayed so.").BoolVar(&f.fixedSchedule)
+	flag("artifact-dir", "Where to write the artifacts (profile_export_inferprobe.json and .csv in AIPerf's layout, profile_export.jsonl, report.html, command.txt); also --output-artifact-dir. Default artifacts/MODEL-ENDPOINT-LOAD, like AIPerf.").StringVar(&f.artifactDir)
+	flag("tokenizer", "A Hugging Face tokenizer.json, or a directory holding one, to count tokens with when the server sends no usage. A hub name (Qwen/Qwen3-0.6B) is ignored with a note: inferprobe downloads nothing.").StringVar(&f.tokenizer)
 	flag("api-key", "API key sent as a bearer token. Prefer the INFERPROBE_API_KEY environment variable: flags show up in ps.").Envar("INFERPROBE_API_KEY").StringVar(&f.apiKey)
-	flag("header", "Extra HTTP header 'Name: value', repeatable.").Short('H').StringsVar(&f.headers)
+	flag("header", "Extra HTTP header 'Name: value' (or a JSON object of them), repeatable.").Short('H').StringsVar(&f.headers)
 	flag("request-timeout-seconds", "Longest a request may take.").Default("600").Float64Var(&f.timeout)
 	flag("stall-timeout-seconds", "Longest silence (no bytes at all) a stream may have before it counts as stalled; default --request-timeout-seconds, so that a long prefill gets through.").Float64Var(&f.stallTimeout)
-	flag("keep-alive", "Reuse connections between requests; --no-keep-alive opens one per request (the scenario's keep_alive).").Default("true").BoolVar(&f.keepAlive)
-	flag("goodput", `SLOs for goodput, AIPerf's syntax: "time_to_first_token:500 inter_token_latency:50 request_latency:2000" (milliseconds; also time_to_first_output_token), or "output_token_throughput_per_user:20" (tokens per second, a minimum). A successful request that meets every one is good; goodput is good requests per second.`).StringVar(&f.goodput)
-	flag("warmup-request-count", "Requests sent first, at the same arrival pattern, and left out of the report and the artifacts.").IntVar(&f.warmupRequests)
-	flag("input-file", "Dataset or trace file to send instead of synthetic prompts; see --custom-dataset-type.").StringVar(&f.inputFile)
-	flag("custom-dataset-type", "Format of --input-file: single_turn, multi_turn, mooncake_trace, or random_pool (single_turn entries drawn at random, with replacement, by --random-seed).").Default("single_turn").EnumVar(&f.datasetType, "single_turn", "multi_turn", "mooncake_trace", "random_pool")
-	flag("fixed-schedule", "Send each request of --input-file at its timestamp (trace replay) instead of at --request-rate or --concurrency.").BoolVar(&f.fixedSchedule)
-	flag("tokenizer", "Path of a Hugging Face tokenizer.json to count tokens with when the server sends no usage. A hub name (Qwen/Qwen3-0.6B) is ignored with a note: inferprobe downloads nothing.").StringVar(&f.tokenizer)
-	flag("artifact-dir", "Where to write the artifacts (profile_export_inferprobe.json and .csv in AIPerf's layout, profile_export.jsonl, report.html, command.txt). Default artifacts/MODEL-ENDPOINT-LOAD, like AIPerf.").StringVar(&f.artifactDir)
+	flag("keep-alive", "Reuse connections between requests; --no-keep-alive opens one per request (the scenario's keep_alive; AIPerf's --connection-reuse-strategy pooled or never).").Default("true").BoolVar(&f.keepAlive)
+	flag("progress", "Progress display: auto (a live line on a terminal, else a plain line every 5s), tty, plain or off; AIPerf's --ui-type dashboard, simple and none are auto, plain and off.").Default("auto").EnumVar(&f.progress, "auto", "tty", "plain", "off")
 	flag("save-scenario", "Also write the run as on-demand burst bench in a scenario file for inferprobe serve.").StringVar(&f.saveScenario)
 	flag("compare", "Baseline profile_export_inferprobe.json (or AIPerf's profile_export_aiperf.json) to print deltas against.").StringVar(&f.compare)
 	flag("compare-fail", `Regression rule for --compare, repeatable: METRIC[.STAT]>N% fails when the value rose by more than N% over the baseline, METRIC[.STAT]<-N% when it fell by more than N%, METRIC[.STAT]>V (no %) when it is above V. STAT is avg (default), min, max, std or p1…p99; units are the JSON's (ms, tokens/sec). E.g. "time_to_first_token.p99>10%" "output_token_throughput<-5%". A failed rule exits 3.`).StringsVar(&f.compareFail)
-	flag("progress", "Progress display: auto (a live line on a terminal, else a plain line every 5s), tty, plain or off.").Default("auto").EnumVar(&f.progress, "auto", "tty", "plain", "off")
+	f.addAIPerfFlags(cmd, flag)
 	return f
 }
 

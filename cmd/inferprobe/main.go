@@ -68,7 +68,7 @@ func run(args []string) int {
 	simulateCfg := simulator.AddFlags(simulate)
 
 	bench := app.Command("bench", "Run one finite benchmark with AIPerf's flag names and print a report with exact percentiles and the request sequence's digest.")
-	benchCfg := addBenchFlags(bench)
+	benchCfg := addBenchFlags(bench, logConfig)
 	benchWorkers := addWorkerFlags(bench, logConfig)
 	benchGPU := addGPUFlags(bench)
 

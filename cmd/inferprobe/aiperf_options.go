@@ -1,0 +1,428 @@
+package main
+
+// aiperfOptions is every option of AIPerf 0.13's `aiperf profile` (its
+// --help is /work/shared/reference/aiperf-0.13/profile-help.txt in the
+// project's fixtures), in AIPerf's groups and order, and what bench does
+// with it. It is the one home of that fact: bench's aliases, the refusal of
+// an option it does not support, the note on one it accepts without effect,
+// and the README's table (TestAIPerfOptionsREADME) all come from it.
+//
+// Making an unsupported option supported is a one-line change: its status
+// becomes supported and its flag the bench flag that does it.
+var aiperfOptions = []aiperfOption{
+	// Endpoint
+	{"Endpoint", "--model-names --model -m", supported, "model", ""},
+	{"Endpoint", "--model-selection-strategy", unsupported, "", whyOneModel},
+	{"Endpoint", "--custom-endpoint --endpoint", supported, "endpoint", ""},
+	{"Endpoint", "--endpoint-type", supported, "endpoint-type", ""},
+	{"Endpoint", "--streaming", supported, "streaming", ""},
+	{"Endpoint", "--url -u", supported, "url", ""},
+	{"Endpoint", "--url-strategy", ignored, "", whyOneURL},
+	{"Endpoint", "--request-timeout-seconds", supported, "request-timeout-seconds", ""},
+	{"Endpoint", "--wait-for-model-timeout", unsupported, "", whyWaitForModel},
+	{"Endpoint", "--wait-for-model-mode", unsupported, "", whyWaitForModel},
+	{"Endpoint", "--wait-for-model-interval", unsupported, "", whyWaitForModel},
+	{"Endpoint", "--reset-kv-cache", unsupported, "", whyControl},
+	{"Endpoint", "--reset-kv-cache-timeout-seconds", unsupported, "", whyControl},
+	{"Endpoint", "--reset-kv-cache-path", unsupported, "", whyControl},
+	{"Endpoint", "--server-profiler", unsupported, "", whyControl},
+	{"Endpoint", "--server-profiler-timeout-seconds", unsupported, "", whyControl},
+	{"Endpoint", "--server-profiler-start-path", unsupported, "", whyControl},
+	{"Endpoint", "--server-profiler-stop-path", unsupported, "", whyControl},
+	{"Endpoint", "--api-key", supported, "api-key", ""},
+	{"Endpoint", "--transport --transport-type", ignored, "", whyHTTP},
+	{"Endpoint", "--use-legacy-max-tokens", unsupported, "", pendingLegacyMaxTokens},
+	{"Endpoint", "--use-server-token-count", supported, "use-server-token-count", ""},
+	{"Endpoint", "--per-chunk-usage", unsupported, "", whyPerChunkUsage},
+	{"Endpoint", "--connection-reuse-strategy", supported, "connection-reuse-strategy", ""},
+	{"Endpoint", "--download-video-content", unsupported, "", whyModality},
+	{"Endpoint", "--request-content-type", unsupported, "", whyContentType},
+	{"Endpoint", "--session-header", unsupported, "", whySessionHeader},
+	{"Endpoint", "--uuid-and-strip", unsupported, "", whyModality},
+
+	// Input
+	{"Input", "--extra-inputs", supported, "extra-inputs", ""},
+	{"Input", "--header -H", supported, "header", ""},
+	{"Input", "--input-file", supported, "input-file", ""},
+	{"Input", "--public-dataset", unsupported, "", whyDownload},
+	{"Input", "--hf-subset", unsupported, "", whyDownload},
+	{"Input", "--hf-weka-dataset", unsupported, "", whyDownload},
+	{"Input", "--dataset-filter", unsupported, "", whyDownload},
+	{"Input", "--custom-dataset-type", supported, "custom-dataset-type", ""},
+	{"Input", "--ignore-trace-delays", unsupported, "", whyIgnoreTraceDelays},
+	{"Input", "--use-think-time-only", unsupported, "", whyAgentic},
+	{"Input", "--max-context-length", unsupported, "", whyTraceFilter},
+	{"Input", "--dataset-sampling-strategy", unsupported, "", whySampling},
+	{"Input", "--allow-dataset-wrap --no-allow-dataset-wrap", unsupported, "", whyAgentic},
+	{"Input", "--random-seed", supported, "random-seed", ""},
+	{"Input", "--trace-session-sample-ratio", unsupported, "", whyTraceFilter},
+	{"Input", "--config -f", unsupported, "", whyConfig},
+
+	// Fixed Schedule
+	{"Fixed Schedule", "--fixed-schedule", supported, "fixed-schedule", ""},
+	{"Fixed Schedule", "--no-fixed-schedule", supported, "fixed-schedule", ""},
+	{"Fixed Schedule", "--fixed-schedule-auto-offset", unsupported, "", pendingOffsets},
+	{"Fixed Schedule", "--fixed-schedule-start-offset", unsupported, "", pendingOffsets},
+	{"Fixed Schedule", "--fixed-schedule-end-offset", unsupported, "", pendingOffsets},
+
+	// Goodput
+	{"Goodput", "--goodput", supported, "goodput", ""},
+
+	// Output
+	{"Output", "--output-artifact-dir --artifact-dir", supported, "artifact-dir", ""},
+	{"Output", "--profile-export-prefix --profile-export-file", unsupported, "", whyExportNames},
+	{"Output", "--export-level --profile-export-level", ignored, "", whyExportLevel},
+	{"Output", "--slice-duration", unsupported, "", whySlices},
+	{"Output", "--auto-plot --no-auto-plot", ignored, "", whyReportHTML},
+	{"Output", "--plot-required", ignored, "", whyReportHTML},
+	{"Output", "--export-outputs-json", unsupported, "", whyOutputs},
+	{"Output", "--otel-url", unsupported, "", whyTelemetryExport},
+	{"Output", "--stream", unsupported, "", whyTelemetryExport},
+	{"Output", "--otel-resource-attributes", unsupported, "", whyTelemetryExport},
+	{"Output", "--gen-ai-provider", unsupported, "", whyTelemetryExport},
+	{"Output", "--mlflow-tracking-uri", unsupported, "", whyTelemetryExport},
+	{"Output", "--mlflow-experiment", unsupported, "", whyTelemetryExport},
+	{"Output", "--mlflow-run-name", unsupported, "", whyTelemetryExport},
+	{"Output", "--mlflow-tag", unsupported, "", whyTelemetryExport},
+	{"Output", "--mlflow-parent-run-id", unsupported, "", whyTelemetryExport},
+	{"Output", "--mlflow-artifact-glob", unsupported, "", whyTelemetryExport},
+	{"Output", "--wandb-project", unsupported, "", whyTelemetryExport},
+	{"Output", "--wandb-entity", unsupported, "", whyTelemetryExport},
+	{"Output", "--wandb-run-name", unsupported, "", whyTelemetryExport},
+	{"Output", "--wandb-tag", unsupported, "", whyTelemetryExport},
+
+	// HTTP Trace
+	{"HTTP Trace", "--export-http-trace", unsupported, "", whyHTTPTrace},
+	{"HTTP Trace", "--show-trace-timing", unsupported, "", whyHTTPTrace},
+
+	// Tokenizer
+	{"Tokenizer", "--tokenizer", supported, "tokenizer", ""},
+	{"Tokenizer", "--tokenizer-revision", ignored, "", whyTokenizerRevision},
+	{"Tokenizer", "--tokenizer-trust-remote-code", ignored, "", whyNoTokenizerCode},
+	{"Tokenizer", "--apply-chat-template", unsupported, "", whyChatTemplate},
+
+	// Load Generator
+	{"Load Generator", "--benchmark-duration", supported, "benchmark-duration", ""},
+	{"Load Generator", "--benchmark-grace-period", unsupported, "", pendingGrace},
+	{"Load Generator", "--concurrency", supported, "concurrency", ""},
+	{"Load Generator", "--prefill-concurrency", unsupported, "", whyPrefill},
+	{"Load Generator", "--request-rate", supported, "request-rate", ""},
+	{"Load Generator", "--arrival-pattern --request-rate-mode", supported, "arrival-pattern", ""},
+	{"Load Generator", "--arrival-smoothness --vllm-burstiness", supported, "arrival-smoothness", ""},
+	{"Load Generator", "--request-count --num-requests", supported, "request-count", ""},
+	{"Load Generator", "--concurrency-ramp-duration", unsupported, "", pendingRamp},
+	{"Load Generator", "--prefill-concurrency-ramp-duration", unsupported, "", whyPrefill},
+	{"Load Generator", "--request-rate-ramp-duration", unsupported, "", pendingRamp},
+	{"Load Generator", "--request-rate-series", unsupported, "", whyRateSeries},
+	{"Load Generator", "--failed-request-threshold", unsupported, "", pendingThreshold},
+	{"Load Generator", "--trajectory-start-min-ratio", unsupported, "", whyAgentic},
+	{"Load Generator", "--trajectory-start-max-ratio", unsupported, "", whyAgentic},
+	{"Load Generator", "--burst-phase-starts", unsupported, "", whyAgentic},
+	{"Load Generator", "--trace-idle-gap-cap-seconds", unsupported, "", whyAgentic},
+	{"Load Generator", "--system-idle-gap-cap-seconds", unsupported, "", whyAgentic},
+
+	// Scenario
+	{"Scenario", "--scenario", unsupported, "", whyScenarioLock},
+	{"Scenario", "--unsafe-override", unsupported, "", whyScenarioLock},
+
+	// Warmup
+	{"Warmup", "--warmup-request-count --num-warmup-requests", supported, "warmup-request-count", ""},
+	{"Warmup", "--warmup-duration", unsupported, "", pendingWarmupDuration},
+	{"Warmup", "--agentic-cache-warmup-duration", unsupported, "", whyWarmupPhase},
+	{"Warmup", "--agentic-warmup-grace-period", unsupported, "", whyWarmupPhase},
+	{"Warmup", "--num-warmup-sessions", unsupported, "", whyWarmupPhase},
+	{"Warmup", "--warmup-concurrency", unsupported, "", whyWarmupPhase},
+	{"Warmup", "--warmup-prefill-concurrency", unsupported, "", whyWarmupPhase},
+	{"Warmup", "--warmup-request-rate", unsupported, "", whyWarmupPhase},
+	{"Warmup", "--warmup-arrival-pattern", unsupported, "", whyWarmupPhase},
+	{"Warmup", "--warmup-grace-period", unsupported, "", whyWarmupPhase},
+	{"Warmup", "--warmup-concurrency-ramp-duration", unsupported, "", whyWarmupPhase},
+	{"Warmup", "--warmup-prefill-concurrency-ramp-duration", unsupported, "", whyWarmupPhase},
+	{"Warmup", "--warmup-request-rate-ramp-duration", unsupported, "", whyWarmupPhase},
+
+	// User-Centric Rate
+	{"User-Centric Rate", "--user-centric-rate", unsupported, "", whyUserCentric},
+	{"User-Centric Rate", "--num-users", unsupported, "", whyUserCentric},
+
+	// Request Cancellation
+	{"Request Cancellation", "--request-cancellation-rate", unsupported, "", pendingCancel},
+	{"Request Cancellation", "--request-cancellation-delay", unsupported, "", pendingCancel},
+
+	// Conversation Input
+	{"Conversation Input", "--conversation-num --num-conversations --num-sessions", unsupported, "", pendingWorkload},
+	{"Conversation Input", "--num-dataset-entries --num-prompts", unsupported, "", pendingWorkload},
+	{"Conversation Input", "--conversation-turn-mean --session-turns-mean", unsupported, "", pendingWorkload},
+	{"Conversation Input", "--conversation-turn-stddev --session-turns-stddev", unsupported, "", pendingWorkload},
+	{"Conversation Input", "--conversation-turn-delay-mean --session-turn-delay-mean", unsupported, "", pendingWorkload},
+	{"Conversation Input", "--conversation-turn-delay-stddev --session-turn-delay-stddev", unsupported, "", pendingWorkload},
+	{"Conversation Input", "--conversation-turn-delay-ratio --session-delay-ratio", unsupported, "", whyTraceReplayKnob},
+	{"Conversation Input", "--inter-turn-delay-cap-seconds", unsupported, "", whyTraceReplayKnob},
+	{"Conversation Input", "--max-idle-gap-cap-seconds", unsupported, "", whyTraceReplayKnob},
+	{"Conversation Input", "--replay-speedup", unsupported, "", pendingSpeedup},
+	{"Conversation Input", "--open-loop-replay --no-open-loop-replay", unsupported, "", whyTraceReplayKnob},
+	{"Conversation Input", "--open-loop-strict", unsupported, "", whyTraceReplayKnob},
+	{"Conversation Input", "--omit-kv-hints", unsupported, "", whyTraceReplayKnob},
+	{"Conversation Input", "--force-min-tokens --no-force-min-tokens", unsupported, "", whyTraceReplayKnob},
+
+	// Input Sequence Length (ISL)
+	{"Input Sequence Length (ISL)", "--prompt-input-tokens-mean --synthetic-input-tokens-mean --isl", supported, "synthetic-input-tokens-mean", ""},
+	{"Input Sequence Length (ISL)", "--prompt-input-tokens-stddev --synthetic-input-tokens-stddev --isl-stddev", supported, "synthetic-input-tokens-stddev", ""},
+	{"Input Sequence Length (ISL)", "--prompt-input-tokens-block-size --synthetic-input-tokens-block-size --isl-block-size", unsupported, "", pendingBlockSize},
+	{"Input Sequence Length (ISL)", "--seq-dist --sequence-distribution", unsupported, "", whySeqDist},
+	{"Input Sequence Length (ISL)", "--random-range-ratio", unsupported, "", whySeqDist},
+	{"Input Sequence Length (ISL)", "--random-corpus-style", unsupported, "", whyCorpus},
+
+	// Output Sequence Length (OSL)
+	{"Output Sequence Length (OSL)", "--prompt-output-tokens-mean --output-tokens-mean --osl", supported, "output-tokens-mean", ""},
+	{"Output Sequence Length (OSL)", "--prompt-output-tokens-stddev --output-tokens-stddev --osl-stddev", supported, "output-tokens-stddev", ""},
+
+	// Prompt
+	{"Prompt", "--prompt-batch-size --batch-size-text --batch-size -b", unsupported, "", whyBatch},
+	{"Prompt", "--prompt-corpus", unsupported, "", whyCorpus},
+
+	// Prefix Prompt
+	{"Prefix Prompt", "--system-prompt", unsupported, "", pendingWorkload},
+	{"Prefix Prompt", "--system-prompt-file", unsupported, "", pendingWorkload},
+	{"Prefix Prompt", "--prompt-prefix-pool-size --prefix-prompt-pool-size --num-prefix-prompts", unsupported, "", pendingWorkload},
+	{"Prefix Prompt", "--prompt-prefix-length --prefix-prompt-length", unsupported, "", pendingWorkload},
+	{"Prefix Prompt", "--shared-system-prompt-length", unsupported, "", pendingWorkload},
+	{"Prefix Prompt", "--user-context-prompt-length", unsupported, "", pendingWorkload},
+
+	// Cache Bust
+	{"Cache Bust", "--cache-bust", unsupported, "", whyCacheBust},
+
+	// Rankings
+	{"Rankings", "--rankings-passages-mean", unsupported, "", whyRankings},
+	{"Rankings", "--rankings-passages-stddev", unsupported, "", whyRankings},
+	{"Rankings", "--rankings-passages-prompt-token-mean", unsupported, "", whyRankings},
+	{"Rankings", "--rankings-passages-prompt-token-stddev", unsupported, "", whyRankings},
+	{"Rankings", "--rankings-query-prompt-token-mean", unsupported, "", whyRankings},
+	{"Rankings", "--rankings-query-prompt-token-stddev", unsupported, "", whyRankings},
+
+	// Synthesis
+	{"Synthesis", "--synthesis-speedup-ratio", unsupported, "", whySynthesis},
+	{"Synthesis", "--synthesis-prefix-len-multiplier", unsupported, "", whySynthesis},
+	{"Synthesis", "--synthesis-prefix-root-multiplier", unsupported, "", whySynthesis},
+	{"Synthesis", "--synthesis-prompt-len-multiplier", unsupported, "", whySynthesis},
+	{"Synthesis", "--synthesis-output-len-multiplier", unsupported, "", whySynthesis},
+	{"Synthesis", "--synthesis-max-isl", unsupported, "", whySynthesis},
+	{"Synthesis", "--synthesis-max-osl", unsupported, "", whySynthesis},
+
+	// Audio Input
+	{"Audio Input", "--audio-batch-size --batch-size-audio", unsupported, "", whyModality},
+	{"Audio Input", "--audio-length-mean", unsupported, "", whyModality},
+	{"Audio Input", "--audio-length-stddev", unsupported, "", whyModality},
+	{"Audio Input", "--audio-format", unsupported, "", whyModality},
+	{"Audio Input", "--audio-depths", unsupported, "", whyModality},
+	{"Audio Input", "--audio-sample-rates", unsupported, "", whyModality},
+	{"Audio Input", "--audio-num-channels", unsupported, "", whyModality},
+
+	// Image Input
+	{"Image Input", "--image-width-mean", unsupported, "", whyModality},
+	{"Image Input", "--image-width-stddev", unsupported, "", whyModality},
+	{"Image Input", "--image-height-mean", unsupported, "", whyModality},
+	{"Image Input", "--image-height-stddev", unsupported, "", whyModality},
+	{"Image Input", "--image-batch-size --batch-size-image", unsupported, "", whyModality},
+	{"Image Input", "--image-format", unsupported, "", whyModality},
+	{"Image Input", "--image-source", unsupported, "", whyModality},
+	{"Image Input", "--image-source-sampling", unsupported, "", whyModality},
+
+	// Video Input
+	{"Video Input", "--video-batch-size --batch-size-video", unsupported, "", whyModality},
+	{"Video Input", "--video-duration", unsupported, "", whyModality},
+	{"Video Input", "--video-fps", unsupported, "", whyModality},
+	{"Video Input", "--video-width", unsupported, "", whyModality},
+	{"Video Input", "--video-height", unsupported, "", whyModality},
+	{"Video Input", "--video-synth-type", unsupported, "", whyModality},
+	{"Video Input", "--video-format", unsupported, "", whyModality},
+	{"Video Input", "--video-codec", unsupported, "", whyModality},
+	{"Video Input", "--video-audio-sample-rate", unsupported, "", whyModality},
+	{"Video Input", "--video-audio-num-channels", unsupported, "", whyModality},
+	{"Video Input", "--video-audio-codec", unsupported, "", whyModality},
+	{"Video Input", "--video-audio-depth", unsupported, "", whyModality},
+
+	// Service
+	{"Service", "--log-level", supported, "log-level", ""},
+	{"Service", "--verbose -v", supported, "verbose", ""},
+	{"Service", "--extra-verbose -vv", supported, "extra-verbose", ""},
+	{"Service", "--record-processor-service-count --record-processors", ignored, "", whyRecords},
+	{"Service", "--api-port", unsupported, "", whyAPI},
+	{"Service", "--api-host", unsupported, "", whyAPI},
+	{"Service", "--stats-interval", ignored, "", whyStatsInterval},
+
+	// Server Metrics
+	{"Server Metrics", "--server-metrics", unsupported, "", whyServerMetrics},
+	{"Server Metrics", "--no-server-metrics", ignored, "", whyNoServerMetrics},
+	{"Server Metrics", "--server-metrics-formats", ignored, "", whyNoServerMetrics},
+
+	// Network Latency
+	{"Network Latency", "--network-latency-automatic", unsupported, "", whyNetworkLatency},
+	{"Network Latency", "--network-latency-mean", unsupported, "", whyNetworkLatency},
+	{"Network Latency", "--network-latency-ping-interval", unsupported, "", whyNetworkLatency},
+
+	// GPU Telemetry
+	{"GPU Telemetry", "--gpu-telemetry", supported, "gpu-telemetry", ""},
+	{"GPU Telemetry", "--no-gpu-telemetry", supported, "gpu-telemetry", ""},
+
+	// UI
+	{"UI", "--ui-type --ui", supported, "ui-type", ""},
+
+	// Workers
+	{"Workers", "--workers-max --max-workers", supported, "workers", ""},
+
+	// ZMQ Communication
+	{"ZMQ Communication", "--zmq-host", ignored, "", whyZMQ},
+	{"ZMQ Communication", "--zmq-ipc-path", ignored, "", whyZMQ},
+	{"ZMQ Communication", "--zmq-dual-bind", ignored, "", whyZMQ},
+
+	// Accuracy
+	{"Accuracy", "--accuracy-benchmark", unsupported, "", whyAccuracy},
+	{"Accuracy", "--accuracy-tasks", unsupported, "", whyAccuracy},
+	{"Accuracy", "--accuracy-n-shots", unsupported, "", whyAccuracy},
+	{"Accuracy", "--accuracy-enable-cot --accuracy-no-enable-cot", unsupported, "", whyAccuracy},
+	{"Accuracy", "--accuracy-grader", unsupported, "", whyAccuracy},
+	{"Accuracy", "--accuracy-system-prompt", unsupported, "", whyAccuracy},
+	{"Accuracy", "--accuracy-verbose", unsupported, "", whyAccuracy},
+
+	// Multi-Run
+	{"Multi-Run", "--num-profile-runs", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--profile-run-cooldown-seconds", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--confidence-level", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--profile-run-disable-warmup-after-first --no-profile-run-disable-warmup-after-first", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--set-consistent-seed --no-set-consistent-seed", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--vary-seed-per-trial --no-vary-seed-per-trial", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--convergence-metric", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--convergence-stat", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--convergence-threshold", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--convergence-mode", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--parameter-sweep-cooldown-seconds", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--parameter-sweep-same-seed --no-parameter-sweep-same-seed", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--parameter-sweep-mode", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--sweep-type", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--no-sweep-table", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-space", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-metric", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-stat", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-direction", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-max-iterations", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-initial-points", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-random-seed", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-planner", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--optuna-sampler", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--optuna-acquisition", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--optuna-terminator", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-percentile-pooling", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--bo-constraint-mode", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--variant --sweep-variant", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-sla", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-sla-tier", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-recipe", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--ttft-sla-ms", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--isl-osl-pairs", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--itl-sla-ms", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--tpot-sla-ms", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--e2e-sla-ms", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--error-rate-sla", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--slo-attainment-fraction", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-style", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--degradation-threshold", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--degradation-metric-tag", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--degradation-stat", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--isl-min", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--isl-max", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--isl-steps", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--concurrency-min", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--concurrency-max", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--concurrency-steps", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--osl-min", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--osl-max", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--osl-steps", unsupported, "", whyMultiRun},
+}
+
+// aiperfOption is one option of `aiperf profile`.
+type aiperfOption struct {
+	group string
+	// names are AIPerf's, as its help lists them: the option's name first,
+	// then its aliases ("--request-count --num-requests").
+	names  string
+	status optionStatus
+	// flag is, for a supported option, the bench flag that does it; its
+	// other names are hidden aliases of it.
+	flag string
+	// why is, for an unsupported option, why and what to use instead; for
+	// an ignored one, why it changes nothing.
+	why string
+}
+
+type optionStatus int
+
+const (
+	unsupported optionStatus = iota // refused: one line says why and what to use instead
+	supported                       // a bench flag does what AIPerf does
+	ignored                         // accepted with a note: it would change nothing here
+)
+
+// Why an option is not supported, and what to use instead. The pending
+// ones are being implemented (issue 13).
+const (
+	whyOneModel            = "bench benchmarks one model per run; run it once per model, or give inferprobe serve one probe per model"
+	whyWaitForModel        = "bench does not wait for the model to load; start it when the server answers (e.g. curl --retry 30 --retry-all-errors URL/models), and a run against a server that is not ready fails with each error's reason"
+	whyPerChunkUsage       = "bench does not ask for continuous usage stats; token counts come from the final usage, and inter-token latency from the chunks' arrival times"
+	whyModality            = "bench sends text only: audio, image and video inputs and outputs are not generated or measured"
+	whyContentType         = "bench sends JSON bodies; describe another API with a template endpoint in a scenario file (inferprobe serve)"
+	whySessionHeader       = "bench sends no per-session affinity header; a fixed header is -H 'Name: value'"
+	whyDownload            = "inferprobe downloads nothing; download the dataset and give it as --input-file FILE --custom-dataset-type (ShareGPT's JSON is sharegpt)"
+	whyIgnoreTraceDelays   = "give the trace a load instead: with --no-fixed-schedule and --concurrency or --request-rate, its requests are sent at that load and its timestamps ignored"
+	whyTraceFilter         = "bench sends every entry of --input-file; filter or sample the file first (e.g. with jq or duckdb)"
+	whySampling            = "bench sends --input-file in order; --custom-dataset-type random-pool draws single-turn entries at random, with replacement"
+	whyAgentic             = "bench has no agentic (trajectory) replay; a trace is replayed at its timestamps with --fixed-schedule, or at a load with --concurrency or --request-rate"
+	whyConfig              = "inferprobe's configuration file is a scenario (inferprobe serve --config.file FILE); bench --save-scenario FILE writes one from these flags"
+	whyExportNames         = "the artifacts have fixed names in --output-artifact-dir; choose the directory instead"
+	whySlices              = "bench reports the whole run; report.html plots latency and throughput over time, and inferprobe serve's Prometheus series give any window"
+	whyOutputs             = "bench keeps no generated text; profile_export.jsonl has each request's metrics"
+	whyHTTPTrace           = "bench records no HTTP trace; profile_export.jsonl has each request's timings"
+	whyChatTemplate        = "bench counts the prompt as sent, and the server's usage.prompt_tokens (chat template included) when it reports usage"
+	whyPrefill             = "bench does not limit requests waiting for their first token; --concurrency limits the requests in flight"
+	whyRateSeries          = "a rate series is a scenario's arrival (inferprobe serve, or a burst); bench runs one --request-rate"
+	whyScenarioLock        = "bench has no locked submission scenarios; --save-scenario writes the run as a scenario file to keep and rerun"
+	whyUserCentric         = "bench has no per-user rate mode; --request-rate with a multi-turn --input-file sends each session's turns in order"
+	whyTraceReplayKnob     = "bench's trace replay has no such knob; --fixed-schedule replays a trace at its timestamps, --no-fixed-schedule at --concurrency or --request-rate"
+	whySeqDist             = "bench draws lengths from a normal distribution: --isl/--isl-stddev and --osl/--osl-stddev; for a mix of shapes, give an --input-file of single-turn entries with their lengths"
+	whyCorpus              = "bench's synthetic prompts come from its one built-in corpus"
+	whyBatch               = "bench sends one input per request"
+	whyCacheBust           = "bench injects no cache-bust markers; every synthetic prompt is unique unless a prefix is shared"
+	whyRankings            = "bench's ranking requests send one query and one passage, sized by --isl"
+	whySynthesis           = "bench does not synthesize traces; replay a recorded one with --input-file and --fixed-schedule"
+	whyAPI                 = "bench serves no API; inferprobe serve has /metrics and the burst API"
+	whyServerMetrics       = "bench does not scrape the server; scrape its /metrics with Prometheus beside inferprobe serve"
+	whyControl             = "bench sends no control requests to the server; call the endpoint yourself before the run (e.g. curl -X POST URL/reset_prefix_cache)"
+	whyNetworkLatency      = "bench does not subtract network latency; run it next to the server, or compare with a run against the built-in simulator (inferprobe simulate)"
+	whyWarmupPhase         = "the warmup is sent at the run's own load; its length is --warmup-request-count"
+	whyAccuracy            = "bench measures performance, not accuracy; use an evaluation harness (e.g. lm-evaluation-harness)"
+	whyMultiRun            = "bench runs one benchmark; run it once per setting or trial (a shell loop), and compare runs with --compare"
+	whyTelemetryExport     = "bench uploads nothing; its artifacts are files in --output-artifact-dir, and inferprobe serve's metrics are Prometheus series"
+	pendingLegacyMaxTokens = "not yet: bench sends the output length as max_tokens"
+	pendingOffsets         = "not yet: --fixed-schedule replays the whole trace from its first timestamp; cut the file to the window you want"
+	pendingGrace           = "not yet: requests in flight when --benchmark-duration ends always finish (up to --request-timeout-seconds) and are reported"
+	pendingRamp            = "not yet in bench: a scenario's arrival ramps (inferprobe serve, or a burst); use --warmup-request-count to warm the server"
+	pendingThreshold       = "not yet: the run goes to its end, and errors are counted by reason"
+	pendingWarmupDuration  = "not yet: give the warmup as --warmup-request-count"
+	pendingCancel          = "not yet: bench cancels no requests"
+	pendingSpeedup         = "not yet in bench: a scenario's dataset file takes a speedup (inferprobe serve, or a burst)"
+	pendingWorkload        = "not yet in bench: synthetic prompts are single-turn, with no system or shared prefix; give an --input-file with the conversations or prefixes you want"
+	pendingBlockSize       = "not yet in bench: a Mooncake trace's hash blocks are a scenario dataset file's block_size (inferprobe serve, or a burst)"
+)
+
+// Why an accepted option changes nothing.
+const (
+	whyOneURL            = "with one --url there is nothing to choose"
+	whyHTTP              = "bench sends HTTP, as AIPerf does"
+	whyExportLevel       = "bench always writes the summary and per-request records, and keeps no raw bodies"
+	whyReportHTML        = "bench writes report.html every run, and aiperf plot reads the artifact directory too"
+	whyTokenizerRevision = "inferprobe downloads no tokenizer; --tokenizer names a local tokenizer.json or its directory"
+	whyNoTokenizerCode   = "inferprobe runs no tokenizer code"
+	whyRecords           = "bench's workers compute each request's record as it ends"
+	whyStatsInterval     = "the progress line is rewritten every second on a terminal, else printed every 5 s"
+	whyNoServerMetrics   = "bench collects no server metrics"
+	whyZMQ               = "bench's worker processes talk over pipes, not ZMQ"
+)
