@@ -220,7 +220,7 @@ func aiperfOptionsMarkdown() string {
 			switch o.status {
 			case supported:
 				s := code(o.names)
-				if first := strings.Fields(o.names)[0]; first != "--"+o.flag {
+				if !slices.Contains(strings.Fields(o.names), "--"+o.flag) {
 					s += " → `--" + o.flag + "`"
 				}
 				sup = append(sup, s)

@@ -146,7 +146,11 @@ func (f *benchFlags) applyAIPerf(ctx *kingpin.ParseContext) error {
 					return err
 				}
 			} else if _, stub := last.Model().Value.(*optionStub); !stub {
-				return fmt.Errorf("unexpected argument '%s' after --%s, which takes one value", *el.Value, last.Model().Name)
+				takes := "one value"
+				if b, ok := last.Model().Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+					takes = "no value"
+				}
+				return fmt.Errorf("unexpected argument '%s' after --%s, which takes %s", *el.Value, last.Model().Name, takes)
 			}
 		}
 	}

@@ -150,6 +150,7 @@ func TestAIPerfRefusals(t *testing.T) {
 		{[]string{"--model", "m", "--url", "h1", "h2"}, "--url h1 h2: bench sends to one server"},
 		{[]string{"--model", "m", "--concurrency", "2", "4"}, "unexpected argument '4' after --concurrency, which takes one value"},
 		{[]string{"--concurrency", "2"}, "--model is required"},
+		{[]string{"--model", "m", "--streaming", "x"}, "unexpected argument 'x' after --streaming, which takes no value"},
 		{[]string{"--model", "m", "--gpu-telemetry", "amdsmi"}, "--gpu-telemetry amdsmi: inferprobe reads NVIDIA GPUs only"},
 		{[]string{"--model", "m", "--connection-reuse-strategy", "sticky-user-sessions"}, "--connection-reuse-strategy sticky-user-sessions is an AIPerf connection reuse strategy that inferprobe does not support"},
 	} {
