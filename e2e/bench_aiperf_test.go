@@ -151,7 +151,7 @@ func checkArtifacts(t *testing.T, dir string, requests, osl float64) {
 	if float64(lines) != requests {
 		t.Errorf("%d JSONL lines, want %v", lines, requests)
 	}
-	if page := read("report.html"); bytes.Count(page, []byte("<svg")) != 14 || bytes.Contains(page, []byte("<script")) {
+	if page := read("report.html"); bytes.Count(page, []byte(`<svg role="img"`)) != 14 || bytes.Contains(page, []byte("<script")) {
 		t.Errorf("report.html is not the fourteen-chart, script-free report")
 	}
 	if cmd := string(read("command.txt")); !strings.HasPrefix(cmd, "inferprobe bench --workers=2 --model Qwen/Qwen3-0.6B") {

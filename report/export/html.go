@@ -17,7 +17,7 @@ import (
 func HTML(r Run) ([]byte, error) {
 	type chart struct {
 		ID, Title string
-		SVG       template.HTML // empty without data
+		drawn
 	}
 	type group struct {
 		Title  string
@@ -27,11 +27,11 @@ func HTML(r Run) ([]byte, error) {
 	for _, s := range sections(r) {
 		g := group{Title: s.title}
 		for _, f := range s.figures {
-			svg, err := f.svg()
+			d, err := f.draw()
 			if err != nil {
 				return nil, err
 			}
-			g.Charts = append(g.Charts, chart{ID: f.id, Title: f.title, SVG: svg})
+			g.Charts = append(g.Charts, chart{ID: f.id, Title: f.title, drawn: d})
 		}
 		groups = append(groups, g)
 	}
@@ -106,7 +106,8 @@ td:first-child,th:first-child{text-align:left}code{background:#f4f4f4;padding:2p
 .fail td{background:#fee;font-weight:bold}
 .charts{display:flex;flex-wrap:wrap;gap:16px}
 figure{margin:0;flex:1 1 520px;max-width:620px;break-inside:avoid}
-figure svg{width:100%;height:auto}
+figure>svg{width:100%;height:auto}
+figcaption{font-size:12px;display:flex;flex-wrap:wrap;gap:2px 14px;padding-left:40px}.key svg{vertical-align:middle}
 svg text{font-family:"Liberation Sans",Arial,Helvetica,sans-serif!important}
 .nodata{color:#777;font-style:italic}
 @page{margin:12mm}
@@ -138,7 +139,9 @@ figure{flex:1 1 45%}h2{break-after:avoid}table{font-size:8pt}td,th{padding:1px 4
 {{end}}</table>{{end}}
 </section>{{end}}
 {{range .Groups}}<h2>{{.Title}}</h2>
-<div class="charts">{{range .Charts}}<figure id="{{.ID}}"><h3>{{.Title}}</h3>{{if .SVG}}{{.SVG}}{{else}}<p class="nodata">No samples.</p>{{end}}</figure>
+<div class="charts">{{range .Charts}}<figure id="{{.ID}}"><h3>{{.Title}}</h3>{{if .SVG}}{{.SVG}}{{else}}<p class="nodata">No samples.</p>{{end}}
+{{with .Key}}<figcaption>{{range .}}<span class="key"><svg width="24" height="10" aria-hidden="true">{{if .Dots}}<path d="M8 1L16 9M8 9L16 1" stroke="{{.Color}}" stroke-width="1.5"/>{{else}}<line x1="0" y1="5" x2="24" y2="5" stroke="{{.Color}}" stroke-width="2"{{with .Dash}} stroke-dasharray="{{.}}"{{end}}/>{{end}}</svg> {{.Label}}</span>
+{{end}}</figcaption>{{end}}</figure>
 {{end}}</div>
 {{end}}<h2>Errors</h2>
 {{if .Errors}}<table><tr><th>reason</th><th>HTTP status</th><th>count</th><th>first message</th></tr>

@@ -52,16 +52,31 @@ var (
 	colorError = color.RGBA{0xd6, 0x27, 0x28, 0xff}
 	barFill    = color.RGBA{0x9e, 0xc5, 0xe5, 0xff}
 	gridColor  = color.Gray{0xe0}
+	floorColor = color.Gray{0x60}
 	sans       = font.Font{Typeface: "Liberation", Variant: "Sans"}
 )
 
 // Charts are drawn at this size; the page scales them to its width.
 const chartW, chartH = 11 * vg.Centimeter, 6.5 * vg.Centimeter
 
-// svg draws f with gonum/plot as inline SVG, or nil when it has no data.
-func (f figure) svg() (template.HTML, error) {
+// keyEntry is one line of a chart's key, which the page writes under the
+// chart in HTML: inside the plot a legend would hide data, and a browser
+// lacking the font the plot measured with would overflow it.
+type keyEntry struct {
+	Label, Color, Dash string // Dash: an SVG stroke-dasharray, empty for a solid line
+	Dots               bool
+}
+
+// drawn is a figure as the page shows it.
+type drawn struct {
+	SVG template.HTML // empty without data
+	Key []keyEntry
+}
+
+// draw draws f with gonum/plot as inline SVG, with its key.
+func (f figure) draw() (drawn, error) {
 	if f.empty() {
-		return "", nil
+		return drawn{}, nil
 	}
 	p := plot.New()
 	styleText(p)
@@ -77,7 +92,7 @@ func (f figure) svg() (template.HTML, error) {
 		p.Add(h)
 		p.Y.Tick.Marker = countTicks{}
 	}
-	legend := 0
+	var key []keyEntry
 	for i, s := range f.series {
 		if len(s.points) == 0 {
 			continue
@@ -93,34 +108,29 @@ func (f figure) svg() (template.HTML, error) {
 		if s.dots {
 			sc, err := plotter.NewScatter(xys)
 			if err != nil {
-				return "", fmt.Errorf("%s: %w", f.title, err)
+				return drawn{}, fmt.Errorf("%s: %w", f.title, err)
 			}
 			sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(2.2), Shape: draw.CrossGlyph{}}
 			p.Add(sc)
-			p.Legend.Add(s.label, sc)
-			legend++
+			key = append(key, keyEntry{Label: s.label, Color: hex(c), Dots: true})
 			continue
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
-			return "", fmt.Errorf("%s: %w", f.title, err)
+			return drawn{}, fmt.Errorf("%s: %w", f.title, err)
 		}
 		l.LineStyle = draw.LineStyle{Color: c, Width: vg.Points(1.3), Dashes: dashes[i%len(dashes)]}
 		p.Add(l)
-		if s.label != "" {
-			p.Legend.Add(s.label, l)
-			legend++
-		}
+		key = append(key, keyEntry{Label: s.label, Color: hex(c), Dash: dashArray(l.Dashes)})
 	}
 	if f.floor > 0 {
 		l, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: f.floor}, {X: p.X.Max, Y: f.floor}})
 		if err != nil {
-			return "", fmt.Errorf("%s: %w", f.title, err)
+			return drawn{}, fmt.Errorf("%s: %w", f.title, err)
 		}
-		l.LineStyle = draw.LineStyle{Color: color.Gray{0x60}, Width: vg.Points(0.8), Dashes: dashes[1]}
+		l.LineStyle = draw.LineStyle{Color: floorColor, Width: vg.Points(0.8), Dashes: dashes[1]}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("configured %s", num(f.floor)), l)
-		legend++
+		key = append(key, keyEntry{Label: "configured " + num(f.floor), Color: hex(floorColor), Dash: dashArray(l.Dashes)})
 	}
 	if f.logX {
 		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
@@ -134,28 +144,33 @@ func (f figure) svg() (template.HTML, error) {
 	if p.Y.Max == p.Y.Min {
 		p.Y.Max = p.Y.Min + 1
 	}
-	// The legend sits in the top left corner, its text after its icons, so
-	// that a browser's wider stand-in font runs into the plot, not the icons.
-	// A CDF leaves that corner empty; elsewhere the y axis makes room.
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), vg.Points(-2)
-	switch {
-	case f.percent:
+	if f.percent {
 		p.Y.Min, p.Y.Max = 0, 100
-	case legend > 0:
-		p.Y.Max = p.Y.Min + (p.Y.Max-p.Y.Min)*(1.05+0.12*float64(legend))
 	}
 	c := vgsvg.New(chartW, chartH)
 	p.Draw(draw.New(c))
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
-		return "", err
+		return drawn{}, err
 	}
 	// The XML prolog and comment before <svg> do not belong inside HTML.
 	out := b.String()
 	out = out[strings.Index(out, "<svg"):]
 	out = strings.Replace(out, "<svg ", fmt.Sprintf(`<svg role="img" aria-label="%s" `, esc(f.title)), 1)
-	return template.HTML(out), nil
+	return drawn{SVG: template.HTML(out), Key: key}, nil
+}
+
+func hex(c color.Color) string {
+	r, g, b, _ := c.RGBA()
+	return fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
+}
+
+func dashArray(d []vg.Length) string {
+	var parts []string
+	for _, l := range d {
+		parts = append(parts, num(l.Points()))
+	}
+	return strings.Join(parts, ",")
 }
 
 func (f figure) empty() bool {
@@ -176,7 +191,6 @@ func styleText(p *plot.Plot) {
 	set(&p.Y.Label.TextStyle, 9)
 	set(&p.X.Tick.Label, 8)
 	set(&p.Y.Tick.Label, 8)
-	set(&p.Legend.TextStyle, 8)
 }
 
 // logTicks marks a log axis at 1, 2 and 5 of each decade, with unlabelled
