@@ -151,8 +151,8 @@ func checkArtifacts(t *testing.T, dir string, requests, osl float64) {
 	if float64(lines) != requests {
 		t.Errorf("%d JSONL lines, want %v", lines, requests)
 	}
-	if page := read("report.html"); bytes.Count(page, []byte("<svg")) != 6 || bytes.Contains(page, []byte("<script")) {
-		t.Errorf("report.html is not the six-chart, script-free report")
+	if page := read("report.html"); bytes.Count(page, []byte(`<svg role="img"`)) != 14 || bytes.Contains(page, []byte("<script")) {
+		t.Errorf("report.html is not the fourteen-chart, script-free report")
 	}
 	if cmd := string(read("command.txt")); !strings.HasPrefix(cmd, "inferprobe bench --workers=2 --model Qwen/Qwen3-0.6B") {
 		t.Errorf("command.txt = %q", cmd)
@@ -182,6 +182,13 @@ func TestBenchCompareAndSaveScenario(t *testing.T) {
 	}
 	if strings.Contains(out, key) {
 		t.Errorf("the API key was printed:\n%s", out)
+	}
+	for dir, want := range map[string]bool{"base": false, "again": true} {
+		page, err := os.ReadFile(filepath.Join(work, dir, "report.html"))
+		if err != nil || bytes.Contains(page, []byte(`<section id="compare">`)) != want ||
+			want && !bytes.Contains(page, []byte(`<tr class="fail"><td>time_to_first_token.p99&gt;0.001</td>`)) {
+			t.Errorf("%s/report.html: the comparison with its failed rule should be there: %v (%v)", dir, want, err)
+		}
 	}
 	filepath.WalkDir(work, func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {

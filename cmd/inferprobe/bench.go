@@ -120,6 +120,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		Summary: res.Summary, Requests: export.ScrubErrors(res.Report.Requests(), f.secrets()), Config: f.exportConfig(plan.Limit), SLO: plan.SLO,
 		Digest: res.Digest.String(), ClientBound: res.ClientBound, Interrupted: res.Stopped,
 	}
+	if baseline != nil {
+		result.Baseline = &export.Baseline{Path: f.compare, Metrics: baseline, Rules: rules}
+	}
 	export.Console(stdout, result, res.Digest, f.seed)
 	if telemetry != nil {
 		var st gpu.WindowStats

@@ -140,16 +140,29 @@ var comparedByDefault = [][2]string{
 	{"output_token_throughput", "avg"}, {"request_throughput", "avg"}, {"goodput", "avg"},
 }
 
-// Compare prints the deltas between baseline and current, and returns how
-// many rules failed. A rule naming a metric that either side lacks is an
-// error: a gate that cannot be evaluated must not pass.
-func Compare(w io.Writer, baseline, current Metrics, rules []Rule) (failed int, err error) {
+// Baseline is what a run is compared with: the metrics of --compare's
+// file and --compare-fail's rules.
+type Baseline struct {
+	Path    string
+	Metrics Metrics
+	Rules   []Rule
+}
+
+// delta is one value of a comparison, on both sides.
+type delta struct {
+	metric, stat      string
+	baseline, current float64
+}
+
+// deltas are the values a comparison shows: the default rows and those the
+// rules name, each once, where both sides have them.
+func deltas(baseline, current Metrics, rules []Rule) []delta {
 	rows := comparedByDefault
 	for _, r := range rules {
 		rows = append(rows, [2]string{r.metric, r.stat})
 	}
 	seen := map[[2]string]bool{}
-	fmt.Fprintf(w, "%-40s %12s %12s %9s\n", "Metric", "baseline", "current", "change")
+	var out []delta
 	for _, row := range rows {
 		b, okB := baseline[row[0]][row[1]]
 		c, okC := current[row[0]][row[1]]
@@ -157,14 +170,27 @@ func Compare(w io.Writer, baseline, current Metrics, rules []Rule) (failed int, 
 			continue
 		}
 		seen[row] = true
-		fmt.Fprintf(w, "%-40s %12.2f %12.2f %9s\n", row[0]+"."+row[1], b, c, change(b, c))
+		out = append(out, delta{row[0], row[1], b, c})
 	}
-	var msgs []string
+	return out
+}
+
+// verdict is a rule's outcome against the values it judged.
+type verdict struct {
+	rule              string
+	failed            bool
+	baseline, current float64
+}
+
+// judge evaluates the rules. A rule naming a metric that either side lacks
+// is an error: a gate that cannot be evaluated must not pass.
+func judge(baseline, current Metrics, rules []Rule) ([]verdict, error) {
+	var out []verdict
 	for _, r := range rules {
 		b, okB := baseline[r.metric][r.stat]
 		c, okC := current[r.metric][r.stat]
 		if !okB && r.relative || !okC {
-			return 0, fmt.Errorf("%q: %s.%s is missing from the baseline or this run; metrics there: %s", r.text, r.metric, r.stat, strings.Join(current.tags(), ", "))
+			return nil, fmt.Errorf("%q: %s.%s is missing from the baseline or this run; metrics there: %s", r.text, r.metric, r.stat, strings.Join(current.tags(), ", "))
 		}
 		var bad bool
 		switch {
@@ -176,15 +202,29 @@ func Compare(w io.Writer, baseline, current Metrics, rules []Rule) (failed int, 
 		default:
 			bad = r.above && c > r.bound || !r.above && c < r.bound
 		}
-		if bad {
-			failed++
-			msgs = append(msgs, fmt.Sprintf("FAIL %s (baseline %.2f, now %.2f, %s)", r.text, b, c, change(b, c)))
-		} else {
-			msgs = append(msgs, fmt.Sprintf("pass %s", r.text))
-		}
+		out = append(out, verdict{r.text, bad, b, c})
 	}
-	for _, m := range msgs {
-		fmt.Fprintln(w, m)
+	return out, nil
+}
+
+// Compare prints the deltas between baseline and current, and returns how
+// many rules failed, or an error for a rule it cannot evaluate.
+func Compare(w io.Writer, baseline, current Metrics, rules []Rule) (failed int, err error) {
+	fmt.Fprintf(w, "%-40s %12s %12s %9s\n", "Metric", "baseline", "current", "change")
+	for _, d := range deltas(baseline, current, rules) {
+		fmt.Fprintf(w, "%-40s %12.2f %12.2f %9s\n", d.metric+"."+d.stat, d.baseline, d.current, change(d.baseline, d.current))
+	}
+	verdicts, err := judge(baseline, current, rules)
+	if err != nil {
+		return 0, err
+	}
+	for _, v := range verdicts {
+		if v.failed {
+			failed++
+			fmt.Fprintf(w, "FAIL %s (baseline %.2f, now %.2f, %s)\n", v.rule, v.baseline, v.current, change(v.baseline, v.current))
+		} else {
+			fmt.Fprintf(w, "pass %s\n", v.rule)
+		}
 	}
 	return failed, nil
 }

@@ -30,6 +30,9 @@ type Run struct {
 	ClientBound string
 	// Interrupted is set when the run was stopped before its end.
 	Interrupted bool
+	// Baseline is what --compare compares the run with, for the HTML
+	// report's comparison; nil without one.
+	Baseline *Baseline
 }
 
 // Config is the run's input configuration, in AIPerf's input_config shape.

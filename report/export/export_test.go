@@ -189,46 +189,6 @@ func TestCSVSections(t *testing.T) {
 	}
 }
 
-// TestHTMLSelfContained: nothing in the report reaches the network.
-func TestHTMLSelfContained(t *testing.T) {
-	b, err := HTML(fixedRun(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range []string{"<script", "src=", "href=", "@import", "url("} {
-		if bytes.Contains(b, []byte(bad)) {
-			t.Errorf("report contains %q", bad)
-		}
-	}
-	if n := bytes.Count(b, []byte("<svg")); n != 6 {
-		t.Errorf("%d charts, want 6", n)
-	}
-}
-
-func TestTicks(t *testing.T) {
-	for _, tc := range []struct {
-		lo, hi float64
-		want   string
-	}{
-		{0, 10, "[0 2 4 6 8 10]"},
-		{0, 97, "[0 20 40 60 80 100]"},
-		{3, 3, "[3 3.2 3.4 3.6 3.8 4]"},
-	} {
-		got := strings.Join(strings.Fields(strings.Trim(strings.ReplaceAll(fmtFloats(ticks(tc.lo, tc.hi)), ",", " "), "[]")), " ")
-		if "["+got+"]" != tc.want {
-			t.Errorf("ticks(%v, %v) = [%s], want %s", tc.lo, tc.hi, got, tc.want)
-		}
-	}
-}
-
-func fmtFloats(v []float64) string {
-	var s []string
-	for _, x := range v {
-		s = append(s, num(x))
-	}
-	return strings.Join(s, " ")
-}
-
 // TestFailuresAtTheirEnd: a failed request is placed at its end, in the
 // errors-over-time chart and in the JSONL's request_end_ns, as successes are.
 func TestFailuresAtTheirEnd(t *testing.T) {

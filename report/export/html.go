@@ -3,73 +3,51 @@ package export
 import (
 	"bytes"
 	"html/template"
-	"math"
-	"slices"
 	"strconv"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report"
 )
 
-// maxPoints bounds the dots and line vertices per series, so a run of a
-// million requests still gives a report a browser opens.
-const maxPoints = 2000
-
-// HTML returns a self-contained report: the statistics table, latency CDFs,
-// TTFT, TTFOT and ITL over time, throughput and errors over time. Inline SVG and
-// CSS only: no script, no fonts, nothing fetched.
+// HTML returns a self-contained report: the statistics table, the
+// comparison with a baseline when there is one, each latency's CDF and
+// histogram on its own log axis, the sequence lengths, and the run over
+// time. The charts are gonum/plot's SVG, inlined; with CSS, that is all:
+// no script, no fonts, nothing fetched.
 func HTML(r Run) ([]byte, error) {
-	var ttft, ttfot, itl, lat []float64
-	var ttftT, ttfotT, itlT []point
-	for _, q := range r.Requests {
-		if q.Sent.IsZero() {
-			continue
-		}
-		at := q.Sent.Sub(r.Summary.Start).Seconds()
-		if q.HasTTFT {
-			ttft = append(ttft, q.TTFT.Seconds()*ms)
-			ttftT = append(ttftT, point{at, q.TTFT.Seconds() * ms})
-		}
-		if q.HasTTFOT {
-			ttfot = append(ttfot, q.TTFOT.Seconds()*ms)
-			ttfotT = append(ttfotT, point{at, q.TTFOT.Seconds() * ms})
-		}
-		if q.ITL > 0 {
-			itl = append(itl, q.ITL.Seconds()*ms)
-			itlT = append(itlT, point{at, q.ITL.Seconds() * ms})
-		}
-		if q.Outcome == prober.OutcomeOK {
-			lat = append(lat, q.Duration.Seconds()*ms)
-		}
+	type chart struct {
+		ID, Title string
+		drawn
 	}
-	tokens, reqs, errs := overTime(r)
+	type group struct {
+		Title  string
+		Charts []chart
+	}
+	var groups []group
+	for _, s := range sections(r) {
+		g := group{Title: s.title}
+		for _, f := range s.figures {
+			d, err := f.draw()
+			if err != nil {
+				return nil, err
+			}
+			g.Charts = append(g.Charts, chart{ID: f.id, Title: f.title, drawn: d})
+		}
+		groups = append(groups, g)
+	}
 	data := struct {
 		Run          Run
 		Dists        []metric
 		Singles      []metric
 		Errors       []errorGroup
-		Charts       []template.HTML
+		Compare      *comparisonView
+		Groups       []group
 		Start, Ended string
 		Mismatches   string
 	}{
 		Run: r, Dists: distributions(r.Summary), Singles: singles(r), Errors: errorGroups(r.Requests), Mismatches: mismatchNote(r.Summary),
 		Start: r.Summary.Start.UTC().Format(time.RFC3339), Ended: r.Summary.End.UTC().Format(time.RFC3339),
-		Charts: []template.HTML{
-			chart{title: "Latency CDF", xLabel: "ms", yLabel: "% of requests", series: []series{
-				cdf("time to first token", colorA, ttft), cdf("time to first output token", colorD, ttfot), cdf("request latency", colorB, lat)}}.svg(),
-			chart{title: "Inter-token latency CDF", xLabel: "ms", yLabel: "% of requests", series: []series{
-				cdf("inter-token latency", colorC, itl)}}.svg(),
-			// TTFT is drawn last: where a request has no reasoning, its TTFOT dot hides under it.
-			chart{title: "Time to first token over time", xLabel: "seconds since start (send time)", yLabel: "ms", scatter: true,
-				series: []series{{label: "TTFOT", color: colorD, points: thin(ttfotT)}, {label: "TTFT", color: colorA, points: thin(ttftT)}}}.svg(),
-			chart{title: "Inter-token latency over time", xLabel: "seconds since start (send time)", yLabel: "ms", scatter: true,
-				series: []series{{label: "ITL", color: colorC, points: thin(itlT)}}}.svg(),
-			chart{title: "Output token throughput over time", xLabel: "seconds since start (end time)", yLabel: "tokens/s",
-				series: []series{{label: "output tokens/s", color: colorB, points: tokens}}}.svg(),
-			chart{title: "Requests and errors over time", xLabel: "seconds since start (end time)", yLabel: "per second",
-				series: []series{{label: "completed/s", color: colorA, points: reqs}, {label: "errors/s", color: colorError, points: errs}}}.svg(),
-		},
+		Compare: comparison(r), Groups: groups,
 	}
 	var b bytes.Buffer
 	if err := page.Execute(&b, data); err != nil {
@@ -78,64 +56,38 @@ func HTML(r Run) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// cdf is the empirical distribution of v, in percent.
-func cdf(label, color string, v []float64) series {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	pts := make([]point, 0, len(s))
-	for i, x := range s {
-		pts = append(pts, point{x, float64(i+1) / float64(len(s)) * 100})
-	}
-	return series{label: label, color: color, points: thin(pts)}
+// comparisonView is the page's comparison with the baseline.
+type comparisonView struct {
+	Path  string
+	Rows  []comparisonRow
+	Rules []comparisonRow // with Failed set for a rule that failed
+	// RuleError says why the rules could not be judged; empty when they were.
+	RuleError string
 }
 
-// thin keeps at most maxPoints evenly spaced points, and always the last.
-func thin(p []point) []point {
-	if len(p) <= maxPoints {
-		return p
-	}
-	out := make([]point, 0, maxPoints+1)
-	step := float64(len(p)) / maxPoints
-	for i := 0.0; int(i) < len(p); i += step {
-		out = append(out, p[int(i)])
-	}
-	if out[len(out)-1] != p[len(p)-1] {
-		out = append(out, p[len(p)-1])
-	}
-	return out
+type comparisonRow struct {
+	Metric, Baseline, Current, Change string
+	Failed                            bool
 }
 
-// overTime bins the run by end time: output tokens, completed requests and
-// errors per second, in bins of at least a second and at most 120 bins.
-func overTime(r Run) (tokens, reqs, errs []point) {
-	d := r.Summary.Duration
-	if d <= 0 {
-		return nil, nil, nil
+func comparison(r Run) *comparisonView {
+	if r.Baseline == nil {
+		return nil
 	}
-	bin := max(time.Second, d/120)
-	n := int(math.Ceil(float64(d)/float64(bin))) + 1
-	tok, ok, bad := make([]float64, n), make([]float64, n), make([]float64, n)
-	for _, q := range r.Requests {
-		if q.Sent.IsZero() || q.Outcome == prober.OutcomeCancelled {
-			continue
-		}
-		// By end time, failures too (their Latency is zero).
-		i := min(max(int(q.Sent.Add(q.Duration).Sub(r.Summary.Start)/bin), 0), n-1)
-		if q.Outcome == prober.OutcomeOK {
-			tok[i] += float64(q.OutputTokens)
-			ok[i]++
-		} else {
-			bad[i]++
-		}
+	f2 := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+	current := r.Metrics()
+	v := &comparisonView{Path: r.Baseline.Path}
+	for _, d := range deltas(r.Baseline.Metrics, current, r.Baseline.Rules) {
+		v.Rows = append(v.Rows, comparisonRow{Metric: d.metric + "." + d.stat, Baseline: f2(d.baseline), Current: f2(d.current), Change: change(d.baseline, d.current)})
 	}
-	secs := bin.Seconds()
-	for i := range n {
-		x := (float64(i) + 0.5) * secs
-		tokens = append(tokens, point{x, tok[i] / secs})
-		reqs = append(reqs, point{x, ok[i] / secs})
-		errs = append(errs, point{x, bad[i] / secs})
+	verdicts, err := judge(r.Baseline.Metrics, current, r.Baseline.Rules)
+	if err != nil {
+		v.RuleError = err.Error()
 	}
-	return tokens, reqs, errs
+	for _, j := range verdicts {
+		v.Rules = append(v.Rules, comparisonRow{Metric: j.rule, Baseline: f2(j.baseline), Current: f2(j.current), Change: change(j.baseline, j.current), Failed: j.failed})
+	}
+	return v
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
@@ -143,16 +95,24 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"slo": func(s report.SLO) bool { return s != report.SLO{} },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>inferprobe bench: {{.Run.Config.Model}}</title>
 <style>
-body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
-h1{font-size:20px}h2{font-size:16px;margin-top:28px}
+body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;padding:0 16px;color:#222;max-width:1240px}
+h1{font-size:20px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ccc}h3{font-size:14px;margin:4px 0}
 table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}
 td:first-child,th:first-child{text-align:left}code{background:#f4f4f4;padding:2px 4px;word-break:break-all}
 .warn{background:#fee;border:1px solid #d62728;padding:8px;font-weight:bold}
-.charts{display:flex;flex-wrap:wrap;gap:12px}
-svg .t{font-weight:bold;font-size:13px}svg .f{fill:#fafafa;stroke:#999}svg .g{stroke:#e4e4e4}
-svg text{font-size:11px}svg .xt{text-anchor:middle}svg .yt{text-anchor:end}svg .xl{text-anchor:middle}svg .yl{text-anchor:middle}svg .lg{text-anchor:end}
+.fail td{background:#fee;font-weight:bold}
+.charts{display:flex;flex-wrap:wrap;gap:16px}
+figure{margin:0;flex:1 1 520px;max-width:620px;break-inside:avoid}
+figure>svg{width:100%;height:auto}
+figcaption{font-size:12px;display:flex;flex-wrap:wrap;gap:2px 14px;padding-left:40px}.key svg{vertical-align:middle}
+svg text{font-family:"Liberation Sans",Arial,Helvetica,sans-serif!important}
+.nodata{color:#777;font-style:italic}
+@page{margin:12mm}
+@media print{body{margin:0;max-width:none;font-size:10pt}.warn{border-width:2px}
+figure{flex:1 1 45%}h2{break-after:avoid}table{font-size:8pt}td,th{padding:1px 4px}}
 </style></head><body>
 <h1>inferprobe bench — {{.Run.Config.Model}} ({{.Run.Config.EndpointType}}{{if .Run.Config.Streaming}}, streaming{{end}})</h1>
 {{if .Run.ClientBound}}<p class="warn">CLIENT-BOUND RUN: {{.Run.ClientBound}}. These figures may describe inferprobe, not the server.</p>{{end}}
@@ -167,9 +127,23 @@ svg text{font-size:11px}svg .xt{text-anchor:middle}svg .yt{text-anchor:end}svg .
 <table>{{range .Singles}}<tr><td>{{.Name}} ({{.Unit}})</td><td>{{f2 .Value}}</td></tr>
 {{end}}<tr><td>Cancelled requests</td><td>{{.Run.Summary.Cancelled}}</td></tr></table>
 {{if slo .Run.SLO}}<p>Goodput counts successful requests that met every SLO.</p>{{end}}
-<h2>Charts</h2>
-<div class="charts">{{range .Charts}}{{.}}{{end}}</div>
-<h2>Errors</h2>
+{{with .Compare}}<section id="compare">
+<h2>Compared with the baseline</h2>
+<p>Baseline: <code>{{.Path}}</code>. Change is (current − baseline) / baseline; the baseline's percentiles are also marked on the CDFs below.</p>
+<table><tr><th>Metric</th><th>baseline</th><th>current</th><th>change</th></tr>
+{{range .Rows}}<tr><td>{{.Metric}}</td><td>{{.Baseline}}</td><td>{{.Current}}</td><td>{{.Change}}</td></tr>
+{{end}}</table>
+{{if .RuleError}}<p class="warn">The --compare-fail rules could not be judged: {{.RuleError}}.</p>{{end}}
+{{if .Rules}}<table><tr><th>--compare-fail rule</th><th>baseline</th><th>current</th><th>change</th><th>verdict</th></tr>
+{{range .Rules}}<tr{{if .Failed}} class="fail"{{end}}><td>{{.Metric}}</td><td>{{.Baseline}}</td><td>{{.Current}}</td><td>{{.Change}}</td><td>{{if .Failed}}FAIL{{else}}pass{{end}}</td></tr>
+{{end}}</table>{{end}}
+</section>{{end}}
+{{range .Groups}}<h2>{{.Title}}</h2>
+<div class="charts">{{range .Charts}}<figure id="{{.ID}}"><h3>{{.Title}}</h3>{{if .SVG}}{{.SVG}}{{else}}<p class="nodata">No samples.</p>{{end}}
+{{with .Key}}<figcaption>{{range .}}<span class="key"><svg width="24" height="10" aria-hidden="true">{{if .Dots}}<path d="M8 1L16 9M8 9L16 1" stroke="{{.Color}}" stroke-width="1.5"/>{{else}}<line x1="0" y1="5" x2="24" y2="5" stroke="{{.Color}}" stroke-width="2"{{with .Dash}} stroke-dasharray="{{.}}"{{end}}/>{{end}}</svg> {{.Label}}</span>
+{{end}}</figcaption>{{end}}</figure>
+{{end}}</div>
+{{end}}<h2>Errors</h2>
 {{if .Errors}}<table><tr><th>reason</th><th>HTTP status</th><th>count</th><th>first message</th></tr>
 {{range .Errors}}<tr><td>{{.Reason}}</td><td>{{.Status}}</td><td>{{.Count}}</td><td style="text-align:left">{{.Message}}</td></tr>
 {{end}}</table>{{else}}<p>No request failed.</p>{{end}}
