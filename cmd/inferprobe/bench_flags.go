@@ -44,7 +44,8 @@ type benchFlags struct {
 	compare                  string
 	compareFail              []string
 	progress                 string
-	set                      map[string]*bool // which flags the user gave
+	sweepFlags
+	set map[string]*bool // which flags the user gave
 	// args are the command-line arguments, for the command that repeats the
 	// run; runBench fills them from os.Args.
 	args []string
@@ -60,10 +61,9 @@ func addBenchFlags(cmd *kingpin.CmdClause) *benchFlags {
 	flag("model", "Model name sent in every request.").Short('m').Required().StringVar(&f.model)
 	flag("endpoint-type", "API to call: "+scenarios.EndpointHelp()+". Embeddings and rankings do not stream.").Default("chat").EnumVar(&f.endpointType, scenarios.EndpointNames()...)
 	flag("streaming", "Stream responses (SSE). Needed for time to first token and inter-token latency.").BoolVar(&f.streaming)
-	flag("request-rate", "Open loop: requests per second, sent at --arrival-pattern times. With --concurrency too, concurrency caps the requests in flight.").Float64Var(&f.requestRate)
+	f.addSweepFlags(cmd, flag) // --concurrency, --request-rate, --failed-request-threshold
 	flag("arrival-pattern", "Gaps between requests at --request-rate: poisson, constant or gamma.").Default("poisson").EnumVar(&f.arrivalPattern, "poisson", "constant", "gamma")
 	flag("arrival-smoothness", "Gamma shape k for --arrival-pattern=gamma: gaps vary by 1/sqrt(k) of their mean (k=1 is Poisson).").Float64Var(&f.smoothness)
-	flag("concurrency", "Closed loop: requests kept in flight (default 1 when no --request-rate is given).").IntVar(&f.concurrency)
 	flag("request-count", "Requests to send (default 10, unless --benchmark-duration is given).").IntVar(&f.requestCount)
 	flag("benchmark-duration", "Seconds to send for, instead of a request count; requests in flight at the end finish.").Float64Var(&f.duration)
 	flag("synthetic-input-tokens-mean", "Mean prompt length in tokens (default 550).").Float64Var(&f.islMean)

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/inferprobe/inferprobe/report/export"
+)
+
+// sweepFlags are AIPerf's "magic lists": --concurrency 1,4,16,64 and
+// --request-rate 1,5,10 run one point per value (per combination, when both
+// are lists), one after another, and --failed-request-threshold, which ends
+// a run early.
+type sweepFlags struct {
+	concurrencies   []int
+	rates           []float64
+	failedThreshold float64
+}
+
+// addSweepFlags registers --concurrency and --request-rate, whose first
+// value also fills f.concurrency and f.requestRate, and
+// --failed-request-threshold, and adds the exit statuses to cmd's help.
+func (f *benchFlags) addSweepFlags(cmd *kingpin.CmdClause, flag func(name, help string) *kingpin.FlagClause) {
+	cmd.Help(cmd.Model().Help + "\n\n" + exitCodesHelp)
+	flag("concurrency", "Closed loop: requests kept in flight (default 1 when no --request-rate is given). A comma-separated list (1,4,16,64) sweeps: one run per value, one after another, each in its own concurrency_N directory, with a summary in sweep_aggregate/.").
+		SetValue(&intList{first: &f.concurrency, all: &f.concurrencies})
+	flag("request-rate", "Open loop: requests per second, sent at --arrival-pattern times. With --concurrency too, concurrency caps the requests in flight. A comma-separated list (1,5,10) sweeps, as --concurrency does (rate_R directories).").
+		SetValue(&floatList{first: &f.requestRate, all: &f.rates})
+	flag("failed-request-threshold", "End the run early, and exit 5, once more than this fraction (0 to 1) of the finished requests failed; armed from max(concurrency, 10) finished requests on, as AIPerf. Unset: never.").
+		Float64Var(&f.failedThreshold)
+}
+
+// intList is a flag holding one integer or a comma-separated list of them.
+type intList struct {
+	first *int
+	all   *[]int
+}
+
+func (l *intList) Set(s string) error {
+	var vs []int
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number or a comma-separated list of them (1,4,16)", s)
+		}
+		vs = append(vs, v)
+	}
+	*l.first, *l.all = vs[0], vs
+	return nil
+}
+
+func (l *intList) String() string { return joinValues(*l.all, strconv.Itoa) }
+
+// floatList is a flag holding one number or a comma-separated list of them.
+type floatList struct {
+	first *float64
+	all   *[]float64
+}
+
+func (l *floatList) Set(s string) error {
+	var vs []float64
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number or a comma-separated list of them (1,5,10)", s)
+		}
+		vs = append(vs, v)
+	}
+	*l.first, *l.all = vs[0], vs
+	return nil
+}
+
+func (l *floatList) String() string {
+	return joinValues(*l.all, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) })
+}
+
+func joinValues[T any](vs []T, format func(T) string) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = format(v)
+	}
+	return strings.Join(s, ",")
+}
+
+// sweepPoint is one run of a sweep: the values it sets and its directory.
+type sweepPoint struct {
+	concurrency int     // 0: --concurrency as given
+	rate        float64 // 0: --request-rate as given
+	params      []export.SweepParam
+	dir         string // AIPerf's variation directory name; "" when not a sweep
+}
+
+// sweepPoints are the runs the flags ask for: one, or AIPerf's grid of the
+// lists, concurrency outermost.
+func (f *benchFlags) sweepPoints() []sweepPoint {
+	concs := []int{0}
+	if len(f.concurrencies) > 1 {
+		concs = f.concurrencies
+	}
+	rates := []float64{0}
+	if len(f.rates) > 1 {
+		rates = f.rates
+	}
+	var points []sweepPoint
+	for _, c := range concs {
+		for _, r := range rates {
+			p := sweepPoint{concurrency: c, rate: r}
+			var dirs []string
+			if c > 0 {
+				p.params = append(p.params, export.SweepParam{Name: "concurrency", Value: float64(c)})
+				dirs = append(dirs, "concurrency_"+strconv.Itoa(c))
+			}
+			if r > 0 {
+				p.params = append(p.params, export.SweepParam{Name: "rate", Value: r})
+				dirs = append(dirs, "rate_"+pythonFloat(r))
+			}
+			p.dir = strings.Join(dirs, "__")
+			points = append(points, p)
+		}
+	}
+	return points
+}
+
+// label is the point as "concurrency=4".
+func (p sweepPoint) label() string { return export.SweepPoint{Params: p.params}.Label() }
+
+// pythonFloat spells v as Python's str(float) does (5 → 5.0), as AIPerf's
+// directory names have it: rate_5.0.
+func pythonFloat(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
+}
+
+// apply makes the flags describe point i of the sweep. Each point after the
+// first draws from seed + i, as AIPerf's sweeps do by default, so that the
+// points do not send the same prompts.
+func (f *benchFlags) apply(p sweepPoint, i int, seed uint64) {
+	if p.concurrency > 0 {
+		f.concurrency = p.concurrency
+	}
+	if p.rate > 0 {
+		f.requestRate = p.rate
+	}
+	f.seed = seed + uint64(i)
+}
+
+// pointDir is where point p's artifacts go under the sweep's directory.
+func pointDir(base string, p sweepPoint) string {
+	if p.dir == "" {
+		return base
+	}
+	return filepath.Join(base, p.dir)
+}
+
+// sweep runs the points one after another and writes the sweep's summary
+// of those that finished. It exits with the first point's non-zero status;
+// interrupted, it stops after the point running and exits 130.
+func (b *bencher) sweep(runs []benchRun, base string) int {
+	var done []export.SweepPoint
+	code := exitOK
+	for i, r := range runs {
+		select {
+		case <-b.sigs: // pressed between points
+			b.interrupted = true
+		default:
+		}
+		if b.interrupted {
+			break
+		}
+		fmt.Fprintf(b.stderr, "inferprobe bench: sweep point %d of %d: %s (%s)\n", i+1, len(runs), r.point.label(), r.dir)
+		c, pt := b.run(r)
+		if pt != nil {
+			done = append(done, *pt)
+		}
+		if c != exitInterrupted {
+			code = cmp.Or(code, c)
+		}
+	}
+	if len(done) > 0 {
+		export.ConsoleSweep(b.stdout, done)
+		if err := export.WriteSweep(base, done); err != nil {
+			fmt.Fprintf(b.stderr, "inferprobe bench: writing the sweep summary: %v; choose a writable --artifact-dir\n", err)
+			return exitCannotRun
+		}
+		fmt.Fprintf(b.stdout, "\nSweep summary: %s\n", filepath.Join(base, export.SweepDir))
+	}
+	if b.interrupted {
+		fmt.Fprintf(b.stderr, "inferprobe bench: sweep interrupted; %d of %d points finished\n", len(done), len(runs))
+		return exitInterrupted
+	}
+	return code
+}
