@@ -71,10 +71,10 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	}
 	// Every point is planned before anything is sent, so that a bad value
 	// in a list fails at once, not after the points before it ran.
-	seed, base := f.seed, f.artifactDir
+	seed, args, base := f.seed, f.args, f.artifactDir
 	runs := make([]benchRun, len(points))
 	for i, pt := range points {
-		f.apply(pt, i, seed)
+		f.apply(pt, i, seed, args)
 		if runs[i], err = f.planRun(stderr, i == 0); err != nil {
 			return exitUsage // planRun said why
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -139,10 +140,14 @@ func pythonFloat(v float64) string {
 	return s
 }
 
-// apply makes the flags describe point i of the sweep. Each point after the
-// first draws from seed + i, as AIPerf's sweeps do by default, so that the
-// points do not send the same prompts.
-func (f *benchFlags) apply(p sweepPoint, i int, seed uint64) {
+// apply makes the flags describe point i of the sweep run by args. Each
+// point after the first draws from seed + i, as AIPerf's sweeps do by
+// default, so that the points do not send the same prompts; the command
+// that repeats a point (command.txt, cli_command) names its values and seed.
+func (f *benchFlags) apply(p sweepPoint, i int, seed uint64, args []string) {
+	if p.dir == "" {
+		return // not a sweep: the flags are the run
+	}
 	if p.concurrency > 0 {
 		f.concurrency = p.concurrency
 	}
@@ -150,6 +155,37 @@ func (f *benchFlags) apply(p sweepPoint, i int, seed uint64) {
 		f.requestRate = p.rate
 	}
 	f.seed = seed + uint64(i)
+	f.args = pointArgs(args, map[string]string{
+		"--concurrency":  strconv.Itoa(p.concurrency),
+		"--request-rate": strconv.FormatFloat(p.rate, 'f', -1, 64),
+		"--random-seed":  strconv.FormatUint(f.seed, 10),
+	}, p)
+}
+
+// pointArgs is args with the swept flags' values replaced by the point's,
+// and the point's seed.
+func pointArgs(args []string, values map[string]string, p sweepPoint) []string {
+	keep := func(flag string) bool {
+		return flag == "--concurrency" && p.concurrency == 0 || flag == "--request-rate" && p.rate == 0
+	}
+	out := make([]string, 0, len(args)+2)
+	for i := 0; i < len(args); i++ {
+		name, _, inline := strings.Cut(args[i], "=")
+		v, swept := values[name]
+		switch {
+		case !swept || keep(name):
+			out = append(out, args[i])
+		case inline:
+			out = append(out, name+"="+v)
+		default:
+			out = append(out, name, v)
+			i++ // the value replaced
+		}
+	}
+	if !slices.ContainsFunc(args, func(a string) bool { return a == "--random-seed" || strings.HasPrefix(a, "--random-seed=") }) {
+		out = append(out, "--random-seed", values["--random-seed"])
+	}
+	return out
 }
 
 // pointDir is where point p's artifacts go under the sweep's directory.

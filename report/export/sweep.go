@@ -50,6 +50,24 @@ func (p SweepPoint) Label() string {
 	return strings.Join(parts, " ")
 }
 
+// values is the point's parameter values as "4/5", names their names as
+// "concurrency/rate": a chart's labels.
+func (p SweepPoint) values() string {
+	parts := make([]string, len(p.Params))
+	for i, q := range p.Params {
+		parts[i] = strconv.FormatFloat(q.Value, 'f', -1, 64)
+	}
+	return strings.Join(parts, "/")
+}
+
+func (p SweepPoint) names() string {
+	parts := make([]string, len(p.Params))
+	for i, q := range p.Params {
+		parts[i] = q.Name
+	}
+	return strings.Join(parts, "/")
+}
+
 func (p SweepPoint) params() obj {
 	o := make(obj, len(p.Params))
 	for i, q := range p.Params {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"image/color"
+	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -17,12 +18,12 @@ import (
 // against a latency's p50 and p99, one marker per successful point — the
 // curve drawn by hand to pick an operating point.
 type sweepCurve struct {
-	title, latency string // latency is the metric tag: time_to_first_token
+	title, latency, short string // latency is the metric tag: time_to_first_token
 }
 
 var sweepCurves = []sweepCurve{
-	{"Output token throughput against time to first token", "time_to_first_token"},
-	{"Output token throughput against inter-token latency", "inter_token_latency"},
+	{"Output token throughput against time to first token", "time_to_first_token", "TTFT"},
+	{"Output token throughput against inter-token latency", "inter_token_latency", "ITL"},
 }
 
 var (
@@ -38,7 +39,6 @@ func sweepChart(curve sweepCurve, points []SweepPoint) (template.HTML, bool, err
 	p.X.Label.Text = curve.latency + " (ms)"
 	p.Y.Label.Text = "output_token_throughput (tokens/sec)"
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
 	drawn := false
 	for _, q := range []struct {
 		stat   string
@@ -58,7 +58,7 @@ func sweepChart(curve sweepCurve, points []SweepPoint) (template.HTML, bool, err
 				continue
 			}
 			xys = append(xys, plotter.XY{X: lat, Y: thru})
-			labels = append(labels, pt.Label())
+			labels = append(labels, pt.values())
 		}
 		if len(xys) == 0 {
 			continue
@@ -78,12 +78,24 @@ func sweepChart(curve sweepCurve, points []SweepPoint) (template.HTML, bool, err
 		}
 		names.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
 		p.Add(line, marks, names)
-		p.Legend.Add(curve.latency+" "+q.stat, line, marks)
+		p.Legend.Add(curve.short+" "+q.stat, line, marks)
 	}
 	if !drawn {
 		return "", false, nil
 	}
-	canvas := vgsvg.New(18*vg.Centimeter, 11*vg.Centimeter)
+	// Room on the right for the points' labels and the legend (bottom
+	// right, where a throughput-latency curve seldom goes), and above the
+	// top point's label: a browser's font may be wider than gonum measured.
+	xr, yr := p.X.Max-p.X.Min, p.Y.Max-p.Y.Min
+	if xr == 0 {
+		xr = math.Max(p.X.Max, 1)
+	}
+	if yr == 0 {
+		yr = math.Max(p.Y.Max, 1)
+	}
+	p.X.Max += 0.35 * xr
+	p.Y.Max += 0.08 * yr
+	canvas := vgsvg.New(20*vg.Centimeter, 12*vg.Centimeter)
 	p.Draw(draw.New(canvas))
 	var svg bytes.Buffer
 	if _, err := canvas.WriteTo(&svg); err != nil {
@@ -106,7 +118,7 @@ th:first-child,td:first-child{text-align:left}.failed{color:#b00}
 figure{margin:1.5em 0}
 </style></head><body>
 <h1>inferprobe sweep</h1>
-<p>{{len .Points}} points, run one after another; each point's own report is in its directory.</p>
+<p>{{len .Points}} points, run one after another; each point's own report is in its directory. Markers are labelled with {{.Names}}.</p>
 {{range .Charts}}<figure>{{.}}</figure>
 {{else}}<p>No point has latency figures to plot (every point failed, or the endpoint does not stream).</p>
 {{end}}
@@ -126,10 +138,14 @@ func SweepHTML(points []SweepPoint) ([]byte, error) {
 	}
 	data := struct {
 		Points []SweepPoint
+		Names  string
 		Charts []template.HTML
 		Heads  []string
 		Rows   []row
 	}{Points: points}
+	if len(points) > 0 {
+		data.Names = points[0].names()
+	}
 	for _, c := range sweepCurves {
 		svg, ok, err := sweepChart(c, points)
 		if err != nil {

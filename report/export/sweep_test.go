@@ -83,7 +83,7 @@ func TestSweepHTML(t *testing.T) {
 	if n := strings.Count(page, "<svg"); n != 2 {
 		t.Errorf("%d charts, want 2 (TTFT, ITL)", n)
 	}
-	for _, want := range []string{"time_to_first_token p99", "inter_token_latency p50", "concurrency=16", "failed: all 10 requests failed", `href="../concurrency_4/report.html"`} {
+	for _, want := range []string{"TTFT p99", "ITL p50", "time_to_first_token (ms)", "Markers are labelled with concurrency.", "concurrency=16", "failed: all 10 requests failed", `href="../concurrency_4/report.html"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
