@@ -45,6 +45,11 @@ func TestBenchExitStatus(t *testing.T) {
 					t.Errorf("output lacks %q:\n%s", w, out)
 				}
 			}
+			// A healthy short run is not called client-bound (the median-lag
+			// rule for runs under 50 requests).
+			if tc.code == 0 && strings.Contains(out, "CLIENT-BOUND") {
+				t.Errorf("a healthy 20-request run was called client-bound:\n%s", out)
+			}
 			if tc.code == 5 && strings.Contains(out, "200 requests") {
 				t.Errorf("the threshold did not stop the run early:\n%s", out)
 			}

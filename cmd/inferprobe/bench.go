@@ -221,7 +221,7 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 	point := &export.SweepPoint{Params: r.point.params, Dir: r.point.dir, Run: result}
 	code, why := runStatus(res.Summary, guard)
 	if code != exitOK {
-		fmt.Fprintf(b.stderr, "inferprobe bench: %s\n", why)
+		fmt.Fprintf(b.stderr, "inferprobe bench: %s; %s\n", why, statusHint[code])
 		point.Failed = why
 	}
 	if b.baseline != nil {

@@ -88,15 +88,22 @@ func passesThreshold(failed, total int, threshold float64, floor int) bool {
 }
 
 // runStatus is the exit status of one finished run and, when it is not
-// success, what to tell the user. Every request failing says more than the
-// threshold passing (the target is wrong, not slow), so it wins.
+// success, why, briefly (a sweep's summary lists it). Every request failing
+// says more than the threshold passing (the target is wrong, not slow), so
+// it wins.
 func runStatus(s report.Summary, guard *failureGuard) (int, string) {
 	switch {
 	case s.OK == 0 && s.Failed > 0:
-		return exitAllFailed, fmt.Sprintf("all %d requests failed; see Errors by reason above (check --url, --model and --endpoint-type)", s.Failed)
+		return exitAllFailed, fmt.Sprintf("all %d requests failed", s.Failed)
 	case guard.reason() != "":
 		// The guard sees every measured request, so it has judged the end too.
-		return exitThreshold, guard.reason() + "; the run was stopped there"
+		return exitThreshold, guard.reason()
 	}
 	return exitOK, ""
+}
+
+// statusHint says what to do about a run's failure status.
+var statusHint = map[int]string{
+	exitAllFailed: "see Errors by reason in the report; check --url, --model, --endpoint-type and the API key",
+	exitThreshold: "the run was stopped there and its requests in flight cancelled; see Errors by reason in the report",
 }

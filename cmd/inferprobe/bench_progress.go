@@ -125,8 +125,8 @@ func (p *progress) line(r *report.Report, now time.Time) string {
 // the measured requests, live. The first SIGINT or SIGTERM on sigs stops
 // sending and lets the requests in flight finish (they can take up to
 // --request-timeout-seconds); a second cancels them; a third ends the
-// process at once. The guard passing its threshold stops sending as the
-// first does. interrupted says a signal stopped the run.
+// process at once. The guard passing its threshold stops sending and
+// cancels the requests in flight. interrupted says a signal stopped the run.
 func executeWithProgress(run *finite.Run, mode string, stderr io.Writer, sigs chan os.Signal, live *liveStats, guard *failureGuard) (res finite.Result, interrupted bool) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -164,9 +164,12 @@ func executeWithProgress(run *finite.Run, mode string, stderr io.Writer, sigs ch
 			bar.finish(shown.Report)
 			return res, interrupted
 		case <-tripped:
+			// As AIPerf's PROFILE_CANCEL: the run is failing, so the
+			// requests in flight are cancelled rather than waited for.
 			tripped = nil
 			stop()
-			bar.note("inferprobe bench: " + guard.reason() + "; stopping, waiting for the requests in flight to finish")
+			abort()
+			bar.note("inferprobe bench: " + guard.reason() + "; stopping and cancelling the requests in flight")
 		case <-sigs:
 			interrupted = true
 			if ctx.Err() == nil {

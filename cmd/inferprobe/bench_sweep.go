@@ -29,27 +29,25 @@ type sweepFlags struct {
 func (f *benchFlags) addSweepFlags(cmd *kingpin.CmdClause, flag func(name, help string) *kingpin.FlagClause) {
 	cmd.Help(cmd.Model().Help + "\n\n" + exitCodesHelp)
 	flag("concurrency", "Closed loop: requests kept in flight (default 1 when no --request-rate is given). A comma-separated list (1,4,16,64) sweeps: one run per value, one after another, each in its own concurrency_N directory, with a summary in sweep_aggregate/.").
-		SetValue(&intList{first: &f.concurrency, all: &f.concurrencies})
+		SetValue(&intList{flag: "--concurrency", first: &f.concurrency, all: &f.concurrencies})
 	flag("request-rate", "Open loop: requests per second, sent at --arrival-pattern times. With --concurrency too, concurrency caps the requests in flight. A comma-separated list (1,5,10) sweeps, as --concurrency does (rate_R directories).").
-		SetValue(&floatList{first: &f.requestRate, all: &f.rates})
-	flag("failed-request-threshold", "End the run early, and exit 5, once more than this fraction (0 to 1) of the finished requests failed; armed from max(concurrency, 10) finished requests on, as AIPerf. Unset: never.").
+		SetValue(&floatList{flag: "--request-rate", first: &f.requestRate, all: &f.rates})
+	flag("failed-request-threshold", "End the run early (the requests in flight cancelled, the report kept) and exit 5 once more than this fraction (0 to 1) of the finished requests failed; armed from max(concurrency, 10) finished requests on, as AIPerf. Unset: never.").
 		Float64Var(&f.failedThreshold)
 }
 
-// intList is a flag holding one integer or a comma-separated list of them.
+// intList is a flag holding one integer or a comma-separated list of them;
+// a list is a sweep, so each of its values must be a distinct run.
 type intList struct {
+	flag  string
 	first *int
 	all   *[]int
 }
 
 func (l *intList) Set(s string) error {
-	var vs []int
-	for _, part := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil {
-			return fmt.Errorf("%q is not a whole number or a comma-separated list of them (1,4,16)", s)
-		}
-		vs = append(vs, v)
+	vs, err := parseList(l.flag, s, "whole number", func(p string) (int, error) { return strconv.Atoi(p) })
+	if err != nil {
+		return err
 	}
 	*l.first, *l.all = vs[0], vs
 	return nil
@@ -57,20 +55,18 @@ func (l *intList) Set(s string) error {
 
 func (l *intList) String() string { return joinValues(*l.all, strconv.Itoa) }
 
-// floatList is a flag holding one number or a comma-separated list of them.
+// floatList is a flag holding one number or a comma-separated list of them,
+// as intList.
 type floatList struct {
+	flag  string
 	first *float64
 	all   *[]float64
 }
 
 func (l *floatList) Set(s string) error {
-	var vs []float64
-	for _, part := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
-		if err != nil {
-			return fmt.Errorf("%q is not a number or a comma-separated list of them (1,5,10)", s)
-		}
-		vs = append(vs, v)
+	vs, err := parseList(l.flag, s, "number", func(p string) (float64, error) { return strconv.ParseFloat(p, 64) })
+	if err != nil {
+		return err
 	}
 	*l.first, *l.all = vs[0], vs
 	return nil
@@ -78,6 +74,27 @@ func (l *floatList) Set(s string) error {
 
 func (l *floatList) String() string {
 	return joinValues(*l.all, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) })
+}
+
+// parseList reads "v" or "v1,v2,…". A single value is checked where the
+// flag's run is (scenarios.Check); a sweep's values are checked here, as
+// each must be a run of its own: above zero, and no two alike.
+func parseList[T int | float64](flag, s, what string, parse func(string) (T, error)) ([]T, error) {
+	var vs []T
+	for _, part := range strings.Split(s, ",") {
+		v, err := parse(strings.TrimSpace(part))
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: not a %s or a comma-separated list of them (a sweep, e.g. 1,4,16)", flag, s, what)
+		}
+		if len(strings.Split(s, ",")) > 1 && !(v > 0) {
+			return nil, fmt.Errorf("%s %q: every value of a sweep must be above 0", flag, s)
+		}
+		if slices.Contains(vs, v) {
+			return nil, fmt.Errorf("%s %q: %v comes twice; a sweep runs each value once", flag, s, v)
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
 }
 
 func joinValues[T any](vs []T, format func(T) string) string {

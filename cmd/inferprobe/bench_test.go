@@ -273,10 +273,19 @@ func TestSweepPoints(t *testing.T) {
 	if f.concurrency != 8 || defaultArtifactDir(f) != "artifacts/m-chat-concurrency8" {
 		t.Errorf("the first value is the flag's: concurrency %d, directory %s", f.concurrency, defaultArtifactDir(f))
 	}
-	app := kingpin.New("inferprobe", "")
-	addBenchFlags(app.Command("bench", ""))
-	if _, err := app.Parse([]string{"bench", "--model", "m", "--concurrency", "1,x"}); err == nil || !strings.Contains(err.Error(), "comma-separated list") {
-		t.Errorf("--concurrency 1,x: %v", err)
+	// A 0 would be taken for "no value" and run the first point again; a
+	// value given twice would overwrite its directory.
+	for list, want := range map[string]string{
+		"--concurrency=1,x":   "not a whole number or a comma-separated list",
+		"--concurrency=1,0":   "every value of a sweep must be above 0",
+		"--request-rate=5,-1": "every value of a sweep must be above 0",
+		"--concurrency=4,4":   "4 comes twice",
+	} {
+		app := kingpin.New("inferprobe", "")
+		addBenchFlags(app.Command("bench", ""))
+		if _, err := app.Parse([]string{"bench", "--model", "m", list}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", list, err, want)
+		}
 	}
 }
 
