@@ -19,6 +19,11 @@ const (
 	saturatedLagP99 = 10 * time.Millisecond
 	// Below this many sends in the window a p99 is one unlucky request.
 	saturatedLagMinSamples = 50
+	// A run too short for the p99 is judged by its median lag, from this many
+	// requests: a client that keeps up sends at most 1 % of requests
+	// saturatedLagP99 late, so half of 3 or more being that late by chance
+	// has a probability below 3e-4, falling fast with more requests.
+	shortRunLagMinSamples = 3
 	// A worker using 90 % of a core has no slack to stamp chunks on time.
 	saturatedWorkerCPU = 0.9
 	// Goroutines waiting this long to run take their timestamps late.
@@ -137,6 +142,16 @@ func SaturationReason(lagP99 time.Duration, n int, workerCPU float64, schedP99 t
 		return fmt.Sprintf("a worker process used %.2f CPU cores >= %.1f", workerCPU, saturatedWorkerCPU)
 	case schedP99 >= saturatedSchedLatencyP99:
 		return fmt.Sprintf("Go scheduling latency p99 %v in a worker >= %v", schedP99, saturatedSchedLatencyP99)
+	}
+	return ""
+}
+
+// ShortRunLagReason judges a finite run with fewer than 50 lag samples, too
+// few for SaturationReason's p99: the client was the bottleneck when the
+// median lag reached saturatedLagP99. It says why, or "" if it was not.
+func ShortRunLagReason(lagP50 time.Duration, n int) string {
+	if n >= shortRunLagMinSamples && n < saturatedLagMinSamples && lagP50 >= saturatedLagP99 {
+		return fmt.Sprintf("schedule lag p50 %v over a short run of %d requests >= %v", lagP50, n, saturatedLagP99)
 	}
 	return ""
 }

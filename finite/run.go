@@ -157,6 +157,9 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 	s := res.Summary
 	peakCPU, peakSched := peak()
 	res.ClientBound = collector.SaturationReason(time.Duration(s.ScheduleLag.P99*float64(time.Second)), s.ScheduleLag.Count, peakCPU, peakSched)
+	if res.ClientBound == "" {
+		res.ClientBound = collector.ShortRunLagReason(time.Duration(s.ScheduleLag.P50*float64(time.Second)), s.ScheduleLag.Count)
+	}
 	if r.gpu != nil && s.End.After(s.Start) {
 		st := r.gpu.Stats(s.Start, s.End, int64(s.OutputTokensTotal))
 		res.GPU = &st

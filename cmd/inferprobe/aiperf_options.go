@@ -114,7 +114,7 @@ var aiperfOptions = []aiperfOption{
 	{"Load Generator", "--prefill-concurrency-ramp-duration", unsupported, "", whyPrefill},
 	{"Load Generator", "--request-rate-ramp-duration", unsupported, "", pendingRamp},
 	{"Load Generator", "--request-rate-series", unsupported, "", whyRateSeries},
-	{"Load Generator", "--failed-request-threshold", unsupported, "", pendingThreshold},
+	{"Load Generator", "--failed-request-threshold", supported, "failed-request-threshold", ""},
 	{"Load Generator", "--trajectory-start-min-ratio", unsupported, "", whyAgentic},
 	{"Load Generator", "--trajectory-start-max-ratio", unsupported, "", whyAgentic},
 	{"Load Generator", "--burst-phase-starts", unsupported, "", whyAgentic},
@@ -405,7 +405,6 @@ const (
 	pendingOffsets         = "not yet: --fixed-schedule replays the whole trace from its first timestamp; cut the file to the window you want"
 	pendingGrace           = "not yet: requests in flight when --benchmark-duration ends always finish (up to --request-timeout-seconds) and are reported"
 	pendingRamp            = "not yet in bench: a scenario's arrival ramps (inferprobe serve, or a burst); use --warmup-request-count to warm the server"
-	pendingThreshold       = "not yet: the run goes to its end, and errors are counted by reason"
 	pendingWarmupDuration  = "not yet: give the warmup as --warmup-request-count"
 	pendingCancel          = "not yet: bench cancels no requests"
 	pendingSpeedup         = "not yet in bench: a scenario's dataset file takes a speedup (inferprobe serve, or a burst)"

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"context"
+	"cmp"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -20,20 +21,15 @@ import (
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-// Exit codes of bench beyond 0 (success), 1 (could not run) and 2 (usage).
-const (
-	exitRegressed   = 3   // a --compare-fail rule failed
-	exitInterrupted = 130 // SIGINT or SIGTERM
-)
-
-// runBench runs one finite benchmark and prints its report.
+// runBench runs one finite benchmark, or a sweep of them, and prints the
+// reports.
 func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, gpus *gpuFlags) int {
 	if f.args == nil {
 		f.args = os.Args[1:]
 	}
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "inferprobe bench: "+format+"\n", a...)
-		return 2
+		return exitUsage
 	}
 	if *f.set["request-count"] && *f.set["benchmark-duration"] {
 		return usage("give --request-count or --benchmark-duration, not both")
@@ -44,6 +40,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	}
 	if *f.set["benchmark-duration"] && !(f.duration > 0 && f.duration <= math.MaxInt64/float64(time.Second)) {
 		return usage("--benchmark-duration %g: must be a number of seconds > 0", f.duration)
+	}
+	if *f.set["failed-request-threshold"] && !(f.failedThreshold >= 0 && f.failedThreshold <= 1) {
+		return usage("--failed-request-threshold %g: must be a fraction from 0 to 1 (0.1 ends the run once more than 10%% of requests failed)", f.failedThreshold)
 	}
 	rules, err := export.ParseRules(f.compareFail)
 	if err != nil {
@@ -62,19 +61,96 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if err := baseline.CheckRules(rules); err != nil {
 		return usage("--compare-fail %v (--compare %s)", err, f.compare)
 	}
+	points := f.sweepPoints()
+	sweep := len(points) > 1
+	if sweep && f.compare != "" {
+		return usage("--compare compares one run with a baseline, not a sweep: run the point to compare on its own")
+	}
+	if sweep && f.saveScenario != "" {
+		return usage("--save-scenario writes one run as a burst, not a sweep: give one --concurrency or --request-rate")
+	}
+	// Every point is planned before anything is sent, so that a bad value
+	// in a list fails at once, not after the points before it ran.
+	seed, args, base := f.seed, f.args, f.artifactDir
+	runs := make([]benchRun, len(points))
+	for i, pt := range points {
+		f.apply(pt, i, seed, args)
+		if runs[i], err = f.planRun(stderr, i == 0); err != nil {
+			return exitUsage // planRun said why
+		}
+		if base == "" {
+			base = defaultArtifactDir(f) // a sweep's is named after its first point, as AIPerf's
+		}
+		runs[i].point, runs[i].dir = pt, pointDir(base, pt)
+	}
+	if f.saveScenario != "" {
+		if err := saveScenario(f, runs[0].sc, runs[0].plan); err != nil {
+			return usage("--save-scenario: %v", err)
+		}
+		fmt.Fprintf(stderr, "inferprobe bench: wrote the run as burst %q to %s\n", "bench", f.saveScenario)
+	}
+
+	p, err := workers.start(logger, 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "inferprobe bench: starting worker processes: %v\n", err)
+		return exitCannotRun
+	}
+	defer drain(logger, p)
+	// GPU telemetry only feeds the report; nothing is served.
+	telemetry, err := gpus.start(logger, prometheus.NewRegistry())
+	if err != nil {
+		fmt.Fprintf(stderr, "inferprobe bench: %v; fix --collector.gpu.fields-file or turn GPU telemetry off with --no-collector.gpu\n", err)
+		return exitUsage
+	}
+	var opts []finite.Option
+	if telemetry != nil {
+		defer telemetry.Close()
+		opts = append(opts, finite.WithGPUWindow(telemetry.Window()))
+	}
+	sigs := make(chan os.Signal, 2) // two quick presses are both seen
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	b := &bencher{stdout: stdout, stderr: stderr, f: f, exec: p, sigs: sigs, mode: progressMode(f.progress, stderr), opts: opts,
+		baseline: baseline, rules: rules, gpu: telemetry != nil}
+	if !sweep {
+		code, _ := b.run(runs[0])
+		return code
+	}
+	return b.sweep(runs, base)
+}
+
+// benchRun is one planned run: the only one, or a point of a sweep.
+type benchRun struct {
+	point  sweepPoint
+	sc     *benchScenario
+	plan   *finite.Plan
+	config export.Config
+	seed   uint64
+	dir    string
+	floor  int // --failed-request-threshold's grace floor
+}
+
+// planRun plans the run the flags describe now; notes are printed for the
+// first run only. Its errors have been printed.
+func (f *benchFlags) planRun(stderr io.Writer, notes bool) (benchRun, error) {
 	sc, err := f.scenario()
 	if err == nil {
 		err = scenarios.Check(sc.cfg, "bench", sc.written)
 	}
 	if err != nil {
-		return sc.usage(stderr, err)
+		sc.usage(stderr, err)
+		return benchRun{}, err
 	}
-	for _, n := range sc.notes {
-		fmt.Fprintf(stderr, "inferprobe bench: note: %s\n", n)
+	if notes {
+		for _, n := range sc.notes {
+			fmt.Fprintf(stderr, "inferprobe bench: note: %s\n", n)
+		}
 	}
 	targets, err := prober.Build(sc.cfg)
 	if err != nil {
-		return sc.usage(stderr, err)
+		sc.usage(stderr, err)
+		return benchRun{}, err
 	}
 	// The warmup's own name gives it its own random streams, so warming up
 	// does not change the measured sequence or its digest.
@@ -84,132 +160,88 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		Limit: f.limit(), Warmup: prober.Limit{Requests: uint64(f.warmupRequests)}, Grace: finite.NoGrace,
 	})
 	if err != nil {
-		return usage("%v", err)
+		fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)
+		return benchRun{}, err
 	}
-	if f.saveScenario != "" {
-		if err := saveScenario(f, sc, plan); err != nil {
-			return usage("--save-scenario: %v", err)
-		}
-		fmt.Fprintf(stderr, "inferprobe bench: wrote the run as burst %q to %s\n", "bench", f.saveScenario)
-	}
+	a := sc.cfg.Probes["bench"].Arrival
+	return benchRun{sc: sc, plan: plan, config: f.exportConfig(plan.Limit), seed: f.seed,
+		floor: thresholdFloor(max(a.Concurrency, a.MaxConcurrency))}, nil
+}
 
-	p, err := workers.start(logger, 0)
-	if err != nil {
-		fmt.Fprintf(stderr, "inferprobe bench: starting worker processes: %v\n", err)
-		return 1
-	}
-	defer drain(logger, p)
-	// GPU telemetry only feeds the report; nothing is served.
-	telemetry, err := gpus.start(logger, prometheus.NewRegistry())
-	if err != nil {
-		fmt.Fprintf(stderr, "inferprobe bench: %v; fix --collector.gpu.fields-file or turn GPU telemetry off with --no-collector.gpu\n", err)
-		return 2
-	}
-	var opts []finite.Option
-	if telemetry != nil {
-		defer telemetry.Close()
-		opts = append(opts, finite.WithGPUWindow(telemetry.Window()))
-	}
+// bencher runs planned runs on one worker pool, under one signal handler,
+// so that Ctrl-C between the points of a sweep stops it cleanly too.
+type bencher struct {
+	stdout, stderr io.Writer
+	f              *benchFlags
+	exec           prober.Executor
+	sigs           chan os.Signal
+	mode           string
+	opts           []finite.Option
+	baseline       export.Metrics
+	rules          []export.Rule
+	gpu            bool
+	interrupted    bool
+}
 
-	res := executeWithProgress(finite.New(plan, p, opts...), progressMode(f.progress, stderr), stderr)
+// run executes r, prints its report, writes its artifacts and returns its
+// exit status and what it measured (for a sweep's summary; nil when it was
+// interrupted during the warmup).
+func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
+	live := &liveStats{}
+	sinks := []prober.Recorder{live}
+	var guard *failureGuard
+	if *b.f.set["failed-request-threshold"] {
+		guard = newFailureGuard(b.f.failedThreshold, r.floor)
+		sinks = append(sinks, guard)
+	}
+	opts := append(slices.Clip(b.opts), finite.WithRecorder(prober.Tee(sinks...)))
+	res, interrupted := executeWithProgress(finite.New(r.plan, b.exec, opts...), b.mode, b.stderr, b.sigs, live, guard)
+	b.interrupted = b.interrupted || interrupted
 	if !res.Measured {
-		fmt.Fprintln(stderr, "inferprobe bench: interrupted during warmup; nothing was measured")
-		return exitInterrupted
+		fmt.Fprintln(b.stderr, "inferprobe bench: interrupted during warmup; nothing was measured")
+		return exitInterrupted, nil
 	}
 	result := export.Run{
-		Summary: res.Summary, Requests: export.ScrubErrors(res.Report.Requests(), f.secrets()), Config: f.exportConfig(plan.Limit), SLO: plan.SLO,
+		Summary: res.Summary, Requests: export.ScrubErrors(res.Report.Requests(), b.f.secrets()), Config: r.config, SLO: r.plan.SLO,
 		Digest: res.Digest.String(), ClientBound: res.ClientBound, Interrupted: res.Stopped,
 	}
-	if baseline != nil {
-		result.Baseline = &export.Baseline{Path: f.compare, Metrics: baseline, Rules: rules}
+	if b.baseline != nil {
+		result.Baseline = &export.Baseline{Path: b.f.compare, Metrics: b.baseline, Rules: b.rules}
 	}
-	export.Console(stdout, result, res.Digest, f.seed)
-	if telemetry != nil {
+	export.Console(b.stdout, result, res.Digest, r.seed)
+	if b.gpu {
 		var st gpu.WindowStats
 		if res.GPU != nil {
 			st = *res.GPU
 		}
-		export.ConsoleGPU(stdout, st)
+		export.ConsoleGPU(b.stdout, st)
 	}
-	dir := f.artifactDir
-	if dir == "" {
-		dir = defaultArtifactDir(f)
+	if err := export.WriteArtifacts(r.dir, result); err != nil {
+		fmt.Fprintf(b.stderr, "inferprobe bench: writing artifacts: %v; choose a writable --artifact-dir\n", err)
+		return exitCannotRun, nil
 	}
-	if err := export.WriteArtifacts(dir, result); err != nil {
-		fmt.Fprintf(stderr, "inferprobe bench: writing artifacts: %v; choose a writable --artifact-dir\n", err)
-		return 1
+	fmt.Fprintf(b.stdout, "\nArtifacts: %s\n", r.dir)
+	point := &export.SweepPoint{Params: r.point.params, Dir: r.point.dir, Run: result}
+	code, why := runStatus(res.Summary, guard)
+	if code != exitOK {
+		fmt.Fprintf(b.stderr, "inferprobe bench: %s; %s\n", why, statusHint[code])
+		point.Failed = why
 	}
-	fmt.Fprintf(stdout, "\nArtifacts: %s\n", dir)
-	code := 0
-	if baseline != nil {
-		fmt.Fprintf(stdout, "\nCompared with %s:\n", f.compare)
-		failed, err := export.Compare(stdout, baseline, result.Metrics(), rules)
+	if b.baseline != nil {
+		fmt.Fprintf(b.stdout, "\nCompared with %s:\n", b.f.compare)
+		failed, err := export.Compare(b.stdout, b.baseline, result.Metrics(), b.rules)
 		switch {
 		case err != nil:
-			fmt.Fprintf(stderr, "inferprobe bench: --compare-fail: %v\n", err)
-			code = 2
+			fmt.Fprintf(b.stderr, "inferprobe bench: --compare-fail: %v\n", err)
+			code = cmp.Or(code, exitUsage)
 		case failed > 0:
-			fmt.Fprintf(stderr, "inferprobe bench: %d --compare-fail rule(s) failed against %s\n", failed, f.compare)
-			code = exitRegressed
+			fmt.Fprintf(b.stderr, "inferprobe bench: %d --compare-fail rule(s) failed against %s\n", failed, b.f.compare)
+			code = cmp.Or(code, exitRegressed)
 		}
 	}
-	if res.Stopped {
-		return exitInterrupted
+	if interrupted {
+		point.Failed = "interrupted"
+		return exitInterrupted, point
 	}
-	return code
-}
-
-// executeWithProgress executes run, showing each phase's progress. The
-// first SIGINT or SIGTERM stops sending and lets the requests in flight
-// finish (they can take up to --request-timeout-seconds); a second cancels
-// them; a third ends the process at once. The result comes after the first two.
-func executeWithProgress(run *finite.Run, mode string, stderr io.Writer) finite.Result {
-	sigs := make(chan os.Signal, 2) // two quick presses are both seen
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	ctx, interrupt := context.WithCancel(context.Background())
-	defer interrupt()
-	reqCtx, abort := context.WithCancel(context.Background())
-	defer abort()
-
-	done := make(chan finite.Result, 1)
-	go func() { done <- run.Execute(ctx, reqCtx) }()
-	var bar *progress
-	var shown finite.Progress
-	// show follows the phase sending now, starting a line for each.
-	show := func() {
-		now := run.Progress()
-		if now.Phase != shown.Phase || bar == nil {
-			if bar != nil {
-				bar.finish(shown.Report)
-			}
-			bar = newProgress(stderr, mode, string(now.Phase), now.Limit, now.Started)
-		} else if !now.Started.IsZero() {
-			bar.start = now.Started // shown before Execute started it
-		}
-		shown = now
-	}
-	show()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case res := <-done:
-			show()
-			bar.finish(shown.Report)
-			return res
-		case <-sigs:
-			if ctx.Err() == nil {
-				interrupt()
-				bar.note("inferprobe bench: interrupted; waiting for the requests in flight to finish (Ctrl-C again cancels them)")
-			} else {
-				abort()
-				signal.Stop(sigs) // one more ends the process
-				bar.note("inferprobe bench: cancelling the requests in flight")
-			}
-		case <-tick.C:
-			show()
-			bar.update(shown.Report)
-		}
-	}
+	return code, point
 }

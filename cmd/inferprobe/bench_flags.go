@@ -48,6 +48,7 @@ type benchFlags struct {
 	progress                 string
 	set                      map[string]*bool // which flags the user gave
 	aiperf                                    // AIPerf's options beyond these (bench_flags_aiperf.go)
+	sweepFlags                                // --concurrency and --request-rate lists (bench_sweep.go)
 	// args are the command-line arguments, for the command that repeats the
 	// run; runBench fills them from os.Args.
 	args []string
@@ -65,8 +66,7 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("url", "Server base URL; http:// is assumed without a scheme and /v1 is added when it has no path (AIPerf's conventions), so localhost:8000 is http://localhost:8000/v1.").Short('u').Default("http://localhost:8000").StringVar(&f.url)
 	flag("endpoint-type", "API to call: "+scenarios.EndpointHelp()+". AIPerf's names work too: "+aiperfEndpointHelp()+". Embeddings and rankings do not stream.").Default("chat").SetValue(&aiperfChoice{what: "endpoint type", flag: "--endpoint-type", choices: aiperfEndpoints, target: &f.endpointType})
 	flag("streaming", "Stream responses (SSE). Needed for time to first token and inter-token latency; turned off, with a note, for an endpoint type that does not stream.").BoolVar(&f.streaming)
-	flag("concurrency", "Closed loop: requests kept in flight (default 1 when no --request-rate is given).").IntVar(&f.concurrency)
-	flag("request-rate", "Open loop: requests per second, sent at --arrival-pattern times. With --concurrency too, concurrency caps the requests in flight.").Float64Var(&f.requestRate)
+	f.addSweepFlags(cmd, flag) // --concurrency, --request-rate, --failed-request-threshold
 	flag("request-count", "Requests to send (default 10, unless --benchmark-duration is given); also --num-requests.").IntVar(&f.requestCount)
 	flag("benchmark-duration", "Seconds to send for, instead of a request count; requests in flight at the end finish.").Float64Var(&f.duration)
 	flag("synthetic-input-tokens-mean", "Mean prompt length in tokens (default 550); also --isl, --prompt-input-tokens-mean.").Float64Var(&f.islMean)

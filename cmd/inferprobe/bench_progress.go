@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"time"
 
+	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report"
 )
@@ -41,6 +44,7 @@ type progress struct {
 	start     time.Time
 	lastPlain time.Time
 	now       func() time.Time
+	live      *liveStats // the measured requests' latencies; nil in the warmup
 }
 
 // newProgress shows a phase that started at start; zero is now.
@@ -84,7 +88,8 @@ func (p *progress) note(msg string) {
 	fmt.Fprintln(p.w, msg)
 }
 
-// line is "profiling: 120/200 requests (60%), 9.8 req/s, 2 errors, elapsed 12s, ETA 8s".
+// line is "profiling: 120/200 requests (60%), 9.8 req/s, 2 errors, TTFT p50
+// 101ms p99 130ms, ITL p50 5.01ms p99 7.1ms, 812.3 output tok/s, elapsed 12s, ETA 8s".
 func (p *progress) line(r *report.Report, now time.Time) string {
 	ok, failed, cancelled := r.Counts()
 	done := ok + failed + cancelled
@@ -105,9 +110,79 @@ func (p *progress) line(r *report.Report, now time.Time) string {
 		line += fmt.Sprintf(", %v of %v", elapsed.Round(time.Second), p.limit.Duration)
 		eta = max(p.limit.Duration-elapsed, 0)
 	}
-	line += fmt.Sprintf(", %.1f req/s, %d errors, elapsed %v", rate, failed, elapsed.Round(time.Second))
+	line += fmt.Sprintf(", %.1f req/s, %d errors", rate, failed)
+	if p.live != nil {
+		line += p.live.line(elapsed)
+	}
+	line += fmt.Sprintf(", elapsed %v", elapsed.Round(time.Second))
 	if eta >= 0 {
 		line += fmt.Sprintf(", ETA %v", eta.Round(time.Second))
 	}
 	return line
+}
+
+// executeWithProgress executes run, showing each phase's progress and, for
+// the measured requests, live. The first SIGINT or SIGTERM on sigs stops
+// sending and lets the requests in flight finish (they can take up to
+// --request-timeout-seconds); a second cancels them; a third ends the
+// process at once. The guard passing its threshold stops sending and
+// cancels the requests in flight. interrupted says a signal stopped the run.
+func executeWithProgress(run *finite.Run, mode string, stderr io.Writer, sigs chan os.Signal, live *liveStats, guard *failureGuard) (res finite.Result, interrupted bool) {
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	reqCtx, abort := context.WithCancel(context.Background())
+	defer abort()
+
+	done := make(chan finite.Result, 1)
+	go func() { done <- run.Execute(ctx, reqCtx) }()
+	var bar *progress
+	var shown finite.Progress
+	// show follows the phase sending now, starting a line for each.
+	show := func() {
+		now := run.Progress()
+		if now.Phase != shown.Phase || bar == nil {
+			if bar != nil {
+				bar.finish(shown.Report)
+			}
+			bar = newProgress(stderr, mode, string(now.Phase), now.Limit, now.Started)
+			if now.Phase == finite.PhaseProfiling {
+				bar.live = live
+			}
+		} else if !now.Started.IsZero() {
+			bar.start = now.Started // shown before Execute started it
+		}
+		shown = now
+	}
+	show()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	tripped := guard.Tripped()
+	for {
+		select {
+		case res := <-done:
+			show()
+			bar.finish(shown.Report)
+			return res, interrupted
+		case <-tripped:
+			// As AIPerf's PROFILE_CANCEL: the run is failing, so the
+			// requests in flight are cancelled rather than waited for.
+			tripped = nil
+			stop()
+			abort()
+			bar.note("inferprobe bench: " + guard.reason() + "; stopping and cancelling the requests in flight")
+		case <-sigs:
+			interrupted = true
+			if ctx.Err() == nil {
+				stop()
+				bar.note("inferprobe bench: interrupted; waiting for the requests in flight to finish (Ctrl-C again cancels them)")
+			} else {
+				abort()
+				signal.Stop(sigs) // one more ends the process
+				bar.note("inferprobe bench: cancelling the requests in flight")
+			}
+		case <-tick.C:
+			show()
+			bar.update(shown.Report)
+		}
+	}
 }

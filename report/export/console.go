@@ -3,8 +3,6 @@ package export
 import (
 	"fmt"
 	"io"
-	"sort"
-	"strings"
 
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/prober"
@@ -50,14 +48,7 @@ func Console(w io.Writer, r Run, d prober.Digest, seed uint64) {
 	}
 	one("Benchmark Duration (sec)", s.DurationSeconds)
 	fmt.Fprintf(w, "%-44s %10d ok, %d errors, %d cancelled\n", "Requests", s.OK, s.Failed, s.Cancelled)
-	if len(s.Errors) > 0 {
-		reasons := make([]string, 0, len(s.Errors))
-		for r, n := range s.Errors {
-			reasons = append(reasons, fmt.Sprintf("%s=%d", r, n))
-		}
-		sort.Strings(reasons)
-		fmt.Fprintf(w, "%-44s %s\n", "Errors by reason", strings.Join(reasons, " "))
-	}
+	consoleErrors(w, s.Errors, r.Requests)
 	if note := mismatchNote(s); note != "" {
 		fmt.Fprintf(w, "%-44s %10d of %d successful\n", "Output Length Mismatches", s.OutputLengthMismatches, s.OK)
 		fmt.Fprintf(w, "Note: %s.\n", note)

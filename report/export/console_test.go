@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/inferprobe/inferprobe/collector/gpu"
+	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 func TestPrintGPU(t *testing.T) {
@@ -30,5 +32,45 @@ func TestPrintGPU(t *testing.T) {
 	ConsoleGPU(&out, gpu.WindowStats{})
 	if !strings.Contains(out.String(), "no telemetry over the run") {
 		t.Errorf("without telemetry the report says %q", out.String())
+	}
+}
+
+// TestConsoleErrors: each error reason has its count and the first failed
+// request's message, on one clipped line, so the server's own words say what
+// to fix.
+func TestConsoleErrors(t *testing.T) {
+	failed := func(reason prober.Reason) report.Contribution {
+		return report.Contribution{Outcome: prober.OutcomeError, Reason: reason}
+	}
+	long := "HTTP 500: " + strings.Repeat("x", 300)
+	reqs := []report.RequestRecord{
+		{Seq: 0},
+		{Seq: 1, Contribution: failed(prober.ReasonHTTP4xx), Status: 404, Err: "HTTP 404: {\"error\":{\"message\":\"The model `nope` does not exist.\"}}"},
+		{Seq: 2, Contribution: failed(prober.ReasonHTTP4xx), Status: 404, Err: "HTTP 404: a later one"},
+		{Seq: 3, Contribution: failed(prober.ReasonHTTP5xx), Status: 500, Err: long + "\nsecond line"},
+	}
+	var out bytes.Buffer
+	consoleErrors(&out, map[prober.Reason]int{prober.ReasonHTTP4xx: 2, prober.ReasonHTTP5xx: 1}, reqs)
+	got := out.String()
+	for _, want := range []string{
+		"http_4xx                                            2  HTTP 404: {\"error\":{\"message\":\"The model `nope` does not exist.\"}}\n",
+		"http_5xx                                            1  HTTP 500: xxx",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("errors block lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "a later one") || strings.Contains(got, "second line") {
+		t.Errorf("not the first message, or not clipped to one line:\n%s", got)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
+		if n := len([]rune(line)); n > 57+firstMessageWidth {
+			t.Errorf("line of %d runes: %s", n, line)
+		}
+	}
+	out.Reset()
+	consoleErrors(&out, nil, nil)
+	if out.Len() != 0 {
+		t.Errorf("no errors printed %q", out.String())
 	}
 }
