@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +129,34 @@ func TestLoadLimits(t *testing.T) {
 		case limit != tc.limit || warmup != tc.warmup || grace != tc.grace:
 			t.Errorf("%v: limit %+v warmup %+v grace %v, want %+v %+v %v", tc.args, limit, warmup, grace, tc.limit, tc.warmup, tc.grace)
 		}
+	}
+}
+
+// TestSaveScenarioLimits: the saved burst keeps both limits, the warmup's
+// two bounds and the grace period.
+func TestSaveScenarioLimits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "burst.yml")
+	f := parseBench(t, "--model", "m", "--request-count", "50", "--benchmark-duration", "20", "--benchmark-grace-period", "4",
+		"--warmup-request-count", "5", "--warmup-duration", "3", "--save-scenario", path)
+	sc, err := f.scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit, warmup, grace, err := f.load.limits(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := saveScenario(f, sc, &finite.Plan{Limit: limit, WarmupLimit: warmup, Grace: grace}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := scenarios.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := cfg.Bursts["bench"]
+	if b.Requests != 50 || b.Duration != scenarios.Duration(20*time.Second) || b.GracePeriod != scenarios.Duration(4*time.Second) ||
+		b.Warmup != (scenarios.Warmup{Requests: 5, Duration: scenarios.Duration(3 * time.Second)}) ||
+		b.Target != "bench" || cfg.Targets["bench"].MaxTokensField != scenarios.MaxCompletionTokens {
+		t.Errorf("burst %+v", b)
 	}
 }
