@@ -49,7 +49,9 @@ type Probe struct {
 	schedule schedule
 	// maxConcurrency is this shard's cap on open-loop requests in flight; 0 for none.
 	maxConcurrency int
-	source         dataset.Source
+	// capRampOver raises the cap from 1 to maxConcurrency over this long; 0 for at once.
+	capRampOver time.Duration
+	source      dataset.Source
 	// cancelRate of the requests are cancelled cancelAfter after they were
 	// written, chosen by cancels.
 	cancelRate  float64
@@ -127,6 +129,7 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard Sha
 	if err := probe.setCap(a.MaxConcurrency); err != nil {
 		return nil, fmt.Errorf("probe %s: %w", name, err)
 	}
+	probe.capRampOver = time.Duration(a.MaxConcurrencyRampOver)
 	switch {
 	case p.Dataset.Replays():
 		probe.schedule = replay{}

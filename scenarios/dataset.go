@@ -262,7 +262,7 @@ func (f *File) validate(l *loader, path string) {
 
 // validateReplay checks the arrival of a probe that replays a file: the
 // file's timestamps say when to send, so only the cap on requests in flight
-// applies.
+// (and its ramp) applies.
 func (a *Arrival) validateReplay(l *loader, path string) {
 	written := l.under(path)
 	for _, f := range []string{"pattern", "rate", "smoothness", "concurrency", "ramp_to", "ramp_over", "series"} {
@@ -274,6 +274,7 @@ func (a *Arrival) validateReplay(l *loader, path string) {
 	if written("max_concurrency") && a.MaxConcurrency < 1 {
 		l.errorf(join(path, "max_concurrency"), "must be >= 1; leave it out for no cap")
 	}
+	a.validateCapRamp(l, path, written)
 }
 
 func (c *Cancel) validate(l *loader, path string) {

@@ -51,7 +51,7 @@ func addLoadFlags(f *benchFlags, flag func(name, help string) *kingpin.FlagClaus
 	flag("warmup-duration", "Longest the warmup may send, in seconds; with --warmup-request-count, whichever ends first.").Float64Var(&l.warmupDuration)
 	flag("benchmark-grace-period", "Seconds the requests still in flight when --benchmark-duration ends may take; then they are cancelled (counted cancelled, not failed). 'inf' waits for them all. Only with --benchmark-duration; default 30.").StringVar(&l.gracePeriod)
 	flag("request-rate-ramp-duration", "Seconds over which --request-rate rises linearly from rate × 0.1 s / duration (AIPerf's start) to the rate. Ramp requests are measured and reported with the rest.").Float64Var(&l.rateRamp)
-	flag("concurrency-ramp-duration", "Seconds over which the closed loop's requests in flight rise from 1 to --concurrency, one step at a time. Ramp requests are measured and reported with the rest.").Float64Var(&l.concRamp)
+	flag("concurrency-ramp-duration", "Seconds over which --concurrency rises from 1, one step at a time: the closed loop's requests in flight, or with --request-rate the cap on them. Ramp requests are measured and reported with the rest.").Float64Var(&l.concRamp)
 	flag("request-cancellation-rate", "Percentage (0-100) of requests the client cancels, chosen by --random-seed; counted as cancelled, not as errors.").Float64Var(&l.cancelRate)
 	flag("request-cancellation-delay", "Seconds after a request was sent whole before it is cancelled; 0 hangs up at once. Needs --request-cancellation-rate.").Float64Var(&l.cancelDelay)
 	flag("replay-speedup", "Divide a replayed trace's timestamps and think times by this (10 = ten times faster).").Float64Var(&l.replaySpeedup)
@@ -115,16 +115,21 @@ func (l *loadFlags) arrival(f *benchFlags, b *benchScenario, a *scenarios.Arriva
 		b.set(path+".ramp_over", "--request-rate-ramp-duration")
 	}
 	if l.given("concurrency-ramp-duration") {
-		if a.Pattern != scenarios.ArrivalConcurrency {
-			return errors.New("--concurrency-ramp-duration ramps a closed loop (--concurrency without --request-rate); inferprobe does not ramp the cap of an open loop: ramp its rate with --request-rate-ramp-duration")
-		}
 		over, err := seconds("--concurrency-ramp-duration", l.concRamp)
 		if err != nil {
 			return err
 		}
-		a.RampTo, a.RampOver, a.Concurrency = float64(a.Concurrency), scenarios.Duration(over), 1
-		b.set(path+".ramp_to", "--concurrency")
-		b.set(path+".ramp_over", "--concurrency-ramp-duration")
+		switch {
+		case a.Pattern == scenarios.ArrivalConcurrency:
+			a.RampTo, a.RampOver, a.Concurrency = float64(a.Concurrency), scenarios.Duration(over), 1
+			b.set(path+".ramp_to", "--concurrency")
+			b.set(path+".ramp_over", "--concurrency-ramp-duration")
+		case a.MaxConcurrency > 0: // a rate or a replay under a cap: the cap ramps
+			a.MaxConcurrencyRampOver = scenarios.Duration(over)
+			b.set(path+".max_concurrency_ramp_over", "--concurrency-ramp-duration")
+		default:
+			return errors.New("--concurrency-ramp-duration ramps --concurrency from 1; give --concurrency (with --request-rate it caps the requests in flight, and the cap ramps)")
+		}
 	}
 	return nil
 }
