@@ -69,8 +69,9 @@ func (r *run) sendAtOffsets() {
 // given back at each step. A request held back by the ramp is held by the
 // cap, so its wait is cap wait, not schedule lag. stop ends the ramp.
 func (r *run) rampCap(n int) (stop func()) {
-	over, closed := r.probe.capRampOver, n-1
-	if over <= 0 || closed == 0 {
+	ramp := concurrencyRamp{from: 1, to: n, over: r.probe.capRampOver}
+	closed := ramp.steps()
+	if ramp.over <= 0 || closed == 0 {
 		return func() {}
 	}
 	for range closed {
@@ -83,7 +84,7 @@ func (r *run) rampCap(n int) (stop func()) {
 		timer := time.NewTimer(time.Hour)
 		defer timer.Stop()
 		for j := 1; j <= closed; j++ {
-			timer.Reset(time.Until(r.start.Add(time.Duration(float64(over) * float64(j) / float64(closed)))))
+			timer.Reset(time.Until(r.start.Add(ramp.at(j))))
 			select {
 			case <-done:
 				return
