@@ -237,6 +237,23 @@ func TestCancellationSeeded(t *testing.T) {
 	}
 }
 
+// TestWarmupNotCancelled: request cancellation applies to the measured
+// requests, not to the warmup, as in AIPerf.
+func TestWarmupNotCancelled(t *testing.T) {
+	s := spec(t, nil)
+	s.Probe.Dataset.Cancel = &scenarios.Cancel{Rate: 1}
+	s.Limit, s.Warmup = prober.Limit{Requests: 5}, prober.Limit{Requests: 3}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := &cancelExec{}
+	res := New(p, exec).Execute(context.Background(), context.Background())
+	if len(exec.cancelled) != 5 || res.Summary.Cancelled != 5 {
+		t.Errorf("%d requests sent to be cancelled, %d cancelled measured; want the 5 measured only", len(exec.cancelled), res.Summary.Cancelled)
+	}
+}
+
 // TestBothLimits: a run limited by count and by time ends at whichever
 // comes first.
 func TestBothLimits(t *testing.T) {
