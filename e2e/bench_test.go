@@ -58,11 +58,53 @@ func TestBenchBadFlags(t *testing.T) {
 	}{
 		{[]string{"--model", "m", "--request-rate=-3"}, "inferprobe bench: --request-rate: must be > 0"},
 		{[]string{"--model", "m", "--extra-inputs", "stream:false"}, "inferprobe bench: --extra-inputs.stream:"},
-		{[]string{"--model", "m", "--request-count", "5", "--benchmark-duration", "3"}, "give --request-count or --benchmark-duration, not both"},
+		{[]string{"--model", "m", "--request-count", "5", "--benchmark-grace-period", "3"}, "--benchmark-grace-period applies only after a --benchmark-duration"},
 	} {
 		code, out := bench(t, tc.args...)
 		if code != 2 || !strings.Contains(out, tc.want) {
 			t.Errorf("bench %v: exit %d, output %q; want exit 2 and %q", tc.args, code, out, tc.want)
 		}
+	}
+}
+
+// TestBenchAIPerfLoadFlags runs AIPerf's load options against the simulator:
+// a rate ramp, request cancellation and a request count with a duration.
+// Cancelled requests are counted cancelled, not as errors, the same seed
+// cancels the same number, and cancelling leaves the digest of the run
+// without it.
+func TestBenchAIPerfLoadFlags(t *testing.T) {
+	sim := freeAddr(t)
+	startSimulator(t, sim)
+	base := []string{"--model", "inferprobe-simulator", "--url", "http://" + sim, "--endpoint-type", "chat", "--streaming",
+		"--request-rate", "40", "--request-rate-mode", "constant", "--request-rate-ramp-duration", "0.5",
+		"--output-tokens-mean", "64", "--extra-inputs", "ignore_eos:true",
+		"--request-count", "30", "--benchmark-duration", "60", "--random-seed", "3", "--progress", "off"}
+	run := func(extra ...string) (digest, counts string) {
+		code, out := bench(t, append(append([]string{}, base...), extra...)...)
+		if code != 0 {
+			t.Fatalf("bench exited %d:\n%s", code, out)
+		}
+		m := digestLine.FindStringSubmatch(out)
+		c := regexp.MustCompile(`(\d+) ok, (\d+) errors, (\d+) cancelled`).FindStringSubmatch(out)
+		if m == nil || m[2] != "30" || c == nil {
+			t.Fatalf("no digest line for 30 requests, or no counts:\n%s", out)
+		}
+		if c[2] != "0" {
+			t.Errorf("%s errors, want none:\n%s", c[2], out)
+		}
+		return m[1], c[0]
+	}
+	plain, plainCounts := run()
+	if plainCounts != "30 ok, 0 errors, 0 cancelled" {
+		t.Errorf("without cancellation: %s", plainCounts)
+	}
+	cancel := []string{"--request-cancellation-rate", "50", "--request-cancellation-delay", "0.005"}
+	d1, c1 := run(cancel...)
+	d2, c2 := run(cancel...)
+	if c1 != c2 || c1 == plainCounts || strings.HasPrefix(c1, "0 ok") {
+		t.Errorf("cancelling half of the requests gave %q, then %q", c1, c2)
+	}
+	if d1 != plain || d2 != plain {
+		t.Errorf("digests %s, %s with cancellation, %s without; want one", d1, d2, plain)
 	}
 }

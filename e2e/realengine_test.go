@@ -53,6 +53,9 @@ type engine struct {
 	// dead before the client sees it; inferprobe resends only the requests
 	// it can prove never reached the server (docs/faults.md).
 	closesAfterStream bool
+	// legacyMaxTokens: its chat API reads only max_tokens, so bench, which
+	// sends max_completion_tokens as AIPerf does, needs --use-legacy-max-tokens.
+	legacyMaxTokens bool
 }
 
 var engines = []engine{
@@ -83,7 +86,7 @@ var engines = []engine{
 			return p, "http://" + addr + "/v1/models"
 		},
 		honours: "min_tokens", ignores: "ignore_eos",
-		tokenizePath: "/extras/tokenize", tokenizeField: "input",
+		tokenizePath: "/extras/tokenize", tokenizeField: "input", legacyMaxTokens: true,
 	},
 }
 
@@ -291,6 +294,9 @@ func TestRealEngineBench(t *testing.T) {
 						"--request-count", strconv.Itoa(requests), "--progress", "off", "--artifact-dir", "out"}
 					if tc.stream {
 						args = append(args, "--streaming")
+					}
+					if endpoint == "chat" && e.legacyMaxTokens {
+						args = append(args, "--use-legacy-max-tokens")
 					}
 					if tc.tokenizer {
 						args = append(args, "--tokenizer", tok)

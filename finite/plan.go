@@ -39,7 +39,8 @@ type Spec struct {
 	// Limit ends the measured requests. Zero sends one pass through a file
 	// dataset of known length, else defaultRequests.
 	Limit prober.Limit
-	// Warmup is sent first, with the same arrival and dataset; zero: none.
+	// Warmup is sent first, with the same arrival and dataset but no
+	// request cancellation; zero: none.
 	Warmup prober.Limit
 	// Grace is how long the requests still in flight after the last send
 	// may take before they are cut; NoGrace waits for them.
@@ -73,7 +74,11 @@ func NewPlan(s Spec) (*Plan, error) {
 		if s.WarmupName == s.Name {
 			return nil, fmt.Errorf("warmup of %s must have a name of its own, or it would send the measured sequence", s.Name)
 		}
-		if p.Warmup, err = prober.NewProbe(s.WarmupName, s.Probe, s.Target, s.Seed, s.Shard); err != nil {
+		// Request cancellation is for the measured requests only, as in
+		// AIPerf: a warmup warms the server up with whole requests.
+		warmup := *s.Probe
+		warmup.Dataset.Cancel = nil
+		if p.Warmup, err = prober.NewProbe(s.WarmupName, &warmup, s.Target, s.Seed, s.Shard); err != nil {
 			return nil, err
 		}
 		p.Warmup.SetLimit(s.Warmup)

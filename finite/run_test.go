@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -180,5 +181,102 @@ func TestGrace(t *testing.T) {
 	res = New(p, &fakeExec{delay: 30 * time.Millisecond}).Execute(context.Background(), context.Background())
 	if res.GraceExpired || res.Summary.OK != 2 {
 		t.Errorf("without a grace period: %+v, want both requests to finish", res)
+	}
+}
+
+// cancelExec records which requests were planned to be cancelled, and
+// answers each at once.
+type cancelExec struct {
+	mu        sync.Mutex
+	cancelled []uint64
+}
+
+func (c *cancelExec) Do(_ context.Context, _ *prober.Target, req *prober.Request) *prober.Record {
+	outcome := prober.OutcomeOK
+	if req.Cancel {
+		c.mu.Lock()
+		c.cancelled = append(c.cancelled, req.Seq)
+		c.mu.Unlock()
+		outcome = prober.OutcomeCancelled
+	}
+	return &prober.Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), Outcome: outcome, FirstOutput: -1}
+}
+
+// TestCancellationSeeded: the same seed cancels the same requests, counted
+// cancelled and not failed, and cancelling changes nothing in the sequence
+// sent: its digest is that of the run without cancellation.
+func TestCancellationSeeded(t *testing.T) {
+	run := func(cancel *scenarios.Cancel) (digest string, cancelled []uint64, failed, counted int) {
+		s := spec(t, nil)
+		s.Probe.Dataset.Cancel = cancel
+		s.Limit = prober.Limit{Requests: 40}
+		p, err := NewPlan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec := &cancelExec{}
+		res := New(p, exec).Execute(context.Background(), context.Background())
+		slices.Sort(exec.cancelled)
+		return res.Digest.String(), exec.cancelled, res.Summary.Failed, res.Summary.Cancelled
+	}
+	plain, none, _, _ := run(nil)
+	cancel := &scenarios.Cancel{Rate: 0.25, After: scenarios.Duration(time.Second)}
+	d1, c1, failed, counted := run(cancel)
+	d2, c2, _, _ := run(cancel)
+	if len(none) != 0 || len(c1) == 0 || len(c1) == 40 {
+		t.Fatalf("cancelled %v without cancellation and %v at 25%%", none, c1)
+	}
+	if !slices.Equal(c1, c2) {
+		t.Errorf("the same seed cancelled %v, then %v", c1, c2)
+	}
+	if d1 != d2 || d1 != plain {
+		t.Errorf("digests %s, %s with cancellation, %s without; want one", d1, d2, plain)
+	}
+	if failed != 0 || counted != len(c1) {
+		t.Errorf("report: %d failed, %d cancelled; want 0 and %d", failed, counted, len(c1))
+	}
+}
+
+// TestWarmupNotCancelled: request cancellation applies to the measured
+// requests, not to the warmup, as in AIPerf.
+func TestWarmupNotCancelled(t *testing.T) {
+	s := spec(t, nil)
+	s.Probe.Dataset.Cancel = &scenarios.Cancel{Rate: 1}
+	s.Limit, s.Warmup = prober.Limit{Requests: 5}, prober.Limit{Requests: 3}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := &cancelExec{}
+	res := New(p, exec).Execute(context.Background(), context.Background())
+	if len(exec.cancelled) != 5 || res.Summary.Cancelled != 5 {
+		t.Errorf("%d requests sent to be cancelled, %d cancelled measured; want the 5 measured only", len(exec.cancelled), res.Summary.Cancelled)
+	}
+}
+
+// TestBothLimits: a run limited by count and by time ends at whichever
+// comes first.
+func TestBothLimits(t *testing.T) {
+	for _, tc := range []struct {
+		limit prober.Limit
+		want  int
+	}{
+		{prober.Limit{Requests: 5, Duration: time.Hour}, 5},
+		// 20 requests a second, constant: due at 50, 100, …, 450 ms, the
+		// first one gap after the start; the one due at 500 ms is not sent.
+		{prober.Limit{Requests: 1000, Duration: 500 * time.Millisecond}, 9},
+	} {
+		s := spec(t, &scenarios.Probe{Target: "t", Arrival: scenarios.Arrival{Pattern: scenarios.ArrivalConstant, Rate: 20},
+			Dataset: scenarios.Dataset{Synthetic: &scenarios.Synthetic{InputTokens: scenarios.Lengths{Mean: 8}, OutputTokens: scenarios.Lengths{Mean: 2}}}})
+		s.Limit = tc.limit
+		p, err := NewPlan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec := &fakeExec{}
+		New(p, exec).Execute(context.Background(), context.Background())
+		if n := exec.sent(); n != tc.want {
+			t.Errorf("limit %+v: sent %d, want %d", tc.limit, n, tc.want)
+		}
 	}
 }

@@ -85,6 +85,10 @@ func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastRe
 // errStall is the cancellation cause when a stream goes silent too long.
 var errStall = errors.New("stream stalled")
 
+// errGaveUp is the cancellation cause of a request the client cancels on
+// purpose (dataset.cancel, a trace's cancellation flag).
+var errGaveUp = errors.New("cancelled by the client")
+
 // Do sends req to t and returns its record. It never returns an error: failures
 // are classified into the record.
 func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
@@ -110,8 +114,22 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 	defer cancelTimeout()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	wrote := func() {}
+	if req.Cancel {
+		// Armed once the request is written, as AIPerf's delay counts: a
+		// delay of 0 sends the whole request, then hangs up.
+		giveUp := time.AfterFunc(time.Hour, func() { cancel(errGaveUp) })
+		giveUp.Stop()
+		defer giveUp.Stop()
+		wrote = func() { giveUp.Reset(req.CancelAfter) }
+		defer func() {
+			if rec.Outcome == OutcomeCancelled && errors.Is(context.Cause(ctx), errGaveUp) {
+				rec.Err = fmt.Sprintf("cancelled by the client %s after it was sent (request cancellation)", req.CancelAfter)
+			}
+		}()
+	}
 
-	resp := c.send(ctx, t, req, rec)
+	resp := c.send(ctx, t, req, rec, wrote)
 	if resp == nil {
 		return rec
 	}
@@ -173,14 +191,15 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 // recorded in rec. A first attempt that provably never reached the server
 // (a stale keep-alive connection: see conn.go) is sent again, once, on a
 // fresh connection, and the record says so.
-func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record) *http.Response {
+// wrote is called each time the request has been written.
+func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record, wrote func()) *http.Response {
 	var conn reuse
 	// The time origin: just before the request is written to the connection,
 	// so connection setup is not billed to the server's TTFT.
 	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		conn.note(info)
 		rec.Sent = c.now()
-	}}
+	}, WroteRequest: func(httptrace.WroteRequestInfo) { wrote() }}
 	ctx = httptrace.WithClientTrace(ctx, trace)
 	hc := c.httpClient(t)
 	for {
@@ -265,7 +284,7 @@ func classify(ctx context.Context, err error, fallback Reason) Reason {
 		return ReasonStall
 	case errors.Is(cause, context.DeadlineExceeded):
 		return ReasonTimeout
-	case errors.Is(cause, context.Canceled):
+	case errors.Is(cause, context.Canceled), errors.Is(cause, errGaveUp):
 		return reasonCancelled
 	}
 	var tlsErr *tls.CertificateVerificationError

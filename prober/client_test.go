@@ -186,6 +186,33 @@ func TestCancelledIsNotAnError(t *testing.T) {
 	}
 }
 
+// TestCancelAfterWrite: a request the client cancels on purpose with no
+// delay is still sent whole — AIPerf's "send the full request, then
+// disconnect" — and comes back cancelled, saying who cancelled it, not as
+// an error.
+func TestCancelAfterWrite(t *testing.T) {
+	bodies := make(chan int, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- len(b)
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	tg := testTarget(t, srv.URL, nil)
+	req, _ := NewRequest(tg, dataset.Prompt{Text: strings.Repeat("word ", 2000), InputTokens: 2000, OutputTokens: 4}, nil)
+	req.Cancel = true
+	rec := NewClient().Do(context.Background(), tg, req)
+	if rec.Outcome != OutcomeCancelled || rec.Reason != ReasonNone || rec.Sent.IsZero() {
+		t.Fatalf("outcome %v reason %q sent %v, want cancelled after its send", rec.Outcome, rec.Reason, rec.Sent)
+	}
+	if !strings.Contains(rec.Err, "cancelled by the client") {
+		t.Errorf("err %q does not say the client cancelled it", rec.Err)
+	}
+	if n := <-bodies; n != len(req.Body) {
+		t.Errorf("server read %d of the body's %d bytes before the cancel", n, len(req.Body))
+	}
+}
+
 // drained reads the request body before calling h: only then does the server
 // watch the connection and cancel the request's context when the client leaves,
 // which the handlers that wait for the client rely on.

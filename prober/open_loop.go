@@ -23,6 +23,8 @@ func (r *run) sendAtOffsets() {
 	ctx := r.ctx
 	if n := r.probe.maxConcurrency; n > 0 {
 		r.slots = make(chan struct{}, n)
+		stop := r.rampCap(n)
+		defer stop()
 	}
 	slots := r.slots
 	timer := time.NewTimer(time.Hour)
@@ -58,5 +60,41 @@ func (r *run) sendAtOffsets() {
 			}
 		}
 		r.send(pl, at, max(0, capFreed.Sub(at)), nil)
+	}
+}
+
+// rampCap makes the cap of n slots rise from 1 to n over the probe's
+// capRampOver, one slot at a time at evenly spread steps, as AIPerf ramps
+// its concurrency limit: the slots not yet open are held by the ramp and
+// given back at each step. A request held back by the ramp is held by the
+// cap, so its wait is cap wait, not schedule lag. stop ends the ramp.
+func (r *run) rampCap(n int) (stop func()) {
+	ramp := concurrencyRamp{from: 1, to: n, over: r.probe.capRampOver}
+	closed := ramp.steps()
+	if ramp.over <= 0 || closed == 0 {
+		return func() {}
+	}
+	for range closed {
+		r.slots <- struct{}{}
+	}
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
+		for j := 1; j <= closed; j++ {
+			timer.Reset(time.Until(r.start.Add(ramp.at(j))))
+			select {
+			case <-done:
+				return
+			case <-timer.C:
+				<-r.slots
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
 	}
 }

@@ -49,9 +49,11 @@ type Probe struct {
 	schedule schedule
 	// maxConcurrency is this shard's cap on open-loop requests in flight; 0 for none.
 	maxConcurrency int
-	source         dataset.Source
-	// cancelRate of the requests are cancelled cancelAfter after their send,
-	// chosen by cancels.
+	// capRampOver raises the cap from 1 to maxConcurrency over this long; 0 for at once.
+	capRampOver time.Duration
+	source      dataset.Source
+	// cancelRate of the requests are cancelled cancelAfter after they were
+	// written, chosen by cancels.
 	cancelRate  float64
 	cancelAfter time.Duration
 	cancels     *rand.Rand
@@ -127,6 +129,7 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard Sha
 	if err := probe.setCap(a.MaxConcurrency); err != nil {
 		return nil, fmt.Errorf("probe %s: %w", name, err)
 	}
+	probe.capRampOver = time.Duration(a.MaxConcurrencyRampOver)
 	switch {
 	case p.Dataset.Replays():
 		probe.schedule = replay{}
@@ -208,8 +211,6 @@ type planned struct {
 	prompt dataset.Prompt
 	req    *Request
 	err    error
-	// cancelAfter, when > 0, cancels the request this long after its send.
-	cancelAfter time.Duration
 	// turns are the session's later turns; turn i has sequence number seq+1+i.
 	turns []plannedTurn
 	// stop says the dataset cannot go on: err is recorded once and the probe
@@ -219,11 +220,10 @@ type planned struct {
 
 // plannedTurn is a later turn of a session.
 type plannedTurn struct {
-	prompt      dataset.Prompt
-	req         *Request
-	err         error
-	delay       time.Duration // think time after the turn before ended
-	cancelAfter time.Duration
+	prompt dataset.Prompt
+	req    *Request
+	err    error
+	delay  time.Duration // think time after the turn before ended
 }
 
 // plan draws requests of the whole sequence until one is this shard's. The
@@ -239,37 +239,53 @@ func (p *Probe) plan() planned {
 		}
 		offset := p.schedule.offset(it.At)
 		p.next += 1 + uint64(len(it.Turns))
-		cancel := p.cancelDelay(it.CancelAfter)
-		turnCancel := make([]time.Duration, len(it.Turns))
+		cancels := make([]cancelPlan, 1+len(it.Turns))
+		cancels[0] = p.cancelDelay(it.CancelAfter)
 		for i := range it.Turns {
-			turnCancel[i] = p.cancelDelay(0)
+			cancels[1+i] = p.cancelDelay(0)
 		}
 		if !p.shard.owns(seq) {
 			continue
 		}
-		req, err := NewRequest(p.Target, it.Prompt, p.params)
-		pl := planned{seq: seq, offset: offset, prompt: it.Prompt, req: req, err: err, cancelAfter: cancel}
+		req, err := p.newRequest(it.Prompt, cancels[0])
+		pl := planned{seq: seq, offset: offset, prompt: it.Prompt, req: req, err: err}
 		for i, t := range it.Turns {
-			req, err := NewRequest(p.Target, t.Prompt, p.params)
-			pl.turns = append(pl.turns, plannedTurn{prompt: t.Prompt, req: req, err: err, delay: t.Delay, cancelAfter: turnCancel[i]})
+			req, err := p.newRequest(t.Prompt, cancels[1+i])
+			pl.turns = append(pl.turns, plannedTurn{prompt: t.Prompt, req: req, err: err, delay: t.Delay})
 		}
 		return pl
 	}
 }
 
-// cancelDelay is how long after its send the next request is cancelled, 0
-// for not at all: the trace's own delay, else cancel.after for the seeded
-// share cancel.rate of requests. Every request draws, so that the choices do
-// not depend on the trace or the shard.
-func (p *Probe) cancelDelay(trace time.Duration) time.Duration {
+// cancelPlan says whether and how long after it was written a request is
+// cancelled.
+type cancelPlan struct {
+	cancel bool
+	after  time.Duration
+}
+
+// cancelDelay plans the next request's cancellation: the trace's own delay
+// when it has one (> 0), else cancel.after for the seeded share cancel.rate
+// of requests. Every request draws, so that the choices do not depend on the
+// trace or the shard.
+func (p *Probe) cancelDelay(trace time.Duration) cancelPlan {
 	drawn := p.cancels != nil && p.cancels.Float64() < p.cancelRate
 	switch {
 	case trace > 0:
-		return trace
+		return cancelPlan{true, trace}
 	case drawn:
-		return p.cancelAfter
+		return cancelPlan{true, p.cancelAfter}
 	}
-	return 0
+	return cancelPlan{}
+}
+
+// newRequest builds the request for prompt, to be cancelled as c says.
+func (p *Probe) newRequest(prompt dataset.Prompt, c cancelPlan) (*Request, error) {
+	req, err := NewRequest(p.Target, prompt, p.params)
+	if req != nil {
+		req.Cancel, req.CancelAfter = c.cancel, c.after
+	}
+	return req, err
 }
 
 // lookahead is how many requests Run builds ahead of their send times:

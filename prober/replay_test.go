@@ -261,3 +261,40 @@ func TestCancel(t *testing.T) {
 		})
 	}
 }
+
+// TestCapRamp: max_concurrency_ramp_over opens the cap's slots one at a
+// time, evenly over the ramp: with every request held by the server, the
+// k-th request is sent no earlier than the k-th step, and the time the ramp
+// held it is cap wait, not schedule lag. Without the ramp the cap of four
+// holds none of four requests.
+func TestCapRamp(t *testing.T) {
+	srv := sseServer(t, 1500*time.Millisecond)
+	const step = 150 * time.Millisecond
+	for _, ramp := range []string{"", ", max_concurrency_ramp_over: 450ms"} {
+		t.Run("ramp="+ramp, func(t *testing.T) {
+			p := datasetProbe(t, srv.URL+"/v1", "{pattern: constant, rate: 1000, max_concurrency: 4"+ramp+"}", "{synthetic: {input_tokens: {mean: 4}}}")
+			p.SetLimit(Limit{Requests: 4})
+			rec := &recorder{}
+			p.Run(context.Background(), context.Background(), NewClient(), rec)
+			if len(rec.records) != 4 {
+				t.Fatalf("%d records, want 4", len(rec.records))
+			}
+			records := slices.Clone(rec.records)
+			slices.SortFunc(records, func(a, b *Record) int { return a.Sent.Compare(b.Sent) })
+			for k, r := range records {
+				if r.Outcome != OutcomeOK {
+					t.Fatalf("request %d: %v %s %s", r.Seq, r.Outcome, r.Reason, r.Err)
+				}
+				gap, due := r.Sent.Sub(records[0].Sent), time.Duration(k)*step
+				switch {
+				case ramp == "" && r.CapWait > 0:
+					t.Errorf("request %d held %v by a cap of 4 with 4 requests", r.Seq, r.CapWait)
+				case ramp != "" && k > 0 && gap < due-10*time.Millisecond:
+					t.Errorf("request %d of the ramp sent %v after the first, before its step at %v", k+1, gap, due)
+				case ramp != "" && k > 0 && r.CapWait < due-step/2:
+					t.Errorf("request %d of the ramp: cap wait %v, lag %v; the ramp held it about %v", k+1, r.CapWait, r.Lag(), due)
+				}
+			}
+		})
+	}
+}

@@ -23,6 +23,10 @@ type Request struct {
 	InputTokens int
 	// PinnedOutputTokens is the output length the request pins (0 = not pinned).
 	PinnedOutputTokens int
+	// Cancel makes the client cancel the request CancelAfter after it was
+	// written (0: as soon as it is written), as a user who gives up does.
+	Cancel      bool
+	CancelAfter time.Duration
 }
 
 // NewRequest builds the body for prompt p on target t, merging params (which

@@ -1,9 +1,6 @@
 package prober
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
 // send starts pl's request, scheduled at scheduled and held capWait by the
 // cap, and then the later turns of its session (see sendSession). finished,
@@ -17,15 +14,14 @@ func (r *run) send(pl planned, scheduled time.Time, capWait time.Duration, finis
 		return
 	}
 	r.inFlight.Go(func() {
-		r.do(pl.seq, pl.req, pl.err, scheduled, capWait, pl.cancelAfter, finished)
+		r.do(pl.seq, pl.req, pl.err, scheduled, capWait, finished)
 	})
 }
 
-// do runs one request, cancelled cancelAfter after scheduled when that is
-// set, and records it; under a cap it then frees the slot the request held.
-// done, if set, is told when the request ended, before it is recorded. do
-// returns when the request ended.
-func (r *run) do(seq uint64, req *Request, err error, scheduled time.Time, capWait, cancelAfter time.Duration, done func(end time.Time)) time.Time {
+// do runs one request and records it; under a cap it then frees the slot
+// the request held. done, if set, is told when the request ended, before it
+// is recorded. do returns when the request ended.
+func (r *run) do(seq uint64, req *Request, err error, scheduled time.Time, capWait time.Duration, done func(end time.Time)) time.Time {
 	var out *Record
 	if err != nil {
 		// Unreachable after NewProbe's check, but a request is never lost silently.
@@ -33,17 +29,7 @@ func (r *run) do(seq uint64, req *Request, err error, scheduled time.Time, capWa
 		out.fail(ReasonProtocol, 0, err)
 	} else {
 		req.Seq, req.Scheduled = seq, scheduled
-		ctx := r.reqCtx
-		if cancelAfter > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithCancel(ctx)
-			// Cancelled as a user would: from the request's scheduled send,
-			// and counted as outcome cancelled, not as an error.
-			stop := time.AfterFunc(time.Until(scheduled.Add(cancelAfter)), cancel)
-			defer stop.Stop()
-			defer cancel()
-		}
-		out = r.exec.Do(ctx, r.probe.Target, req)
+		out = r.exec.Do(r.reqCtx, r.probe.Target, req)
 	}
 	end := time.Now()
 	if r.slots != nil {

@@ -16,7 +16,7 @@ func (r *run) sendSession(pl planned, scheduled time.Time, capWait time.Duration
 	}
 	r.sending.Add(1)
 	r.inFlight.Go(func() {
-		end := r.do(pl.seq, pl.req, pl.err, scheduled, capWait, pl.cancelAfter, nil)
+		end := r.do(pl.seq, pl.req, pl.err, scheduled, capWait, nil)
 		timer := time.NewTimer(time.Hour)
 		timer.Stop()
 		defer timer.Stop()
@@ -36,7 +36,7 @@ func (r *run) sendSession(pl planned, scheduled time.Time, capWait time.Duration
 				r.sending.Done() // the last turn goes now
 			}
 			r.rec.Started()
-			end = r.do(pl.seq+1+uint64(i), t.req, t.err, at, capWait, t.cancelAfter, done)
+			end = r.do(pl.seq+1+uint64(i), t.req, t.err, at, capWait, done)
 		}
 	})
 }

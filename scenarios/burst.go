@@ -30,11 +30,12 @@ type Burst struct {
 	// Default false. A burst needs at least one of schedule, every and
 	// on_demand.
 	OnDemand bool `yaml:"on_demand"`
-	// Duration ends the burst: no request is sent after this long. Exactly
-	// one of duration and requests; > 0.
+	// Duration ends the burst: no request is sent after this long; > 0.
+	// At least one of duration and requests; with both, whichever comes
+	// first ends it (AIPerf's --request-count with --benchmark-duration).
 	Duration Duration `yaml:"duration"`
 	// Requests ends the burst after this many requests (of all replicas
-	// together when sharded). Exactly one of duration and requests; >= 1.
+	// together when sharded); >= 1.
 	Requests uint64 `yaml:"requests"`
 	// Arrival, Dataset, Params and SLO are as for probes; arrival usually
 	// sets a higher rate, a ramp, or pattern concurrency.
@@ -60,7 +61,8 @@ type Burst struct {
 	Max BurstMax `yaml:"max"`
 }
 
-// Warmup is the traffic sent before a burst is measured; at most one field.
+// Warmup is the traffic sent before a burst is measured; with both fields,
+// whichever comes first ends it.
 type Warmup struct {
 	// Requests is the number of warmup requests; >= 1.
 	Requests uint64 `yaml:"requests"`
@@ -176,19 +178,14 @@ func (b *Burst) validate(l *loader, path string, targets map[string]*Target) {
 		l.errorf(path, "never starts: set schedule (e.g. schedule: \"0 3 * * *\"), every (e.g. every: 6h) or on_demand: true")
 	}
 
-	switch {
-	case written("duration") && written("requests"):
-		l.errorf(join(path, "requests"), "cannot be used with duration; keep one")
-	case written("duration"):
-		if b.Duration <= 0 {
-			l.errorf(join(path, "duration"), "must be > 0, e.g. duration: 2m")
-		}
-	case written("requests"):
-		if b.Requests < 1 {
-			l.errorf(join(path, "requests"), "must be >= 1, e.g. requests: 1000")
-		}
-	default:
-		l.errorf(path, "never ends: set duration (e.g. duration: 2m) or requests (e.g. requests: 1000)")
+	if written("duration") && b.Duration <= 0 {
+		l.errorf(join(path, "duration"), "must be > 0, e.g. duration: 2m")
+	}
+	if written("requests") && b.Requests < 1 {
+		l.errorf(join(path, "requests"), "must be >= 1, e.g. requests: 1000")
+	}
+	if !written("duration") && !written("requests") {
+		l.errorf(path, "never ends: set duration (e.g. duration: 2m), requests (e.g. requests: 1000), or both (whichever comes first)")
 	}
 
 	b.Warmup.validate(l, join(path, "warmup"))
@@ -203,15 +200,14 @@ func (b *Burst) validate(l *loader, path string, targets map[string]*Target) {
 
 func (w *Warmup) validate(l *loader, path string) {
 	written := l.under(path)
-	switch {
-	case written("requests") && written("duration"):
-		l.errorf(join(path, "duration"), "cannot be used with requests; keep one")
-	case written("requests") && w.Requests < 1:
+	if written("requests") && w.Requests < 1 {
 		l.errorf(join(path, "requests"), "must be >= 1, e.g. requests: 20 (leave warmup out for none)")
-	case written("duration") && w.Duration <= 0:
+	}
+	if written("duration") && w.Duration <= 0 {
 		l.errorf(join(path, "duration"), "must be > 0, e.g. duration: 10s (leave warmup out for none)")
-	case l.written(path) && !written("requests") && !written("duration"):
-		l.errorf(path, "must set requests (e.g. requests: 20) or duration (e.g. duration: 10s)")
+	}
+	if l.written(path) && !written("requests") && !written("duration") {
+		l.errorf(path, "must set requests (e.g. requests: 20), duration (e.g. duration: 10s), or both (whichever comes first)")
 	}
 }
 

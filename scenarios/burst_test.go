@@ -80,15 +80,15 @@ func TestBurstValidationErrors(t *testing.T) {
 		{"schedule zone alone", `"0 3 * * *"`, `"CRON_TZ=UTC"`, `s.yml:12:15: bursts.nightly.schedule: "CRON_TZ=UTC" has a time zone but no schedule, e.g. "CRON_TZ=Europe/Berlin 0 3 * * *"`},
 		{"schedule never fires", `"0 3 * * *"`, `"0 0 30 2 *"`, `s.yml:12:15: bursts.nightly.schedule: "0 0 30 2 *" never fires`},
 		{"every zero", `schedule: "0 3 * * *"`, "every: 0s", `s.yml:12:12: bursts.nightly.every: must be > 0, e.g. every: 6h`},
-		{"never ends", "    duration: 2m\n", "", `s.yml:10:3: bursts.nightly: never ends: set duration (e.g. duration: 2m) or requests (e.g. requests: 1000)`},
-		{"duration and requests", "duration: 2m", "duration: 2m\n    requests: 10", `s.yml:14:15: bursts.nightly.requests: cannot be used with duration; keep one`},
+		{"never ends", "    duration: 2m\n", "", `s.yml:10:3: bursts.nightly: never ends: set duration (e.g. duration: 2m), requests (e.g. requests: 1000), or both (whichever comes first)`},
+		{"duration and requests", "duration: 2m", "duration: 0s\n    requests: 0", `s.yml:13:15: bursts.nightly.duration: must be > 0, e.g. duration: 2m
+s.yml:14:15: bursts.nightly.requests: must be >= 1, e.g. requests: 1000`},
 		{"duration zero", "duration: 2m", "duration: 0s", `s.yml:13:15: bursts.nightly.duration: must be > 0, e.g. duration: 2m`},
 		{"requests zero", "duration: 2m", "requests: 0", `s.yml:13:15: bursts.nightly.requests: must be >= 1, e.g. requests: 1000`},
 		{"arrival", "{rate: 10}", "{rate: 0}", `s.yml:14:21: bursts.nightly.arrival.rate: must be > 0, e.g. rate: 0.2 (requests per second)`},
 		{"params", "{rate: 10}", "{rate: 10}\n    params: {max_tokens: 5}", `s.yml:15:14: bursts.nightly.params.max_tokens: is set by inferprobe: output length comes from dataset.synthetic.output_tokens; set it there`},
 		{"slo", "{rate: 10}", "{rate: 10}\n    slo: {request_latency: -1s}", `s.yml:15:28: bursts.nightly.slo.request_latency: must be >= 0 (0 or absent means no SLO), not -1s`},
-		{"warmup both", "{rate: 10}", "{rate: 10}\n    warmup: {requests: 5, duration: 5s}", `s.yml:15:37: bursts.nightly.warmup.duration: cannot be used with requests; keep one`},
-		{"warmup empty", "{rate: 10}", "{rate: 10}\n    warmup: {}", `s.yml:15:5: bursts.nightly.warmup: must set requests (e.g. requests: 20) or duration (e.g. duration: 10s)`},
+		{"warmup empty", "{rate: 10}", "{rate: 10}\n    warmup: {}", `s.yml:15:5: bursts.nightly.warmup: must set requests (e.g. requests: 20), duration (e.g. duration: 10s), or both (whichever comes first)`},
 		{"warmup requests zero", "{rate: 10}", "{rate: 10}\n    warmup: {requests: 0}", `s.yml:15:24: bursts.nightly.warmup.requests: must be >= 1, e.g. requests: 20 (leave warmup out for none)`},
 		{"warmup duration zero", "{rate: 10}", "{rate: 10}\n    warmup: {duration: 0s}", `s.yml:15:24: bursts.nightly.warmup.duration: must be > 0, e.g. duration: 10s (leave warmup out for none)`},
 		{"grace period", "{rate: 10}", "{rate: 10}\n    grace_period: -1s", `s.yml:15:19: bursts.nightly.grace_period: must be >= 0, not -1s`},
@@ -113,6 +113,20 @@ func TestBurstValidationErrors(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestBurstBothLimits: a burst and its warmup may end by count and by time,
+// whichever comes first, as AIPerf's --request-count with
+// --benchmark-duration and --warmup-request-count with --warmup-duration.
+func TestBurstBothLimits(t *testing.T) {
+	c, err := Parse([]byte(editBurst(t, "duration: 2m", "duration: 2m\n    requests: 10\n    warmup: {requests: 5, duration: 5s}")), "s.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := c.Bursts["nightly"]
+	if b.Duration != Duration(2*time.Minute) || b.Requests != 10 || b.Warmup != (Warmup{Requests: 5, Duration: Duration(5 * time.Second)}) {
+		t.Errorf("burst %+v", b)
 	}
 }
 

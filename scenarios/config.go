@@ -188,6 +188,11 @@ type Arrival struct {
 	// exported as inferprobe_concurrency_wait_seconds, not counted in TTFT or
 	// schedule lag. >= 1; default no cap.
 	MaxConcurrency int `yaml:"max_concurrency"`
+	// MaxConcurrencyRampOver raises the cap from 1 to max_concurrency, one
+	// request at a time, the steps spread evenly over this long (AIPerf's
+	// --concurrency-ramp-duration with a rate). Needs max_concurrency; > 0;
+	// default no ramp.
+	MaxConcurrencyRampOver Duration `yaml:"max_concurrency_ramp_over"`
 	// RampTo and RampOver ramp linearly from rate (for concurrency: from
 	// concurrency) to ramp_to over ramp_over, then hold ramp_to. Set both or
 	// neither; ramp_to > 0 (for concurrency a whole number >= 1), ramp_over > 0.

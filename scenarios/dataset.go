@@ -94,17 +94,37 @@ type File struct {
 	// where the trace's did. A block_size written in the file wins. >= 1;
 	// default 512.
 	BlockSize int `yaml:"block_size"`
+	// StartOffset and EndOffset replay only the window of the file between
+	// these timestamps (the file's own, as ms), both ends included: entries
+	// before StartOffset are skipped and the replay's time 0 is
+	// StartOffset, entries after EndOffset are not sent. Replay
+	// only; StartOffset >= 0, EndOffset > 0 and >= StartOffset. Default
+	// the whole file (EndOffset 0: to its end).
+	StartOffset Duration `yaml:"start_offset"`
+	EndOffset   Duration `yaml:"end_offset"`
+	// AbsoluteTimestamps sends each entry its timestamp after the start, as
+	// written (a trace whose first entry is at 5000 ms waits 5 s: AIPerf's
+	// fixed schedule without --fixed-schedule-auto-offset); by default the
+	// first timestamp replayed is time 0. Replay only; not with
+	// start_offset, which sets time 0 itself, nor for baseten and azure,
+	// whose timestamps are wall-clock times. Default false.
+	AbsoluteTimestamps bool `yaml:"absolute_timestamps"`
 }
 
-// Cancel cancels some requests client-side, as impatient users do; they are
-// counted with outcome cancelled.
+// StartsAtFirst reports whether the replay's time 0 is the first timestamp
+// replayed, rather than start_offset or the file's own 0.
+func (f *File) StartsAtFirst() bool { return f.StartOffset == 0 && !f.AbsoluteTimestamps }
+
+// Cancel cancels some requests client-side, as impatient users do (AIPerf's
+// request cancellation); they are counted with outcome cancelled, not as
+// errors.
 type Cancel struct {
 	// Rate is the fraction of requests cancelled, chosen at random (seeded);
 	// 0 to 1. A trace's own cancellation flag (baseten request_canceled)
 	// cancels that request regardless.
 	Rate float64 `yaml:"rate"`
-	// After is how long after its scheduled send a request is cancelled;
-	// > 0. Required when rate is set.
+	// After is how long after the request was written (sent whole) it is
+	// cancelled; 0 hangs up as soon as it is written. >= 0; default 0.
 	After Duration `yaml:"after"`
 }
 
@@ -209,8 +229,10 @@ func (f *File) validate(l *loader, path string) {
 	}
 	switch f.Timing {
 	case TimingArrival:
-		if l.written(join(path, "speedup")) {
-			l.errorf(join(path, "speedup"), "applies only to timing: %s; remove it", TimingReplay)
+		for _, field := range []string{"speedup", "start_offset", "end_offset", "absolute_timestamps"} {
+			if l.written(join(path, field)) {
+				l.errorf(join(path, field), "applies only to timing: %s; remove it", TimingReplay)
+			}
 		}
 	case TimingReplay:
 		if slices.Contains(untimedFormats, f.Format) {
@@ -219,6 +241,7 @@ func (f *File) validate(l *loader, path string) {
 		if !(f.Speedup > 0) || math.IsInf(f.Speedup, 1) {
 			l.errorf(join(path, "speedup"), "must be > 0 (10 replays the file ten times faster), not %v", f.Speedup)
 		}
+		f.validateWindow(l, path)
 	default:
 		l.errorf(join(path, "timing"), "must be %s (the file's timestamps) or %s (the probe's arrival process), not %q",
 			TimingReplay, TimingArrival, f.Timing)
@@ -239,7 +262,7 @@ func (f *File) validate(l *loader, path string) {
 
 // validateReplay checks the arrival of a probe that replays a file: the
 // file's timestamps say when to send, so only the cap on requests in flight
-// applies.
+// (and its ramp) applies.
 func (a *Arrival) validateReplay(l *loader, path string) {
 	written := l.under(path)
 	for _, f := range []string{"pattern", "rate", "smoothness", "concurrency", "ramp_to", "ramp_over", "series"} {
@@ -251,13 +274,42 @@ func (a *Arrival) validateReplay(l *loader, path string) {
 	if written("max_concurrency") && a.MaxConcurrency < 1 {
 		l.errorf(join(path, "max_concurrency"), "must be >= 1; leave it out for no cap")
 	}
+	a.validateCapRamp(l, path, written)
 }
 
 func (c *Cancel) validate(l *loader, path string) {
 	if !(c.Rate >= 0 && c.Rate <= 1) {
 		l.errorf(join(path, "rate"), "must be between 0 and 1 (the fraction of requests cancelled), not %v", c.Rate)
 	}
-	if c.After <= 0 {
-		l.errorf(join(path, "after"), "must be > 0 (how long after its send a request is cancelled), e.g. after: 2s")
+	if c.After < 0 {
+		l.errorf(join(path, "after"), "must be >= 0 (how long after it was sent a request is cancelled; 0 right away), e.g. after: 2s")
+	}
+}
+
+// wallClockFormats have timestamps that are times of day, not offsets from
+// a start.
+var wallClockFormats = []string{FormatBaseten, FormatAzure}
+
+// validateWindow checks the replayed window and its time 0.
+func (f *File) validateWindow(l *loader, path string) {
+	written := l.under(path)
+	if f.StartOffset < 0 {
+		l.errorf(join(path, "start_offset"), "must be >= 0 (the file's timestamp the replay starts at), not %s", f.StartOffset)
+	}
+	switch {
+	case !written("end_offset"):
+	case f.EndOffset <= 0:
+		l.errorf(join(path, "end_offset"), "must be > 0 (the file's last timestamp to send), not %s", f.EndOffset)
+	case f.EndOffset < f.StartOffset:
+		l.errorf(join(path, "end_offset"), "must be at least start_offset (%s), not %s", f.StartOffset, f.EndOffset)
+	}
+	if !f.AbsoluteTimestamps {
+		return
+	}
+	switch {
+	case f.StartOffset > 0:
+		l.errorf(join(path, "absolute_timestamps"), "cannot be used with start_offset, which makes that timestamp time 0; keep one")
+	case slices.Contains(wallClockFormats, f.Format):
+		l.errorf(join(path, "absolute_timestamps"), "%s timestamps are wall-clock times, not offsets from a start; remove absolute_timestamps", f.Format)
 	}
 }

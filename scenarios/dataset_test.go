@@ -70,7 +70,12 @@ func TestDatasetErrors(t *testing.T) {
 		{"rate with replay", "{rate: 1}", "{file: {path: trace.jsonl, format: mooncake}}", "probes.p.arrival.rate: does not apply when dataset.file.timing is replay"},
 		{"arrival needs rate", "", "{file: {path: trace.jsonl, format: mooncake, timing: arrival}}", "probes.p.arrival.rate: must be > 0"},
 		{"cancel rate", "{rate: 1}", "{synthetic: {}, cancel: {rate: 1.5, after: 1s}}", "probes.p.dataset.cancel.rate: must be between 0 and 1"},
-		{"cancel after", "{rate: 1}", "{synthetic: {}, cancel: {rate: 0.5}}", "probes.p.dataset.cancel.after: must be > 0"},
+		{"cancel after", "{rate: 1}", "{synthetic: {}, cancel: {rate: 0.5, after: -1s}}", "probes.p.dataset.cancel.after: must be >= 0"},
+		{"offset with arrival", "{rate: 1}", "{file: {path: trace.jsonl, format: mooncake, timing: arrival, start_offset: 1s}}", "probes.p.dataset.file.start_offset: applies only to timing: replay; remove it"},
+		{"end before start", "", "{file: {path: trace.jsonl, format: mooncake, start_offset: 2s, end_offset: 1s}}", "probes.p.dataset.file.end_offset: must be at least start_offset (2s)"},
+		{"end zero", "", "{file: {path: trace.jsonl, format: mooncake, end_offset: 0s}}", "probes.p.dataset.file.end_offset: must be > 0"},
+		{"absolute with start", "", "{file: {path: trace.jsonl, format: mooncake, start_offset: 2s, absolute_timestamps: true}}", "probes.p.dataset.file.absolute_timestamps: cannot be used with start_offset"},
+		{"absolute wall clock", "", "{file: {path: trace.jsonl, format: azure, absolute_timestamps: true}}", "probes.p.dataset.file.absolute_timestamps: azure timestamps are wall-clock times"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := datasetScenario(t, tc.arrival, tc.dataset)

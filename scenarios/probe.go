@@ -69,6 +69,7 @@ func (a *Arrival) validateOpenLoop(l *loader, path string, written func(string) 
 	if written("max_concurrency") && a.MaxConcurrency < 1 {
 		l.errorf(join(path, "max_concurrency"), "must be >= 1; leave it out for no cap")
 	}
+	a.validateCapRamp(l, path, written)
 	if written("series") {
 		for _, f := range []string{"rate", "ramp_to", "ramp_over"} {
 			if written(f) {
@@ -97,6 +98,7 @@ func (a *Arrival) validateClosedLoop(l *loader, path string, written func(string
 		{"rate", "does not apply to pattern %[1]s, which sends the next request as one finishes; remove it (for a rate with a cap on requests in flight, write pattern: %[2]s with max_concurrency)"},
 		{"series", "does not apply to pattern %[1]s; ramp the requests in flight with ramp_to and ramp_over instead"},
 		{"max_concurrency", "does not apply to pattern %[1]s, which keeps exactly concurrency requests in flight; remove it"},
+		{"max_concurrency_ramp_over", "does not apply to pattern %[1]s; ramp the requests in flight with ramp_to and ramp_over instead"},
 	} {
 		if written(f.name) {
 			l.errorf(join(path, f.name), f.msg, ArrivalConcurrency, ArrivalPoisson)
@@ -221,5 +223,16 @@ func (s *SLO) validate(l *loader, path string) {
 	}
 	if v := s.OutputTokenThroughputPerUser; !(v >= 0) || math.IsInf(v, 1) {
 		l.errorf(join(path, "output_token_throughput_per_user"), "must be a number of tokens per second >= 0 (0 or absent means no SLO), not %v", v)
+	}
+}
+
+// validateCapRamp checks max_concurrency_ramp_over, of an open loop or a replay.
+func (a *Arrival) validateCapRamp(l *loader, path string, written func(string) bool) {
+	switch {
+	case !written("max_concurrency_ramp_over"):
+	case !written("max_concurrency"):
+		l.errorf(join(path, "max_concurrency_ramp_over"), "ramps the cap max_concurrency from 1; set max_concurrency, e.g. max_concurrency: 32")
+	case a.MaxConcurrencyRampOver <= 0:
+		l.errorf(join(path, "max_concurrency_ramp_over"), "must be > 0 (the time the cap takes to rise from 1 to max_concurrency), e.g. max_concurrency_ramp_over: 30s")
 	}
 }

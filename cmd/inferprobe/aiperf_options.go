@@ -31,7 +31,7 @@ var aiperfOptions = []aiperfOption{
 	{"Endpoint", "--server-profiler-stop-path", unsupported, "", whyControl},
 	{"Endpoint", "--api-key", supported, "api-key", ""},
 	{"Endpoint", "--transport --transport-type", ignored, "", whyHTTP},
-	{"Endpoint", "--use-legacy-max-tokens", unsupported, "", pendingLegacyMaxTokens},
+	{"Endpoint", "--use-legacy-max-tokens", supported, "use-legacy-max-tokens", ""},
 	{"Endpoint", "--use-server-token-count", supported, "use-server-token-count", ""},
 	{"Endpoint", "--per-chunk-usage", unsupported, "", whyPerChunkUsage},
 	{"Endpoint", "--connection-reuse-strategy", supported, "connection-reuse-strategy", ""},
@@ -61,9 +61,9 @@ var aiperfOptions = []aiperfOption{
 	// Fixed Schedule
 	{"Fixed Schedule", "--fixed-schedule", supported, "fixed-schedule", ""},
 	{"Fixed Schedule", "--no-fixed-schedule", supported, "fixed-schedule", ""},
-	{"Fixed Schedule", "--fixed-schedule-auto-offset", unsupported, "", pendingOffsets},
-	{"Fixed Schedule", "--fixed-schedule-start-offset", unsupported, "", pendingOffsets},
-	{"Fixed Schedule", "--fixed-schedule-end-offset", unsupported, "", pendingOffsets},
+	{"Fixed Schedule", "--fixed-schedule-auto-offset", supported, "fixed-schedule-auto-offset", ""},
+	{"Fixed Schedule", "--fixed-schedule-start-offset", supported, "fixed-schedule-start-offset", ""},
+	{"Fixed Schedule", "--fixed-schedule-end-offset", supported, "fixed-schedule-end-offset", ""},
 
 	// Goodput
 	{"Goodput", "--goodput", supported, "goodput", ""},
@@ -103,16 +103,16 @@ var aiperfOptions = []aiperfOption{
 
 	// Load Generator
 	{"Load Generator", "--benchmark-duration", supported, "benchmark-duration", ""},
-	{"Load Generator", "--benchmark-grace-period", unsupported, "", pendingGrace},
+	{"Load Generator", "--benchmark-grace-period", supported, "benchmark-grace-period", ""},
 	{"Load Generator", "--concurrency", supported, "concurrency", ""},
 	{"Load Generator", "--prefill-concurrency", unsupported, "", whyPrefill},
 	{"Load Generator", "--request-rate", supported, "request-rate", ""},
 	{"Load Generator", "--arrival-pattern --request-rate-mode", supported, "arrival-pattern", ""},
 	{"Load Generator", "--arrival-smoothness --vllm-burstiness", supported, "arrival-smoothness", ""},
 	{"Load Generator", "--request-count --num-requests", supported, "request-count", ""},
-	{"Load Generator", "--concurrency-ramp-duration", unsupported, "", pendingRamp},
+	{"Load Generator", "--concurrency-ramp-duration", supported, "concurrency-ramp-duration", ""},
 	{"Load Generator", "--prefill-concurrency-ramp-duration", unsupported, "", whyPrefill},
-	{"Load Generator", "--request-rate-ramp-duration", unsupported, "", pendingRamp},
+	{"Load Generator", "--request-rate-ramp-duration", supported, "request-rate-ramp-duration", ""},
 	{"Load Generator", "--request-rate-series", unsupported, "", whyRateSeries},
 	{"Load Generator", "--failed-request-threshold", supported, "failed-request-threshold", ""},
 	{"Load Generator", "--trajectory-start-min-ratio", unsupported, "", whyAgentic},
@@ -127,7 +127,7 @@ var aiperfOptions = []aiperfOption{
 
 	// Warmup
 	{"Warmup", "--warmup-request-count --num-warmup-requests", supported, "warmup-request-count", ""},
-	{"Warmup", "--warmup-duration", unsupported, "", pendingWarmupDuration},
+	{"Warmup", "--warmup-duration", supported, "warmup-duration", ""},
 	{"Warmup", "--agentic-cache-warmup-duration", unsupported, "", whyWarmupPhase},
 	{"Warmup", "--agentic-warmup-grace-period", unsupported, "", whyWarmupPhase},
 	{"Warmup", "--num-warmup-sessions", unsupported, "", whyWarmupPhase},
@@ -145,8 +145,8 @@ var aiperfOptions = []aiperfOption{
 	{"User-Centric Rate", "--num-users", unsupported, "", whyUserCentric},
 
 	// Request Cancellation
-	{"Request Cancellation", "--request-cancellation-rate", unsupported, "", pendingCancel},
-	{"Request Cancellation", "--request-cancellation-delay", unsupported, "", pendingCancel},
+	{"Request Cancellation", "--request-cancellation-rate", supported, "request-cancellation-rate", ""},
+	{"Request Cancellation", "--request-cancellation-delay", supported, "request-cancellation-delay", ""},
 
 	// Conversation Input
 	{"Conversation Input", "--conversation-num --num-conversations --num-sessions", unsupported, "", pendingWorkload},
@@ -158,7 +158,7 @@ var aiperfOptions = []aiperfOption{
 	{"Conversation Input", "--conversation-turn-delay-ratio --session-delay-ratio", unsupported, "", whyTraceReplayKnob},
 	{"Conversation Input", "--inter-turn-delay-cap-seconds", unsupported, "", whyTraceReplayKnob},
 	{"Conversation Input", "--max-idle-gap-cap-seconds", unsupported, "", whyTraceReplayKnob},
-	{"Conversation Input", "--replay-speedup", unsupported, "", pendingSpeedup},
+	{"Conversation Input", "--replay-speedup", supported, "replay-speedup", ""},
 	{"Conversation Input", "--open-loop-replay --no-open-loop-replay", unsupported, "", whyTraceReplayKnob},
 	{"Conversation Input", "--open-loop-strict", unsupported, "", whyTraceReplayKnob},
 	{"Conversation Input", "--omit-kv-hints", unsupported, "", whyTraceReplayKnob},
@@ -167,7 +167,7 @@ var aiperfOptions = []aiperfOption{
 	// Input Sequence Length (ISL)
 	{"Input Sequence Length (ISL)", "--prompt-input-tokens-mean --synthetic-input-tokens-mean --isl", supported, "synthetic-input-tokens-mean", ""},
 	{"Input Sequence Length (ISL)", "--prompt-input-tokens-stddev --synthetic-input-tokens-stddev --isl-stddev", supported, "synthetic-input-tokens-stddev", ""},
-	{"Input Sequence Length (ISL)", "--prompt-input-tokens-block-size --synthetic-input-tokens-block-size --isl-block-size", unsupported, "", pendingBlockSize},
+	{"Input Sequence Length (ISL)", "--prompt-input-tokens-block-size --synthetic-input-tokens-block-size --isl-block-size", supported, "prompt-input-tokens-block-size", ""},
 	{"Input Sequence Length (ISL)", "--seq-dist --sequence-distribution", unsupported, "", whySeqDist},
 	{"Input Sequence Length (ISL)", "--random-range-ratio", unsupported, "", whySeqDist},
 	{"Input Sequence Length (ISL)", "--random-corpus-style", unsupported, "", whyCorpus},
@@ -365,51 +365,43 @@ const (
 // Why an option is not supported, and what to use instead. The pending
 // ones are being implemented (issue 13).
 const (
-	whyOneModel            = "bench benchmarks one model per run; run it once per model, or give inferprobe serve one probe per model"
-	whyWaitForModel        = "bench does not wait for the model to load; start it when the server answers (e.g. curl --retry 30 --retry-all-errors URL/models), and a run against a server that is not ready fails with each error's reason"
-	whyPerChunkUsage       = "bench does not ask for continuous usage stats; token counts come from the final usage, and inter-token latency from the chunks' arrival times"
-	whyModality            = "bench sends text only: audio, image and video inputs and outputs are not generated or measured"
-	whyContentType         = "bench sends JSON bodies; describe another API with a template endpoint in a scenario file (inferprobe serve)"
-	whySessionHeader       = "bench sends no per-session affinity header; a fixed header is -H 'Name: value'"
-	whyDownload            = "inferprobe downloads nothing; download the dataset and give it as --input-file FILE --custom-dataset-type (ShareGPT's JSON is sharegpt)"
-	whyIgnoreTraceDelays   = "give the trace a load instead: with --no-fixed-schedule and --concurrency or --request-rate, its requests are sent at that load and its timestamps ignored"
-	whyTraceFilter         = "bench sends every entry of --input-file; filter or sample the file first (e.g. with jq or duckdb)"
-	whySampling            = "bench sends --input-file in order; --custom-dataset-type random-pool draws single-turn entries at random, with replacement"
-	whyAgentic             = "bench has no agentic (trajectory) replay; a trace is replayed at its timestamps with --fixed-schedule, or at a load with --concurrency or --request-rate"
-	whyConfig              = "inferprobe's configuration file is a scenario (inferprobe serve --config.file FILE); bench --save-scenario FILE writes one from these flags"
-	whyExportNames         = "the artifacts have fixed names in --output-artifact-dir; choose the directory instead"
-	whySlices              = "bench reports the whole run; report.html plots latency and throughput over time, and inferprobe serve's Prometheus series give any window"
-	whyOutputs             = "bench keeps no generated text; profile_export.jsonl has each request's metrics"
-	whyHTTPTrace           = "bench records no HTTP trace; profile_export.jsonl has each request's timings"
-	whyChatTemplate        = "bench counts the prompt as sent, and the server's usage.prompt_tokens (chat template included) when it reports usage"
-	whyPrefill             = "bench does not limit requests waiting for their first token; --concurrency limits the requests in flight"
-	whyRateSeries          = "a rate series is a scenario's arrival (inferprobe serve, or a burst); bench runs one --request-rate"
-	whyScenarioLock        = "bench has no locked submission scenarios; --save-scenario writes the run as a scenario file to keep and rerun"
-	whyUserCentric         = "bench has no per-user rate mode; --request-rate with a multi-turn --input-file sends each session's turns in order"
-	whyTraceReplayKnob     = "bench's trace replay has no such knob; --fixed-schedule replays a trace at its timestamps, --no-fixed-schedule at --concurrency or --request-rate"
-	whySeqDist             = "bench draws lengths from a normal distribution: --isl/--isl-stddev and --osl/--osl-stddev; for a mix of shapes, give an --input-file of single-turn entries with their lengths"
-	whyCorpus              = "bench's synthetic prompts come from its one built-in corpus"
-	whyBatch               = "bench sends one input per request"
-	whyCacheBust           = "bench injects no cache-bust markers; every synthetic prompt is unique unless a prefix is shared"
-	whyRankings            = "bench's ranking requests send one query and one passage, sized by --isl"
-	whySynthesis           = "bench does not synthesize traces; replay a recorded one with --input-file and --fixed-schedule"
-	whyAPI                 = "bench serves no API; inferprobe serve has /metrics and the burst API"
-	whyServerMetrics       = "bench does not scrape the server; scrape its /metrics with Prometheus beside inferprobe serve"
-	whyControl             = "bench sends no control requests to the server; call the endpoint yourself before the run (e.g. curl -X POST URL/reset_prefix_cache)"
-	whyNetworkLatency      = "bench does not subtract network latency; run it next to the server, or compare with a run against the built-in simulator (inferprobe simulate)"
-	whyWarmupPhase         = "the warmup is sent at the run's own load; its length is --warmup-request-count"
-	whyAccuracy            = "bench measures performance, not accuracy; use an evaluation harness (e.g. lm-evaluation-harness)"
-	whyMultiRun            = "bench runs one benchmark; run it once per setting or trial (a shell loop), and compare runs with --compare"
-	whyTelemetryExport     = "bench uploads nothing; its artifacts are files in --output-artifact-dir, and inferprobe serve's metrics are Prometheus series"
-	pendingLegacyMaxTokens = "not yet: bench sends the output length as max_tokens"
-	pendingOffsets         = "not yet: --fixed-schedule replays the whole trace from its first timestamp; cut the file to the window you want"
-	pendingGrace           = "not yet: requests in flight when --benchmark-duration ends always finish (up to --request-timeout-seconds) and are reported"
-	pendingRamp            = "not yet in bench: a scenario's arrival ramps (inferprobe serve, or a burst); use --warmup-request-count to warm the server"
-	pendingWarmupDuration  = "not yet: give the warmup as --warmup-request-count"
-	pendingCancel          = "not yet: bench cancels no requests"
-	pendingSpeedup         = "not yet in bench: a scenario's dataset file takes a speedup (inferprobe serve, or a burst)"
-	pendingWorkload        = "not yet in bench: synthetic prompts are single-turn, with no system or shared prefix; give an --input-file with the conversations or prefixes you want"
-	pendingBlockSize       = "not yet in bench: a Mooncake trace's hash blocks are a scenario dataset file's block_size (inferprobe serve, or a burst)"
+	whyOneModel          = "bench benchmarks one model per run; run it once per model, or give inferprobe serve one probe per model"
+	whyWaitForModel      = "bench does not wait for the model to load; start it when the server answers (e.g. curl --retry 30 --retry-all-errors URL/models), and a run against a server that is not ready fails with each error's reason"
+	whyPerChunkUsage     = "bench does not ask for continuous usage stats; token counts come from the final usage, and inter-token latency from the chunks' arrival times"
+	whyModality          = "bench sends text only: audio, image and video inputs and outputs are not generated or measured"
+	whyContentType       = "bench sends JSON bodies; describe another API with a template endpoint in a scenario file (inferprobe serve)"
+	whySessionHeader     = "bench sends no per-session affinity header; a fixed header is -H 'Name: value'"
+	whyDownload          = "inferprobe downloads nothing; download the dataset and give it as --input-file FILE --custom-dataset-type (ShareGPT's JSON is sharegpt)"
+	whyIgnoreTraceDelays = "give the trace a load instead: with --no-fixed-schedule and --concurrency or --request-rate, its requests are sent at that load and its timestamps ignored"
+	whyTraceFilter       = "bench sends every entry of --input-file; filter or sample the file first (e.g. with jq or duckdb)"
+	whySampling          = "bench sends --input-file in order; --custom-dataset-type random-pool draws single-turn entries at random, with replacement"
+	whyAgentic           = "bench has no agentic (trajectory) replay; a trace is replayed at its timestamps with --fixed-schedule, or at a load with --concurrency or --request-rate"
+	whyConfig            = "inferprobe's configuration file is a scenario (inferprobe serve --config.file FILE); bench --save-scenario FILE writes one from these flags"
+	whyExportNames       = "the artifacts have fixed names in --output-artifact-dir; choose the directory instead"
+	whySlices            = "bench reports the whole run; report.html plots latency and throughput over time, and inferprobe serve's Prometheus series give any window"
+	whyOutputs           = "bench keeps no generated text; profile_export.jsonl has each request's metrics"
+	whyHTTPTrace         = "bench records no HTTP trace; profile_export.jsonl has each request's timings"
+	whyChatTemplate      = "bench counts the prompt as sent, and the server's usage.prompt_tokens (chat template included) when it reports usage"
+	whyPrefill           = "bench does not limit requests waiting for their first token; --concurrency limits the requests in flight"
+	whyRateSeries        = "a rate series is a scenario's arrival (inferprobe serve, or a burst); bench runs one --request-rate"
+	whyScenarioLock      = "bench has no locked submission scenarios; --save-scenario writes the run as a scenario file to keep and rerun"
+	whyUserCentric       = "bench has no per-user rate mode; --request-rate with a multi-turn --input-file sends each session's turns in order"
+	whyTraceReplayKnob   = "bench's trace replay has no such knob; --fixed-schedule replays a trace at its timestamps, --no-fixed-schedule at --concurrency or --request-rate"
+	whySeqDist           = "bench draws lengths from a normal distribution: --isl/--isl-stddev and --osl/--osl-stddev; for a mix of shapes, give an --input-file of single-turn entries with their lengths"
+	whyCorpus            = "bench's synthetic prompts come from its one built-in corpus"
+	whyBatch             = "bench sends one input per request"
+	whyCacheBust         = "bench injects no cache-bust markers; every synthetic prompt is unique unless a prefix is shared"
+	whyRankings          = "bench's ranking requests send one query and one passage, sized by --isl"
+	whySynthesis         = "bench does not synthesize traces; replay a recorded one with --input-file and --fixed-schedule"
+	whyAPI               = "bench serves no API; inferprobe serve has /metrics and the burst API"
+	whyServerMetrics     = "bench does not scrape the server; scrape its /metrics with Prometheus beside inferprobe serve"
+	whyControl           = "bench sends no control requests to the server; call the endpoint yourself before the run (e.g. curl -X POST URL/reset_prefix_cache)"
+	whyNetworkLatency    = "bench does not subtract network latency; run it next to the server, or compare with a run against the built-in simulator (inferprobe simulate)"
+	whyWarmupPhase       = "the warmup is sent at the run's own load; its length is --warmup-request-count"
+	whyAccuracy          = "bench measures performance, not accuracy; use an evaluation harness (e.g. lm-evaluation-harness)"
+	whyMultiRun          = "bench runs one benchmark; run it once per setting or trial (a shell loop), and compare runs with --compare"
+	whyTelemetryExport   = "bench uploads nothing; its artifacts are files in --output-artifact-dir, and inferprobe serve's metrics are Prometheus series"
+	pendingWorkload      = "not yet in bench: synthetic prompts are single-turn, with no system or shared prefix; give an --input-file with the conversations or prefixes you want"
 )
 
 // Why an accepted option changes nothing.

@@ -31,9 +31,6 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		fmt.Fprintf(stderr, "inferprobe bench: "+format+"\n", a...)
 		return exitUsage
 	}
-	if *f.set["request-count"] && *f.set["benchmark-duration"] {
-		return usage("give --request-count or --benchmark-duration, not both")
-	}
 	// A zero limit would mean "no limit" to the prober: the run would never end.
 	if *f.set["request-count"] && f.requestCount < 1 {
 		return usage("--request-count %d: must be at least 1", f.requestCount)
@@ -152,12 +149,17 @@ func (f *benchFlags) planRun(stderr io.Writer, notes bool) (benchRun, error) {
 		sc.usage(stderr, err)
 		return benchRun{}, err
 	}
+	limit, warmup, grace, err := f.load.limits(f)
+	if err != nil {
+		sc.usage(stderr, err)
+		return benchRun{}, err
+	}
 	// The warmup's own name gives it its own random streams, so warming up
 	// does not change the measured sequence or its digest.
 	plan, err := finite.NewPlan(finite.Spec{
 		Name: "bench", WarmupName: "bench-warmup", Probe: sc.cfg.Probes["bench"], Target: targets["bench"],
 		Seed: sc.cfg.Global.Seed, Shard: prober.Shard{Count: 1},
-		Limit: f.limit(), Warmup: prober.Limit{Requests: uint64(f.warmupRequests)}, Grace: finite.NoGrace,
+		Limit: limit, Warmup: warmup, Grace: grace,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)

@@ -171,6 +171,9 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 	if err := f.dataset(b, &p.Dataset); err != nil {
 		return nil, err
 	}
+	if err := f.load.apply(f, b); err != nil {
+		return nil, err
+	}
 	for _, kv := range f.extraInputs {
 		params, err := extraInputs(kv)
 		if err != nil {
@@ -310,11 +313,12 @@ func (f *benchFlags) replays() bool {
 // limit is the length the flags give the run; zero leaves it to the engine
 // (one pass over --input-file, or 10 requests, as AIPerf).
 func (f *benchFlags) limit() prober.Limit {
-	switch {
-	case *f.set["benchmark-duration"]:
-		return prober.Limit{Duration: time.Duration(f.duration * float64(time.Second))}
-	case *f.set["request-count"]:
-		return prober.Limit{Requests: uint64(max(f.requestCount, 0))}
+	var l prober.Limit // both: whichever ends first, as AIPerf
+	if *f.set["benchmark-duration"] {
+		l.Duration = time.Duration(f.duration * float64(time.Second))
 	}
-	return prober.Limit{}
+	if *f.set["request-count"] {
+		l.Requests = uint64(max(f.requestCount, 0))
+	}
+	return l
 }

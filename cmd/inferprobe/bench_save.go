@@ -46,7 +46,7 @@ func saveScenario(f *benchFlags, sc *benchScenario, plan *finite.Plan) error {
 	burst := &scenarios.Burst{
 		Target: "bench", OnDemand: true, Arrival: p.Arrival, Dataset: dataset, Params: p.Params, SLO: p.SLO,
 		Requests: plan.Limit.Requests, Duration: scenarios.Duration(plan.Limit.Duration),
-		Warmup: scenarios.Warmup{Requests: plan.WarmupLimit.Requests},
+		Warmup: scenarios.Warmup{Requests: plan.WarmupLimit.Requests, Duration: scenarios.Duration(plan.WarmupLimit.Duration)},
 	}
 	cfg := &scenarios.Config{
 		Global:  sc.cfg.Global,
@@ -60,13 +60,22 @@ func saveScenario(f *benchFlags, sc *benchScenario, plan *finite.Plan) error {
 		}
 		written = append(written, path)
 	}
-	if plan.Limit.Duration > 0 {
-		written = append(written, "bursts.bench.duration")
-	} else {
-		written = append(written, "bursts.bench.requests")
+	// Each limit the run has; a burst, like the run, ends at whichever comes first.
+	for path, set := range map[string]bool{
+		"bursts.bench.duration":        plan.Limit.Duration > 0,
+		"bursts.bench.requests":        plan.Limit.Requests > 0,
+		"bursts.bench.warmup.requests": burst.Warmup.Requests > 0,
+		"bursts.bench.warmup.duration": burst.Warmup.Duration > 0,
+	} {
+		if set {
+			written = append(written, path)
+		}
 	}
-	if burst.Warmup.Requests > 0 {
-		written = append(written, "bursts.bench.warmup.requests")
+	// A burst's grace period is finite; a run that waits for every request
+	// leaves it at the burst's default.
+	if plan.Grace >= 0 {
+		burst.GracePeriod = scenarios.Duration(plan.Grace)
+		written = append(written, "bursts.bench.grace_period")
 	}
 	b, err := scenarios.Marshal(cfg, written)
 	if err != nil {

@@ -110,9 +110,10 @@ type fileSource struct {
 	rest   *rand.Rand // words of prompts beyond their hash blocks, and placeholders
 	replay bool
 
-	// From the check pass: the first timestamp and the length of a pass in
-	// ms, the entries and the requests (a session's turns each count) in it.
-	first, period   float64
+	// From the check pass: the replay's time 0 (see zero) and the length
+	// of a pass in ms, the entries and the requests (a session's turns each
+	// count) in it.
+	zero, period    float64
 	count, requests uint64
 	// pool holds a random_pool file's entries, drawn by draw.
 	pool []record
@@ -173,8 +174,8 @@ func (s *fileSource) check() error {
 	if err != nil {
 		return err
 	}
-	var last float64
-	var pool int
+	var first, last, prev float64
+	var pool, read int
 	for {
 		rec, err := r.next()
 		if errors.Is(err, io.EOF) {
@@ -183,8 +184,13 @@ func (s *fileSource) check() error {
 		if err != nil {
 			return err
 		}
-		if err := s.validate(rec, s.count == 0, last); err != nil {
+		if err := s.validate(rec, read == 0, prev); err != nil {
 			return err
+		}
+		read++
+		prev = rec.ts
+		if !s.inWindow(rec) {
+			continue
 		}
 		if s.draw != nil {
 			// The record, its strings, and its slot in the pool as it grows.
@@ -194,7 +200,7 @@ func (s *fileSource) check() error {
 			s.pool = append(s.pool, rec)
 		}
 		if s.count == 0 {
-			s.first = rec.ts
+			first = rec.ts
 		}
 		last = rec.ts
 		s.count++
@@ -207,12 +213,16 @@ func (s *fileSource) check() error {
 		s.requests += uint64(max(users, 1))
 	}
 	if s.count == 0 {
+		if read > 0 {
+			return &LineError{File: s.name, Reason: fmt.Sprintf("holds no requests between start_offset %s and end_offset %s; widen the window", s.cfg.StartOffset, s.cfg.EndOffset)}
+		}
 		return &LineError{File: s.name, Reason: "holds no requests; check the format (" + s.cfg.Format + ") and the file"}
 	}
+	s.zero = s.timeZero(first)
 	// A pass lasts the trace's span plus one mean gap, so the next pass keeps
 	// the trace's rate; at least a second, so a trace whose timestamps are all
 	// equal does not repeat without pause.
-	span := last - s.first
+	span := last - first
 	s.period = max(span+span/float64(max(s.count-1, 1)), 1000)
 	if s.replay && s.period/s.cfg.Speedup*float64(time.Millisecond) > float64(maxOffset) {
 		return &LineError{File: s.name, Reason: fmt.Sprintf("the timestamps span %.0f ms, over a century at speedup %g; check their unit (milliseconds)", span, s.cfg.Speedup)}
@@ -292,14 +302,40 @@ func (s *fileSource) Next() (Item, error) {
 	}
 	s.index++
 	s.lastTS = rec.ts
+	if !s.inWindow(rec) {
+		return s.Next()
+	}
 	return s.item(rec), nil
+}
+
+// inWindow reports whether a replay sends rec: its timestamp is within
+// start_offset and end_offset, both included.
+func (s *fileSource) inWindow(rec record) bool {
+	if !s.replay {
+		return true
+	}
+	ms := func(d scenarios.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	return rec.ts >= ms(s.cfg.StartOffset) && (s.cfg.EndOffset == 0 || rec.ts <= ms(s.cfg.EndOffset))
+}
+
+// timeZero is the timestamp sent at the replay's start, given the first
+// one replayed: by default that one, else start_offset, else (absolute
+// timestamps) 0.
+func (s *fileSource) timeZero(first float64) float64 {
+	switch {
+	case s.cfg.StartsAtFirst():
+		return first
+	case s.cfg.StartOffset > 0:
+		return float64(s.cfg.StartOffset) / float64(time.Millisecond)
+	}
+	return 0
 }
 
 // item builds the prompts of rec.
 func (s *fileSource) item(rec record) Item {
 	it := Item{Prompt: s.prompt(rec, rec.in, rec.text)}
 	if s.replay {
-		ms := (rec.ts - s.first + float64(s.pass)*s.period) / s.cfg.Speedup
+		ms := (rec.ts - s.zero + float64(s.pass)*s.period) / s.cfg.Speedup
 		it.At = min(time.Duration(ms*float64(time.Millisecond)), maxOffset)
 	}
 	if rec.cancel {

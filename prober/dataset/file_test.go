@@ -367,3 +367,60 @@ func TestRandomPool(t *testing.T) {
 		t.Errorf("drew %v, want only the pool's four entries", counts)
 	}
 }
+
+// TestReplayWindow: start_offset and end_offset replay only the entries in
+// the window, both ends included, with start_offset as time 0; absolute
+// timestamps keep the file's own 0; the default starts at the first entry.
+func TestReplayWindow(t *testing.T) {
+	trace := []byte(`{"timestamp": 1000, "input_length": 4, "output_length": 1}
+{"timestamp": 2000, "input_length": 4, "output_length": 2}
+{"timestamp": 3000, "input_length": 4, "output_length": 3}
+{"timestamp": 4000, "input_length": 4, "output_length": 4}
+`)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, tc := range []struct {
+		name       string
+		start, end time.Duration
+		absolute   bool
+		want       []item // the first pass, and the first entry of the next
+		passLen    uint64
+	}{
+		{"whole file from its first", 0, 0, false, []item{{At: 0, Out: 1}, {At: ms(1000), Out: 2}, {At: ms(2000), Out: 3}, {At: ms(3000), Out: 4}, {At: ms(4000), Out: 1}}, 4},
+		{"absolute", 0, 0, true, []item{{At: ms(1000), Out: 1}, {At: ms(2000), Out: 2}, {At: ms(3000), Out: 3}, {At: ms(4000), Out: 4}, {At: ms(5000), Out: 1}}, 4},
+		{"window", ms(2000), ms(3000), false, []item{{At: 0, Out: 2}, {At: ms(1000), Out: 3}, {At: ms(2000), Out: 2}}, 2},
+		{"start between entries", ms(2500), 0, false, []item{{At: ms(500), Out: 3}, {At: ms(1500), Out: 4}, {At: ms(2500), Out: 3}}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text, err := NewText(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := scenarios.File{Path: "f", Format: scenarios.FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 1, BlockSize: 4,
+				StartOffset: scenarios.Duration(tc.start), EndOffset: scenarios.Duration(tc.end), AbsoluteTimestamps: tc.absolute}
+			src, err := newFileSource(cfg, bytes.NewReader(trace), "f", text, Options{Seed: 1, Component: "p"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []item
+			for range tc.want {
+				it, err := src.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, item{At: it.At, Out: it.Prompt.OutputTokens})
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got  %+v\nwant %+v", got, tc.want)
+			}
+			if n, _ := PassRequests(src); n != tc.passLen {
+				t.Errorf("a pass is %d requests, want %d", n, tc.passLen)
+			}
+		})
+	}
+	text, _ := NewText(nil)
+	cfg := scenarios.File{Path: "f", Format: scenarios.FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 1, BlockSize: 4,
+		StartOffset: scenarios.Duration(ms(5000))}
+	if _, err := newFileSource(cfg, bytes.NewReader(trace), "f", text, Options{}); err == nil || !strings.Contains(err.Error(), "between start_offset") {
+		t.Errorf("a window with no entries: %v, want an error naming the window", err)
+	}
+}

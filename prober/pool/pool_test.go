@@ -402,6 +402,22 @@ func TestCancel(t *testing.T) {
 
 // TestDrain checks that draining lets requests in flight finish, refuses new
 // ones, cancels what is left at the deadline and stops the workers.
+// TestCancelInWorker: a request planned to be cancelled (request
+// cancellation) is cancelled by its worker after it was sent, and comes back
+// cancelled, saying the client cancelled it.
+func TestCancelInWorker(t *testing.T) {
+	u := newUpstream(t)
+	p, _ := newPool(t, 1)
+	tg := u.target(t, nil)
+	req := request(t, tg, 1, "forever")
+	req.Cancel, req.CancelAfter = true, 20*time.Millisecond
+	r := p.Do(context.Background(), tg, req)
+	if r.Outcome != prober.OutcomeCancelled || r.Sent.IsZero() || !strings.Contains(r.Err, "cancelled by the client 20ms after") {
+		t.Errorf("record %+v, want cancelled by the client after its send", r)
+	}
+	u.waitArrivals(t, 1)
+}
+
 func TestDrain(t *testing.T) {
 	u := newUpstream(t)
 	p, _ := newPool(t, 2)

@@ -136,6 +136,9 @@ func (d *Decoder) Credit() (*Credit, error) {
 	r.Scheduled = fromUnixNano(p.varint())
 	r.InputTokens = p.int()
 	r.PinnedOutputTokens = p.int()
+	if after := p.varint(); after >= 0 {
+		r.Cancel, r.CancelAfter = true, time.Duration(after)
+	}
 	r.Session = p.string()
 	r.Body = bytes.Clone(p.bytes())
 	if err := p.done(); err != nil {

@@ -64,6 +64,7 @@ func (e *Encoder) Credit(c *Credit) error {
 	e.buf = binary.AppendVarint(e.buf, unixNano(r.Scheduled))
 	e.buf = binary.AppendVarint(e.buf, int64(r.InputTokens))
 	e.buf = binary.AppendVarint(e.buf, int64(r.PinnedOutputTokens))
+	e.buf = binary.AppendVarint(e.buf, cancelAfter(r))
 	e.buf = appendString(e.buf, r.Session)
 	e.buf = binary.AppendUvarint(e.buf, uint64(len(r.Body)))
 	e.buf = append(e.buf, r.Body...)
@@ -161,4 +162,12 @@ func boolByte(v bool) byte {
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
+}
+
+// cancelAfter is a credit's cancel delay in nanoseconds, -1 for none.
+func cancelAfter(r *prober.Request) int64 {
+	if !r.Cancel {
+		return -1
+	}
+	return int64(r.CancelAfter)
 }

@@ -15,7 +15,8 @@
 //	1 hello      both  "inferprobe-wire", version uvarint, pid uvarint
 //	2 target     down  id uvarint, name str, spec str (scenarios.Target as JSON, API key included)
 //	3 credit     down  id uvarint, target id uvarint, seq uvarint, scheduled time,
-//	                   input tokens varint, pinned output tokens varint, session str, body str
+//	                   input tokens varint, pinned output tokens varint, cancel after
+//	                   varint ns (-1 for none), session str, body str
 //	4 cancel     down  credit id uvarint
 //	5 shutdown   down  (empty): cancel every request, send the records, exit
 //	6 record     up    credit id uvarint, seq uvarint, scheduled time, sent time,
@@ -45,7 +46,7 @@ import (
 )
 
 // Version is the protocol version; any change to a frame's layout bumps it.
-const Version = 5
+const Version = 6
 
 // MaxFrameSize bounds a frame (type byte and payload). It leaves room for
 // request bodies far larger than any prompt a model accepts, and bounds what

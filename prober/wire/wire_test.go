@@ -42,6 +42,7 @@ func TestRoundTrip(t *testing.T) {
 	}}
 	credit := &Credit{ID: 1 << 40, Target: 7, Request: prober.Request{
 		Seq: 9, Scheduled: t0, Body: []byte(`{"model":"m"}`), Session: "s-1", InputTokens: 128, PinnedOutputTokens: 64,
+		Cancel: true, CancelAfter: 2 * time.Second,
 	}}
 	failed := &prober.Record{Seq: 3, Scheduled: t0, FirstOutput: -1, Outcome: prober.OutcomeError,
 		Reason: prober.ReasonHTTP5xx, Status: 503, Err: "HTTP 503: overloaded"}
@@ -88,7 +89,8 @@ func TestRoundTrip(t *testing.T) {
 	next(TypeCredit)
 	got, err := dec.Credit()
 	if err != nil || got.ID != credit.ID || got.Target != 7 || !got.Request.Scheduled.Equal(t0) ||
-		got.Request.Seq != 9 || string(got.Request.Body) != `{"model":"m"}` || got.Request.InputTokens != 128 || got.Request.PinnedOutputTokens != 64 {
+		got.Request.Seq != 9 || string(got.Request.Body) != `{"model":"m"}` || got.Request.InputTokens != 128 || got.Request.PinnedOutputTokens != 64 ||
+		!got.Request.Cancel || got.Request.CancelAfter != 2*time.Second {
 		t.Errorf("Credit = %+v, %v", got, err)
 	}
 	next(TypeCancel)
