@@ -227,6 +227,14 @@ type Synthetic struct {
 	InputTokens Lengths `yaml:"input_tokens"`
 	// OutputTokens is sent as max_tokens. Default mean 64, stddev 0.
 	OutputTokens Lengths `yaml:"output_tokens"`
+	// The prefix-cache and multi-turn workloads, as AIPerf synthesises them
+	// (workload.go); every one is off by default.
+	SystemPrompt             string        `yaml:"system_prompt"`
+	SharedSystemPromptLength int           `yaml:"shared_system_prompt_length"`
+	Prefix                   *PrefixPool   `yaml:"prefix"`
+	UserContextLength        int           `yaml:"user_context_length"`
+	Entries                  int           `yaml:"entries"`
+	Conversation             *Conversation `yaml:"conversation"`
 }
 
 // Lengths is a normal distribution of token counts, truncated to at least 1.

@@ -179,6 +179,7 @@ func (d *Dataset) validate(l *loader, path string) {
 	if s := d.Synthetic; s != nil {
 		s.InputTokens.validate(l, join(path, "synthetic.input_tokens"), defaultInputTokens)
 		s.OutputTokens.validate(l, join(path, "synthetic.output_tokens"), defaultOutputTokens)
+		s.validateWorkload(l, join(path, "synthetic"))
 	}
 	if p := d.Prompts; p != nil {
 		p.validate(l, join(path, "prompts"))

@@ -60,6 +60,8 @@ func New(d scenarios.Dataset, o Options) (Source, error) {
 		return newPromptList(*d.Prompts, text, o), nil
 	case d.File != nil:
 		return openFile(*d.File, text, o)
+	case d.Synthetic != nil && usesWorkload(*d.Synthetic):
+		return newWorkload(*d.Synthetic, text, o), nil
 	case d.Synthetic != nil:
 		return synthSource{newSynthetic(*d.Synthetic, o.Seed, o.Component, text)}, nil
 	}

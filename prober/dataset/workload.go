@@ -1,0 +1,195 @@
+package dataset
+
+import (
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inferprobe/inferprobe/prober/seeded"
+	"github.com/inferprobe/inferprobe/scenarios"
+)
+
+// workload is a synthetic source with AIPerf's workload options: a system
+// message (verbatim or generated), a prefix pool, per-entry user context, a
+// pool of entries reused in shuffled order, and multi-turn conversations.
+type workload struct {
+	cfg       scenarios.Synthetic
+	words     *Text
+	seed      uint64
+	component string
+	// system is the system message of every request; "" for none.
+	system string
+	// fresh draws the entries of a source without a pool: each is new.
+	fresh entryStreams
+	// order is the pool's shuffled order for the current pass, next the
+	// position in it, shuffle the stream that reshuffles it.
+	order   []int
+	next    int
+	shuffle *rand.Rand
+	// sessions counts the conversations sent, naming each session.
+	sessions uint64
+}
+
+// entryStreams are the random streams one entry is drawn from.
+type entryStreams struct {
+	lengths, text, turns, delays, pick *rand.Rand
+	// index is the entry's place in the pool; -1 outside one.
+	index int
+}
+
+// usesWorkload reports whether s sets any workload option; a synthetic
+// source without one draws exactly as it always has, so its digest stays.
+func usesWorkload(s scenarios.Synthetic) bool {
+	return s.SystemPrompt != "" || s.SharedSystemPromptLength > 0 || s.Prefix != nil ||
+		s.UserContextLength > 0 || s.Entries > 0 || s.Conversation != nil
+}
+
+func newWorkload(cfg scenarios.Synthetic, text *Text, o Options) *workload {
+	w := &workload{cfg: cfg, words: text, seed: o.Seed, component: o.Component, system: cfg.SystemPrompt}
+	if cfg.SharedSystemPromptLength > 0 {
+		w.system = text.Words(seeded.New(o.Seed, o.Component+"/system"), cfg.SharedSystemPromptLength)
+	}
+	if cfg.Entries > 0 {
+		w.shuffle = seeded.New(o.Seed, o.Component+"/order")
+	} else {
+		// The same streams as a plain synthetic source's lengths and text, so
+		// the prompts differ from its only by what the options add.
+		w.fresh = entryStreams{
+			lengths: seeded.New(o.Seed, o.Component+"/lengths"),
+			text:    seeded.New(o.Seed, o.Component+"/text"),
+			turns:   seeded.New(o.Seed, o.Component+"/turns"),
+			delays:  seeded.New(o.Seed, o.Component+"/delays"),
+			pick:    seeded.New(o.Seed, o.Component+"/prefix-pick"),
+			index:   -1,
+		}
+	}
+	return w
+}
+
+// indexed is the stream of one numbered thing (a pool entry, a prefix)
+// under name: a function of the seed, the name and the index alone, so an
+// entry is the same each time it is drawn and need not be kept.
+func indexed(seed uint64, name string, i int) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return rand.New(rand.NewPCG(seed^uint64(i)*0x9e3779b97f4a7c15, h.Sum64()))
+}
+
+// entryTurns is the stream of entry i's turn count. It leaves out the
+// component, so that a run's length in requests can be known from the
+// scenario alone (PoolRequests).
+func entryTurns(seed uint64, i int) *rand.Rand { return indexed(seed, "synthetic/turns", i) }
+
+// Next returns the next conversation: a new one, or the pool's next entry.
+func (w *workload) Next() (Item, error) {
+	if w.cfg.Entries == 0 {
+		return w.conversation(w.fresh), nil
+	}
+	if w.next == len(w.order) {
+		w.order = w.shuffle.Perm(w.cfg.Entries)
+		w.next = 0
+	}
+	i := w.order[w.next]
+	w.next++
+	rng := indexed(w.seed, w.component+"/entry", i)
+	return w.conversation(entryStreams{lengths: rng, text: rng, turns: entryTurns(w.seed, i), delays: rng, pick: rng, index: i}), nil
+}
+
+// turnCount draws a conversation's number of user turns.
+func (w *workload) turnCount(rng *rand.Rand) int {
+	if !w.cfg.MultiTurn() {
+		return 1
+	}
+	return draw(rng, w.cfg.Conversation.Turns)
+}
+
+// conversation builds one entry: its first request and later turns, each
+// carrying the conversation so far.
+func (w *workload) conversation(st entryStreams) Item {
+	var history []Message
+	if w.system != "" {
+		history = append(history, Message{Role: "system", Content: w.system})
+	}
+	if w.cfg.UserContextLength > 0 {
+		ctx := w.words.Words(indexed(w.seed, w.component+"/context", st.index), w.cfg.UserContextLength)
+		history = append(history, Message{Role: "user", Content: ctx})
+	}
+	var session string
+	if w.cfg.MultiTurn() {
+		w.sessions++
+		session = "synthetic-" + strconv.FormatUint(w.sessions, 10)
+	}
+	n := w.turnCount(st.turns)
+	var it Item
+	for t := range n {
+		in := draw(st.lengths, w.cfg.InputTokens)
+		out := draw(st.lengths, w.cfg.OutputTokens)
+		text := w.words.Words(st.text, in)
+		if t == 0 && w.cfg.Prefix != nil {
+			// As AIPerf: the prefix starts the conversation's first user message.
+			k := st.pick.IntN(w.cfg.Prefix.PoolSize)
+			text = w.words.Words(indexed(w.seed, w.component+"/prefix", k), w.cfg.Prefix.Length) + " " + text
+		}
+		history = append(history, Message{Role: "user", Content: text})
+		p := w.prompt(history, out)
+		p.Session = session
+		if t == 0 {
+			it.Prompt = p
+		} else {
+			it.Turns = append(it.Turns, Turn{Prompt: p, Delay: w.delay(st.delays)})
+		}
+		if t < n-1 {
+			// A stand-in for the answer, of the length asked for: the server's
+			// own would make the prompts depend on the server, not the seed.
+			history = append(history, Message{Role: "assistant", Content: w.words.Words(st.text, out)})
+		}
+	}
+	return it
+}
+
+// prompt is the request of the conversation so far: a lone user message is
+// sent as text, as plain synthetic prompts are; otherwise the messages, and
+// as text their contents one per line (for the APIs that take one text).
+func (w *workload) prompt(history []Message, out int) Prompt {
+	p := Prompt{Exact: w.words.Exact(), OutputTokens: out}
+	if len(history) == 1 {
+		p.Text = history[0].Content
+	} else {
+		p.Messages = append([]Message(nil), history...)
+		parts := make([]string, len(history))
+		for i, m := range history {
+			parts[i] = m.Content
+		}
+		p.Text = strings.Join(parts, "\n")
+	}
+	p.InputTokens = w.words.Count(p.Text)
+	return p
+}
+
+// delay draws a think time from normal(mean, stddev), at least 0.
+func (w *workload) delay(rng *rand.Rand) time.Duration {
+	d := w.cfg.Conversation.TurnDelay
+	v := float64(d.Mean)
+	if d.Stddev > 0 {
+		v += rng.NormFloat64() * float64(d.Stddev)
+	}
+	return time.Duration(math.Max(0, math.Round(v)))
+}
+
+// PoolRequests returns how many requests sending each of a synthetic
+// pool's first n entries once takes (every turn counts): the length of a
+// run bounded by conversations, as AIPerf's --conversation-num bounds it.
+func PoolRequests(s scenarios.Synthetic, seed uint64, n int) uint64 {
+	var total uint64
+	for i := range n {
+		turns := 1
+		if s.MultiTurn() {
+			turns = draw(entryTurns(seed, i), s.Conversation.Turns)
+		}
+		total += uint64(turns)
+	}
+	return total
+}

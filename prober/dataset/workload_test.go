@@ -1,0 +1,241 @@
+package dataset
+
+import (
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferprobe/inferprobe/scenarios"
+	"github.com/inferprobe/inferprobe/tokenizer"
+)
+
+func newWorkloadSource(t *testing.T, s scenarios.Synthetic, tok *tokenizer.Tokenizer, seed uint64) Source {
+	t.Helper()
+	if s.InputTokens.Mean == 0 {
+		s.InputTokens.Mean = 16
+	}
+	if s.OutputTokens.Mean == 0 {
+		s.OutputTokens.Mean = 8
+	}
+	src, err := New(scenarios.Dataset{Synthetic: &s}, Options{Seed: seed, Component: "probe/p", Tokenizer: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+func items(t *testing.T, src Source, n int) []Item {
+	t.Helper()
+	out := make([]Item, n)
+	for i := range out {
+		var err error
+		if out[i], err = src.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestPrefixPoolSharesTokens checks, token by token with GPT-2, that every
+// request starts with one of the pool's prefixes: requests drawing the same
+// prefix share their first length tokens, and the pool holds exactly
+// pool_size distinct ones.
+func TestPrefixPoolSharesTokens(t *testing.T) {
+	tok := gpt2(t)
+	const pool, length = 3, 40
+	src := newWorkloadSource(t, scenarios.Synthetic{Prefix: &scenarios.PrefixPool{PoolSize: pool, Length: length}}, tok, 7)
+	prefixes, seen := map[string]int{}, map[string]bool{}
+	for _, it := range items(t, src, 60) {
+		ids := tok.Encode(it.Prompt.Text)
+		if len(ids) != length+16 || it.Prompt.InputTokens != length+16 {
+			t.Fatalf("prompt of %d tokens (InputTokens %d), want prefix %d + prompt 16", len(ids), it.Prompt.InputTokens, length)
+		}
+		prefixes[tok.Decode(ids[:length])]++
+		// The rest is the request's own: no two requests are the same.
+		if seen[it.Prompt.Text] {
+			t.Fatalf("two requests are identical: %q", it.Prompt.Text)
+		}
+		seen[it.Prompt.Text] = true
+	}
+	if len(prefixes) != pool {
+		t.Fatalf("%d distinct %d-token prefixes, want %d", len(prefixes), length, pool)
+	}
+	for k, n := range prefixes {
+		if n < 5 {
+			t.Errorf("prefix %.30q… starts %d of 60 requests; want each of %d about 20", k, n, pool)
+		}
+	}
+}
+
+// TestSharedSystemPrompt checks that the generated system message is
+// identical, of the asked length in tokens, in every request, and that
+// user context is per entry: equal when an entry repeats, different
+// between entries.
+func TestSharedSystemPromptAndUserContext(t *testing.T) {
+	tok := gpt2(t)
+	const entries = 4
+	src := newWorkloadSource(t, scenarios.Synthetic{SharedSystemPromptLength: 50, UserContextLength: 30, Entries: entries}, tok, 3)
+	var system string
+	contexts := map[string]string{} // user prompt → its context
+	distinct := map[string]bool{}
+	for _, it := range items(t, src, 3*entries) {
+		m := it.Prompt.Messages
+		if len(m) != 3 || m[0].Role != "system" || m[1].Role != "user" || m[2].Role != "user" {
+			t.Fatalf("messages %+v, want system, user context, user", m)
+		}
+		if system == "" {
+			system = m[0].Content
+		}
+		if m[0].Content != system || tok.Count(system) != 50 {
+			t.Fatalf("system message of %d tokens differs between requests or is not 50 tokens", tok.Count(m[0].Content))
+		}
+		if n := tok.Count(m[1].Content); n != 30 {
+			t.Fatalf("user context of %d tokens, want 30", n)
+		}
+		if c, ok := contexts[m[2].Content]; ok && c != m[1].Content {
+			t.Fatal("a repeated entry came with another user context")
+		}
+		contexts[m[2].Content] = m[1].Content
+		distinct[m[1].Content] = true
+		if want := tok.Count(it.Prompt.Text); it.Prompt.InputTokens != want || !strings.HasPrefix(it.Prompt.Text, system+"\n") {
+			t.Fatalf("text/InputTokens %d do not hold the whole conversation (%d)", it.Prompt.InputTokens, want)
+		}
+	}
+	if len(contexts) != entries || len(distinct) != entries {
+		t.Fatalf("%d distinct entries with %d distinct contexts over 3 passes, want %d of each", len(contexts), len(distinct), entries)
+	}
+}
+
+// TestEntriesPool checks that a pool sends each entry once per pass, in an
+// order that changes between passes, and the same entries again.
+func TestEntriesPool(t *testing.T) {
+	const n = 20
+	src := newWorkloadSource(t, scenarios.Synthetic{Entries: n}, nil, 1)
+	var passes [3][]string
+	for p := range passes {
+		for _, it := range items(t, src, n) {
+			passes[p] = append(passes[p], it.Prompt.Text)
+		}
+	}
+	for p := range passes {
+		if len(slices.Compact(slices.Sorted(slices.Values(passes[p])))) != n {
+			t.Fatalf("pass %d repeats an entry", p)
+		}
+		if !reflect.DeepEqual(slices.Sorted(slices.Values(passes[p])), slices.Sorted(slices.Values(passes[0]))) {
+			t.Fatalf("pass %d sends other entries than pass 0", p)
+		}
+	}
+	if slices.Equal(passes[0], passes[1]) && slices.Equal(passes[1], passes[2]) {
+		t.Fatal("every pass has the same order; want a reshuffle after each")
+	}
+}
+
+// TestConversationTurnsAndDelays checks that turn counts and think times
+// follow normal(mean, stddev), and that each turn carries the conversation
+// before it: the previous turn's messages, an answer of the length asked
+// for, then its own user message.
+func TestConversationTurnsAndDelays(t *testing.T) {
+	conv := &scenarios.Conversation{
+		Turns:     scenarios.Lengths{Mean: 6, Stddev: 2},
+		TurnDelay: scenarios.Delays{Mean: scenarios.Duration(2 * time.Second), Stddev: scenarios.Duration(500 * time.Millisecond)},
+	}
+	src := newWorkloadSource(t, scenarios.Synthetic{Conversation: conv, SystemPrompt: "Be brief."}, nil, 5)
+	var turns, delays []float64
+	sessions := map[string]bool{}
+	for _, it := range items(t, src, 2000) {
+		turns = append(turns, float64(1+len(it.Turns)))
+		prev := it.Prompt
+		if prev.Session == "" || sessions[prev.Session] {
+			t.Fatalf("session %q: want a new session id per conversation", prev.Session)
+		}
+		sessions[prev.Session] = true
+		if len(prev.Messages) != 2 || prev.Messages[0] != (Message{"system", "Be brief."}) {
+			t.Fatalf("first turn %+v, want the system prompt then the user message", prev.Messages)
+		}
+		for _, turn := range it.Turns {
+			delays = append(delays, turn.Delay.Seconds())
+			m := turn.Prompt.Messages
+			if turn.Prompt.Session != prev.Session || len(m) != len(prev.Messages)+2 ||
+				!slices.Equal(m[:len(prev.Messages)], prev.Messages) {
+				t.Fatalf("a later turn does not carry the conversation before it: %d messages after %d", len(m), len(prev.Messages))
+			}
+			answer, user := m[len(m)-2], m[len(m)-1]
+			if answer.Role != "assistant" || len(strings.Fields(answer.Content)) != prev.OutputTokens || user.Role != "user" {
+				t.Fatalf("turn ends %+v, %+v; want an answer of %d tokens, then the user", answer.Role, user.Role, prev.OutputTokens)
+			}
+			if turn.Prompt.InputTokens <= prev.InputTokens {
+				t.Fatalf("input grew from %d to %d tokens; want the history to grow", prev.InputTokens, turn.Prompt.InputTokens)
+			}
+			prev = turn.Prompt
+		}
+	}
+	mean, std := moments(turns)
+	if math.Abs(mean-6) > 0.15 || math.Abs(std-2) > 0.15 {
+		t.Errorf("turns per conversation: mean %.2f, stddev %.2f; want 6 and 2", mean, std)
+	}
+	mean, std = moments(delays)
+	if math.Abs(mean-2) > 0.03 || math.Abs(std-0.5) > 0.03 {
+		t.Errorf("turn delays: mean %.3fs, stddev %.3fs; want 2s and 0.5s", mean, std)
+	}
+	if got, want := PoolRequests(scenarios.Synthetic{Conversation: conv}, 5, 3), uint64(0); got == want {
+		t.Error("PoolRequests counted no requests")
+	}
+}
+
+// TestPoolRequests checks that the requests PoolRequests counts are those
+// one pass of the pool sends.
+func TestPoolRequests(t *testing.T) {
+	s := scenarios.Synthetic{Entries: 30, Conversation: &scenarios.Conversation{Turns: scenarios.Lengths{Mean: 3, Stddev: 2}}}
+	src := newWorkloadSource(t, s, nil, 9)
+	var sent uint64
+	for _, it := range items(t, src, 30) {
+		sent += uint64(1 + len(it.Turns))
+	}
+	if got := PoolRequests(s, 9, 30); got != sent {
+		t.Fatalf("PoolRequests = %d, one pass sent %d", got, sent)
+	}
+}
+
+// TestWorkloadSeeded checks that the same seed sends the same prompts and
+// another seed others, and that a synthetic source without the options
+// draws as it always has.
+func TestWorkloadSeeded(t *testing.T) {
+	s := scenarios.Synthetic{Entries: 5, Prefix: &scenarios.PrefixPool{PoolSize: 2, Length: 8},
+		Conversation: &scenarios.Conversation{Turns: scenarios.Lengths{Mean: 3, Stddev: 1}}}
+	a, b := items(t, newWorkloadSource(t, s, nil, 1), 12), items(t, newWorkloadSource(t, s, nil, 1), 12)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("the same seed sent different prompts")
+	}
+	if reflect.DeepEqual(a, items(t, newWorkloadSource(t, s, nil, 2), 12)) {
+		t.Fatal("another seed sent the same prompts")
+	}
+	plain := scenarios.Synthetic{InputTokens: scenarios.Lengths{Mean: 16, Stddev: 4}, OutputTokens: scenarios.Lengths{Mean: 8}}
+	want := NewSynthetic(plain, 1, "probe/p")
+	for _, it := range items(t, newWorkloadSource(t, plain, nil, 1), 10) {
+		if w := want.Next(); !reflect.DeepEqual(it.Prompt, w) || it.Turns != nil {
+			t.Fatalf("plain synthetic sent %+v, want %+v", it.Prompt, w)
+		}
+	}
+	// With a system prompt only, the user messages are the plain ones.
+	want = NewSynthetic(plain, 1, "probe/p")
+	plain.SystemPrompt = "Hi."
+	for _, it := range items(t, newWorkloadSource(t, plain, nil, 1), 10) {
+		if w := want.Next(); it.Prompt.Messages[1].Content != w.Text || it.Prompt.OutputTokens != w.OutputTokens {
+			t.Fatalf("with a system prompt the user message is %q, want %q", it.Prompt.Messages[1].Content, w.Text)
+		}
+	}
+}
+
+func moments(xs []float64) (mean, std float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	for _, x := range xs {
+		std += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(std / float64(len(xs)))
+}
