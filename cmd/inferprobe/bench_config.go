@@ -226,7 +226,10 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 		b.set(path+".synthetic.input_tokens.stddev", "--synthetic-input-tokens-stddev")
 		b.set(path+".synthetic.output_tokens.mean", "--output-tokens-mean")
 		b.set(path+".synthetic.output_tokens.stddev", "--output-tokens-stddev")
-		return nil
+		return f.workload.apply(b, d.Synthetic, path+".synthetic")
+	}
+	if err := f.workload.noFile(); err != nil {
+		return err
 	}
 	if f.fixedSchedule && f.datasetType == "random_pool" {
 		return errors.New("--fixed-schedule replays timestamps, which a random_pool does not keep: its entries are drawn at random; drop --fixed-schedule, or use --custom-dataset-type single_turn")
@@ -249,7 +252,8 @@ func (f *benchFlags) replays() bool {
 		f.datasetType == "mooncake_trace" && !*f.set["request-rate"] && !*f.set["concurrency"])
 }
 
-// limit is the length the flags give the run; zero leaves it to the engine
+// limit is the length the flags give the run (--conversation-num: each
+// conversation once); zero leaves it to the engine
 // (one pass over --input-file, or 10 requests, as AIPerf).
 func (f *benchFlags) limit() prober.Limit {
 	switch {
@@ -257,6 +261,8 @@ func (f *benchFlags) limit() prober.Limit {
 		return prober.Limit{Duration: time.Duration(f.duration * float64(time.Second))}
 	case *f.set["request-count"]:
 		return prober.Limit{Requests: uint64(max(f.requestCount, 0))}
+	case f.workload.given(conversationFlags...):
+		return f.workload.limit(f.seed)
 	}
 	return prober.Limit{}
 }

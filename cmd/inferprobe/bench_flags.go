@@ -44,6 +44,7 @@ type benchFlags struct {
 	compare                  string
 	compareFail              []string
 	progress                 string
+	workload                 *workloadFlags
 	set                      map[string]*bool // which flags the user gave
 	// args are the command-line arguments, for the command that repeats the
 	// run; runBench fills them from os.Args.
@@ -90,6 +91,7 @@ func addBenchFlags(cmd *kingpin.CmdClause) *benchFlags {
 	flag("compare", "Baseline profile_export_inferprobe.json (or AIPerf's profile_export_aiperf.json) to print deltas against.").StringVar(&f.compare)
 	flag("compare-fail", `Regression rule for --compare, repeatable: METRIC[.STAT]>N% fails when the value rose by more than N% over the baseline, METRIC[.STAT]<-N% when it fell by more than N%, METRIC[.STAT]>V (no %) when it is above V. STAT is avg (default), min, max, std or p1…p99; units are the JSON's (ms, tokens/sec). E.g. "time_to_first_token.p99>10%" "output_token_throughput<-5%". A failed rule exits 3.`).StringsVar(&f.compareFail)
 	flag("progress", "Progress display: auto (a live line on a terminal, else a plain line every 5s), tty, plain or off.").Default("auto").EnumVar(&f.progress, "auto", "tty", "plain", "off")
+	f.workload = addWorkloadFlags(flag, f.set)
 	return f
 }
 
