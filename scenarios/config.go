@@ -219,6 +219,10 @@ type Dataset struct {
 	File      *File      `yaml:"file"`
 	// Cancel cancels a fraction of the requests client-side; default none.
 	Cancel *Cancel `yaml:"cancel"`
+	// SystemPrompt is sent verbatim as a system message ahead of every
+	// request's turns, whatever the source. Not empty; not with
+	// synthetic.shared_system_prompt_length or synthetic.prefix.
+	SystemPrompt string `yaml:"system_prompt"`
 }
 
 // Synthetic generates prompts of drawn lengths.
@@ -229,7 +233,6 @@ type Synthetic struct {
 	OutputTokens Lengths `yaml:"output_tokens"`
 	// The prefix-cache and multi-turn workloads, as AIPerf synthesises them
 	// (workload.go); every one is off by default.
-	SystemPrompt             string        `yaml:"system_prompt"`
 	SharedSystemPromptLength int           `yaml:"shared_system_prompt_length"`
 	Prefix                   *PrefixPool   `yaml:"prefix"`
 	UserContextLength        int           `yaml:"user_context_length"`

@@ -8,11 +8,9 @@ import "strings"
 // --prompt-prefix-length, --user-context-prompt-length, --num-dataset-entries
 // and --conversation-turn-* options). They are fields of Synthetic:
 //
-//	SystemPrompt is sent verbatim as a system message ahead of every
-//	request's turns. Not with shared_system_prompt_length or prefix.
 //	SharedSystemPromptLength is the length in tokens of a generated system
 //	message identical in every request of the probe (its words are drawn
-//	once). >= 1; not with system_prompt or prefix.
+//	once). >= 1; not with prefix or dataset.system_prompt.
 //	Prefix is a pool of generated prompts, one of which (picked at random,
 //	seeded) starts the first user message of each conversation.
 //	UserContextLength is the length in tokens of a generated user message
@@ -66,11 +64,18 @@ const (
 // MultiTurn reports whether the synthetic entries are sessions of turns.
 func (s *Synthetic) MultiTurn() bool { return s.Conversation != nil }
 
-func (s *Synthetic) validateWorkload(l *loader, path string) {
-	written := l.under(path)
-	if written("system_prompt") && strings.TrimSpace(s.SystemPrompt) == "" {
+// validateSystemPrompt checks the dataset's system prompt, which applies to
+// every source.
+func (d *Dataset) validateSystemPrompt(l *loader, path string) {
+	if l.written(join(path, "system_prompt")) && strings.TrimSpace(d.SystemPrompt) == "" {
 		l.errorf(join(path, "system_prompt"), "is empty; write the system message, or remove it")
 	}
+}
+
+// validateWorkload checks the synthetic workload fields; systemPrompt says
+// whether the dataset sets its own system prompt.
+func (s *Synthetic) validateWorkload(l *loader, path string, systemPrompt bool) {
+	written := l.under(path)
 	tokens := func(field string, v int, example string) {
 		if written(field) && (v < 1 || v > maxWorkloadTokens) {
 			l.errorf(join(path, field), "must be between 1 and %d tokens, e.g. %s", maxWorkloadTokens, example)
@@ -95,14 +100,17 @@ func (s *Synthetic) validateWorkload(l *loader, path string) {
 	}
 	// AIPerf's exclusions: one kind of shared start per request.
 	exclusive := [][2]string{
-		{"system_prompt", "shared_system_prompt_length"},
-		{"system_prompt", "prefix"},
 		{"prefix", "shared_system_prompt_length"},
 		{"prefix", "user_context_length"},
 	}
 	for _, pair := range exclusive {
 		if written(pair[0]) && written(pair[1]) {
 			l.errorf(join(path, pair[1]), "cannot be used with %s; keep one of them", pair[0])
+		}
+	}
+	for _, field := range []string{"shared_system_prompt_length", "prefix"} {
+		if systemPrompt && written(field) {
+			l.errorf(join(path, field), "cannot be used with dataset.system_prompt; keep one of them")
 		}
 	}
 	if c := s.Conversation; c != nil {

@@ -28,9 +28,6 @@ func TestWorkloadFields(t *testing.T) {
 
 func TestWorkloadErrors(t *testing.T) {
 	for _, tc := range []struct{ name, synthetic, want string }{
-		{"blank system prompt", `system_prompt: " "`, `s.yml:11:24: probes.steady.dataset.synthetic.system_prompt: is empty; write the system message, or remove it`},
-		{"system prompt and shared", "system_prompt: hi\n        shared_system_prompt_length: 10",
-			`s.yml:12:38: probes.steady.dataset.synthetic.shared_system_prompt_length: cannot be used with system_prompt; keep one of them`},
 		{"shared length", "shared_system_prompt_length: 0", `s.yml:11:38: probes.steady.dataset.synthetic.shared_system_prompt_length: must be between 1 and 1048576 tokens, e.g. shared_system_prompt_length: 1000`},
 		{"prefix fields", "prefix: {pool_size: 0}", `s.yml:11:9: probes.steady.dataset.synthetic.prefix.length: must be between 1 and 1048576 (tokens per prefix), e.g. prefix: {pool_size: 8, length: 512}
 s.yml:11:29: probes.steady.dataset.synthetic.prefix.pool_size: must be between 1 and 1048576 (distinct prefixes), e.g. prefix: {pool_size: 8, length: 512}`},
@@ -48,5 +45,27 @@ s.yml:11:29: probes.steady.dataset.synthetic.prefix.pool_size: must be between 1
 				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestSystemPromptErrors(t *testing.T) {
+	for _, tc := range []struct{ name, dataset, want string }{
+		{"blank", "system_prompt: \" \"\n      synthetic: {}", `s.yml:10:22: probes.steady.dataset.system_prompt: is empty; write the system message, or remove it`},
+		{"with shared system prompt", "system_prompt: hi\n      synthetic: {shared_system_prompt_length: 10}",
+			`s.yml:11:48: probes.steady.dataset.synthetic.shared_system_prompt_length: cannot be used with dataset.system_prompt; keep one of them`},
+		{"with prefix", "system_prompt: hi\n      synthetic: {prefix: {pool_size: 2, length: 4}}",
+			`s.yml:11:19: probes.steady.dataset.synthetic.prefix: cannot be used with dataset.system_prompt; keep one of them`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := edit(t, "    arrival: {rate: 0.2}\n", "    arrival: {rate: 0.2}\n    dataset:\n      "+tc.dataset+"\n")
+			if got := parseError(t, data); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+	// With any source.
+	data := edit(t, "    arrival: {rate: 0.2}\n", "    arrival: {rate: 0.2}\n    dataset:\n      system_prompt: Be brief.\n      prompts: {texts: [hi]}\n")
+	if c, err := Parse([]byte(data), "s.yml"); err != nil || c.Probes["steady"].Dataset.SystemPrompt != "Be brief." {
+		t.Fatalf("system prompt with prompts: %v", err)
 	}
 }

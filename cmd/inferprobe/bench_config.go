@@ -226,9 +226,9 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 		b.set(path+".synthetic.input_tokens.stddev", "--synthetic-input-tokens-stddev")
 		b.set(path+".synthetic.output_tokens.mean", "--output-tokens-mean")
 		b.set(path+".synthetic.output_tokens.stddev", "--output-tokens-stddev")
-		return f.workload.apply(b, d.Synthetic, path+".synthetic")
+		return f.workload.apply(b, d, path)
 	}
-	if err := f.workload.noFile(); err != nil {
+	if err := f.workload.applyToFile(b, d, path); err != nil {
 		return err
 	}
 	if f.fixedSchedule && f.datasetType == "random_pool" {

@@ -35,7 +35,7 @@ func addWorkloadFlags(flag func(name, help string) *kingpin.FlagClause, set map[
 		return false
 	}}
 	alias := func(of string) string { return "Alias of --" + of + "." }
-	flag("system-prompt", "System message sent verbatim ahead of every request's turns (synthetic prompts). Not with --shared-system-prompt-length or a prefix pool.").StringVar(&w.systemPrompt)
+	flag("system-prompt", "System message sent verbatim ahead of every request's turns, synthetic or from --input-file. Not with --shared-system-prompt-length or a prefix pool.").StringVar(&w.systemPrompt)
 	flag("shared-system-prompt-length", "Tokens of a generated system message identical in every request, for prefix-cache runs. Not with a prefix pool.").IntVar(&w.sharedSystemLength)
 	flag("prompt-prefix-pool-size", "Distinct generated prefixes; each conversation's first user message starts with one, picked at random (seeded). 0: none.").IntVar(&w.prefixPoolSize)
 	flag("prefix-prompt-pool-size", alias("prompt-prefix-pool-size")).IntVar(&w.prefixPoolSize)
@@ -77,27 +77,34 @@ var (
 var workloadFlagGroups = [][]string{systemPromptFlags, sharedSystemFlags, prefixPoolFlags, prefixLengthFlags, userContextFlags,
 	conversationFlags, entriesFlags, turnMeanFlags, turnStddevFlags, turnDelayMeanFlags, turnDelayStdevFlags}
 
-// noFile refuses the workload flags with --input-file: they shape
-// synthetic prompts, and a file's entries are sent as written.
-func (w *workloadFlags) noFile() error {
-	for _, g := range workloadFlagGroups {
+// applyToFile sets the system prompt of d, an --input-file's dataset at
+// path, and refuses the other workload flags: they shape synthetic prompts,
+// and a file's entries are sent as written.
+func (w *workloadFlags) applyToFile(b *benchScenario, d *scenarios.Dataset, path string) error {
+	for _, g := range workloadFlagGroups[1:] {
 		if w.given(g...) {
 			return fmt.Errorf("--%s shapes synthetic prompts, and an --input-file's entries are sent as written; drop --%s, or write it into the file", g[0], g[0])
 		}
 	}
+	w.applySystemPrompt(b, d, path)
 	return nil
+}
+
+func (w *workloadFlags) applySystemPrompt(b *benchScenario, d *scenarios.Dataset, path string) {
+	if w.given(systemPromptFlags...) {
+		d.SystemPrompt = w.systemPrompt
+		b.set(path+".system_prompt", "--"+systemPromptFlags[0])
+	}
 }
 
 // multiTurn reports whether the flags ask for conversations of several turns.
 func (w *workloadFlags) multiTurn() bool { return w.turnMean > 1 || w.turnStddev > 0 }
 
-// apply fills s, the synthetic dataset at path, from the flags.
-func (w *workloadFlags) apply(b *benchScenario, s *scenarios.Synthetic, path string) error {
-	field := func(name string, flags []string) { b.set(path+"."+name, "--"+flags[0]) }
-	if w.given(systemPromptFlags...) {
-		s.SystemPrompt = w.systemPrompt
-		field("system_prompt", systemPromptFlags)
-	}
+// apply fills d, the synthetic dataset at path, from the flags.
+func (w *workloadFlags) apply(b *benchScenario, d *scenarios.Dataset, path string) error {
+	w.applySystemPrompt(b, d, path)
+	s := d.Synthetic
+	field := func(name string, flags []string) { b.set(path+".synthetic."+name, "--"+flags[0]) }
 	if w.given(sharedSystemFlags...) {
 		s.SharedSystemPromptLength = w.sharedSystemLength
 		field("shared_system_prompt_length", sharedSystemFlags)

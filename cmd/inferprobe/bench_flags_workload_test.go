@@ -19,6 +19,7 @@ func TestWorkloadFlags(t *testing.T) {
 		notes int
 	}{
 		{"system prompt", []string{"--system-prompt", "You are terse."}, []string{"system_prompt: You are terse."}, 0},
+		{"system prompt on a file", []string{"--system-prompt", "You are terse.", "--input-file", "bench_test.go"}, []string{"system_prompt: You are terse.", "path: bench_test.go"}, 0},
 		{"shared system prompt and user context", []string{"--shared-system-prompt-length", "1000", "--user-context-prompt-length", "200", "--num-dataset-entries", "50"},
 			[]string{"shared_system_prompt_length: 1000", "user_context_length: 200", "entries: 50"}, 0},
 		{"prefix pool", []string{"--prompt-prefix-pool-size", "8", "--prompt-prefix-length", "512"}, []string{"pool_size: 8", "length: 512"}, 0},
@@ -65,7 +66,7 @@ func TestWorkloadFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--system-prompt", "hi", "--shared-system-prompt-length", "10"}, "inferprobe bench: --shared-system-prompt-length: cannot be used with system_prompt"},
+		{[]string{"--system-prompt", "hi", "--shared-system-prompt-length", "10"}, "inferprobe bench: --shared-system-prompt-length: cannot be used with dataset.system_prompt"},
 		{[]string{"--prompt-prefix-pool-size", "4"}, "inferprobe bench: --prompt-prefix-length: must be between 1 and"},
 		{[]string{"--prompt-prefix-pool-size", "4", "--prompt-prefix-length", "8", "--shared-system-prompt-length", "10"}, "--shared-system-prompt-length: cannot be used with prefix"},
 		{[]string{"--user-context-prompt-length", "10"}, "--user-context-prompt-length needs --num-dataset-entries"},

@@ -55,13 +55,22 @@ func New(d scenarios.Dataset, o Options) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s := d.Synthetic; s != nil && (d.SystemPrompt != "" || usesWorkload(*s)) {
+		return newWorkload(*s, d.SystemPrompt, text, o), nil
+	}
+	src, err := newSource(d, text, o)
+	if err != nil || d.SystemPrompt == "" {
+		return src, err
+	}
+	return &withSystem{src: src, system: d.SystemPrompt, tokens: text.Count(d.SystemPrompt)}, nil
+}
+
+func newSource(d scenarios.Dataset, text *Text, o Options) (Source, error) {
 	switch {
 	case d.Prompts != nil:
 		return newPromptList(*d.Prompts, text, o), nil
 	case d.File != nil:
 		return openFile(*d.File, text, o)
-	case d.Synthetic != nil && usesWorkload(*d.Synthetic):
-		return newWorkload(*d.Synthetic, text, o), nil
 	case d.Synthetic != nil:
 		return synthSource{newSynthetic(*d.Synthetic, o.Seed, o.Component, text)}, nil
 	}

@@ -41,14 +41,15 @@ type entryStreams struct {
 }
 
 // usesWorkload reports whether s sets any workload option; a synthetic
-// source without one draws exactly as it always has, so its digest stays.
+// source without one (and without a system prompt) draws exactly as it
+// always has, so its digest stays.
 func usesWorkload(s scenarios.Synthetic) bool {
-	return s.SystemPrompt != "" || s.SharedSystemPromptLength > 0 || s.Prefix != nil ||
+	return s.SharedSystemPromptLength > 0 || s.Prefix != nil ||
 		s.UserContextLength > 0 || s.Entries > 0 || s.Conversation != nil
 }
 
-func newWorkload(cfg scenarios.Synthetic, text *Text, o Options) *workload {
-	w := &workload{cfg: cfg, words: text, seed: o.Seed, component: o.Component, system: cfg.SystemPrompt}
+func newWorkload(cfg scenarios.Synthetic, system string, text *Text, o Options) *workload {
+	w := &workload{cfg: cfg, words: text, seed: o.Seed, component: o.Component, system: system}
 	if cfg.SharedSystemPromptLength > 0 {
 		w.system = text.Words(seeded.New(o.Seed, o.Component+"/system"), cfg.SharedSystemPromptLength)
 	}
@@ -177,6 +178,37 @@ func (w *workload) delay(rng *rand.Rand) time.Duration {
 		v += rng.NormFloat64() * float64(d.Stddev)
 	}
 	return time.Duration(math.Max(0, math.Round(v)))
+}
+
+// withSystem puts the dataset's system prompt ahead of every request of a
+// source that does not compose its own messages (prompts, files).
+type withSystem struct {
+	src    Source
+	system string
+	tokens int
+}
+
+func (s *withSystem) Next() (Item, error) {
+	it, err := s.src.Next()
+	if err != nil {
+		return it, err
+	}
+	it.Prompt = s.add(it.Prompt)
+	for i := range it.Turns {
+		it.Turns[i].Prompt = s.add(it.Turns[i].Prompt)
+	}
+	return it, nil
+}
+
+func (s *withSystem) add(p Prompt) Prompt {
+	msgs := p.Messages
+	if len(msgs) == 0 {
+		msgs = []Message{{Role: "user", Content: p.Text}}
+	}
+	p.Messages = append([]Message{{Role: "system", Content: s.system}}, msgs...)
+	p.Text = s.system + "\n" + p.Text
+	p.InputTokens += s.tokens
+	return p
 }
 
 // PoolRequests returns how many requests sending each of a synthetic

@@ -2,6 +2,8 @@ package dataset
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,13 +16,19 @@ import (
 
 func newWorkloadSource(t *testing.T, s scenarios.Synthetic, tok *tokenizer.Tokenizer, seed uint64) Source {
 	t.Helper()
+	return newSystemSource(t, s, "", tok, seed)
+}
+
+// newSystemSource is newWorkloadSource with the dataset's system prompt.
+func newSystemSource(t *testing.T, s scenarios.Synthetic, system string, tok *tokenizer.Tokenizer, seed uint64) Source {
+	t.Helper()
 	if s.InputTokens.Mean == 0 {
 		s.InputTokens.Mean = 16
 	}
 	if s.OutputTokens.Mean == 0 {
 		s.OutputTokens.Mean = 8
 	}
-	src, err := New(scenarios.Dataset{Synthetic: &s}, Options{Seed: seed, Component: "probe/p", Tokenizer: tok})
+	src, err := New(scenarios.Dataset{Synthetic: &s, SystemPrompt: system}, Options{Seed: seed, Component: "probe/p", Tokenizer: tok})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +150,7 @@ func TestConversationTurnsAndDelays(t *testing.T) {
 		Turns:     scenarios.Lengths{Mean: 6, Stddev: 2},
 		TurnDelay: scenarios.Delays{Mean: scenarios.Duration(2 * time.Second), Stddev: scenarios.Duration(500 * time.Millisecond)},
 	}
-	src := newWorkloadSource(t, scenarios.Synthetic{Conversation: conv, SystemPrompt: "Be brief."}, nil, 5)
+	src := newSystemSource(t, scenarios.Synthetic{Conversation: conv}, "Be brief.", nil, 5)
 	var turns, delays []float64
 	sessions := map[string]bool{}
 	for _, it := range items(t, src, 2000) {
@@ -221,8 +229,7 @@ func TestWorkloadSeeded(t *testing.T) {
 	}
 	// With a system prompt only, the user messages are the plain ones.
 	want = NewSynthetic(plain, 1, "probe/p")
-	plain.SystemPrompt = "Hi."
-	for _, it := range items(t, newWorkloadSource(t, plain, nil, 1), 10) {
+	for _, it := range items(t, newSystemSource(t, plain, "Hi.", nil, 1), 10) {
 		if w := want.Next(); it.Prompt.Messages[1].Content != w.Text || it.Prompt.OutputTokens != w.OutputTokens {
 			t.Fatalf("with a system prompt the user message is %q, want %q", it.Prompt.Messages[1].Content, w.Text)
 		}
@@ -238,4 +245,35 @@ func moments(xs []float64) (mean, std float64) {
 		std += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(std / float64(len(xs)))
+}
+
+// TestSystemPromptOnFiles checks that the dataset's system prompt comes
+// first in the requests of sources that are not synthetic, a multi-turn
+// file's later turns too, and that the file is still sent once per pass.
+func TestSystemPromptOnFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conv.jsonl")
+	data := `{"session_id": "a", "turns": [{"text": "q1"}, {"role": "assistant", "text": "a1"}, {"text": "q2"}]}` + "\n"
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := scenarios.Dataset{SystemPrompt: "Be brief.", File: &scenarios.File{Path: path, Format: scenarios.FormatMultiTurn, Timing: scenarios.TimingArrival, BlockSize: 4}}
+	src, err := New(d, Options{Seed: 1, Component: "probe/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := items(t, src, 1)[0]
+	first, later := it.Prompt.Messages, it.Turns[0].Prompt.Messages
+	if first[0] != (Message{"system", "Be brief."}) || later[0] != first[0] || len(later) != 4 || it.Prompt.InputTokens != 3 {
+		t.Fatalf("first turn %+v (%d tokens), later %+v; want the system prompt first in each", first, it.Prompt.InputTokens, later)
+	}
+	if n, ok := PassRequests(src); !ok || n != 2 {
+		t.Fatalf("PassRequests = %d, %v; want the file's 2 requests", n, ok)
+	}
+	list, err := New(scenarios.Dataset{SystemPrompt: "Sys.", Prompts: &scenarios.Prompts{Texts: []string{"hello there"}, OutputTokens: scenarios.Lengths{Mean: 4}}}, Options{Seed: 1, Component: "probe/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := items(t, list, 1)[0].Prompt; len(p.Messages) != 2 || p.Messages[1] != (Message{"user", "hello there"}) || p.Text != "Sys.\nhello there" || p.InputTokens != 3 {
+		t.Fatalf("prompt %+v; want the system prompt, then the text", p)
+	}
 }
