@@ -51,7 +51,7 @@ func usesWorkload(s scenarios.Synthetic) bool {
 func newWorkload(cfg scenarios.Synthetic, system string, text *Text, o Options) *workload {
 	w := &workload{cfg: cfg, words: text, seed: o.Seed, component: o.Component, system: system}
 	if cfg.SharedSystemPromptLength > 0 {
-		w.system = text.Words(seeded.New(o.Seed, o.Component+"/system"), cfg.SharedSystemPromptLength)
+		w.system = text.Words(seeded.New(o.Seed, sharedStreams+"/system"), cfg.SharedSystemPromptLength)
 	}
 	if cfg.Entries > 0 {
 		w.shuffle = seeded.New(o.Seed, o.Component+"/order")
@@ -70,6 +70,14 @@ func newWorkload(cfg scenarios.Synthetic, system string, text *Text, o Options) 
 	return w
 }
 
+// sharedStreams names the streams of what a workload shares between
+// requests (the system prompt, prefixes, user contexts, pool entries): they
+// depend on the seed alone, not on the probe, so that a warmup sends the
+// very prefixes and entries its measured run then finds in the server's
+// cache, as AIPerf's warmup draws from the run's dataset. Only the order of
+// the pool and fresh prompts are the probe's own.
+const sharedStreams = "synthetic"
+
 // indexed is the stream of one numbered thing (a pool entry, a prefix)
 // under name: a function of the seed, the name and the index alone, so an
 // entry is the same each time it is drawn and need not be kept.
@@ -79,10 +87,10 @@ func indexed(seed uint64, name string, i int) *rand.Rand {
 	return rand.New(rand.NewPCG(seed^uint64(i)*0x9e3779b97f4a7c15, h.Sum64()))
 }
 
-// entryTurns is the stream of entry i's turn count. It leaves out the
-// component, so that a run's length in requests can be known from the
-// scenario alone (PoolRequests).
-func entryTurns(seed uint64, i int) *rand.Rand { return indexed(seed, "synthetic/turns", i) }
+// entryTurns is the stream of entry i's turn count, apart from the rest of
+// the entry, so that a run's length in requests is known without building
+// its prompts (PoolRequests).
+func entryTurns(seed uint64, i int) *rand.Rand { return indexed(seed, sharedStreams+"/turns", i) }
 
 // Next returns the next conversation: a new one, or the pool's next entry.
 func (w *workload) Next() (Item, error) {
@@ -95,7 +103,7 @@ func (w *workload) Next() (Item, error) {
 	}
 	i := w.order[w.next]
 	w.next++
-	rng := indexed(w.seed, w.component+"/entry", i)
+	rng := indexed(w.seed, sharedStreams+"/entry", i)
 	return w.conversation(entryStreams{lengths: rng, text: rng, turns: entryTurns(w.seed, i), delays: rng, pick: rng, index: i}), nil
 }
 
@@ -115,7 +123,7 @@ func (w *workload) conversation(st entryStreams) Item {
 		history = append(history, Message{Role: "system", Content: w.system})
 	}
 	if w.cfg.UserContextLength > 0 {
-		ctx := w.words.Words(indexed(w.seed, w.component+"/context", st.index), w.cfg.UserContextLength)
+		ctx := w.words.Words(indexed(w.seed, sharedStreams+"/context", st.index), w.cfg.UserContextLength)
 		history = append(history, Message{Role: "user", Content: ctx})
 	}
 	var session string
@@ -132,7 +140,7 @@ func (w *workload) conversation(st entryStreams) Item {
 		if t == 0 && w.cfg.Prefix != nil {
 			// As AIPerf: the prefix starts the conversation's first user message.
 			k := st.pick.IntN(w.cfg.Prefix.PoolSize)
-			text = w.words.Words(indexed(w.seed, w.component+"/prefix", k), w.cfg.Prefix.Length) + " " + text
+			text = w.words.Words(indexed(w.seed, sharedStreams+"/prefix", k), w.cfg.Prefix.Length) + " " + text
 		}
 		history = append(history, Message{Role: "user", Content: text})
 		p := w.prompt(history, out)

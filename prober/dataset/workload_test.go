@@ -22,13 +22,18 @@ func newWorkloadSource(t *testing.T, s scenarios.Synthetic, tok *tokenizer.Token
 // newSystemSource is newWorkloadSource with the dataset's system prompt.
 func newSystemSource(t *testing.T, s scenarios.Synthetic, system string, tok *tokenizer.Tokenizer, seed uint64) Source {
 	t.Helper()
+	return newComponentSource(t, s, system, tok, seed, "probe/p")
+}
+
+func newComponentSource(t *testing.T, s scenarios.Synthetic, system string, tok *tokenizer.Tokenizer, seed uint64, component string) Source {
+	t.Helper()
 	if s.InputTokens.Mean == 0 {
 		s.InputTokens.Mean = 16
 	}
 	if s.OutputTokens.Mean == 0 {
 		s.OutputTokens.Mean = 8
 	}
-	src, err := New(scenarios.Dataset{Synthetic: &s, SystemPrompt: system}, Options{Seed: seed, Component: "probe/p", Tokenizer: tok})
+	src, err := New(scenarios.Dataset{Synthetic: &s, SystemPrompt: system}, Options{Seed: seed, Component: component, Tokenizer: tok})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,5 +280,36 @@ func TestSystemPromptOnFiles(t *testing.T) {
 	}
 	if p := items(t, list, 1)[0].Prompt; len(p.Messages) != 2 || p.Messages[1] != (Message{"user", "hello there"}) || p.Text != "Sys.\nhello there" || p.InputTokens != 3 {
 		t.Fatalf("prompt %+v; want the system prompt, then the text", p)
+	}
+}
+
+// TestWarmupSharesPrefixes checks that another probe (a warmup) with the
+// same seed sends the same shared system prompt, prefixes and pool entries,
+// in its own order, so that it warms the cache its measured run hits, while
+// fresh prompts stay its own.
+func TestWarmupSharesPrefixes(t *testing.T) {
+	s := scenarios.Synthetic{SharedSystemPromptLength: 20, Entries: 10, UserContextLength: 5}
+	texts := func(component string) ([]string, string) {
+		var out []string
+		var system string
+		for _, it := range items(t, newComponentSource(t, s, "", nil, 4, component), 10) {
+			system = it.Prompt.Messages[0].Content
+			out = append(out, it.Prompt.Text)
+		}
+		return out, system
+	}
+	run, runSystem := texts("burst/b")
+	warm, warmSystem := texts("burst/b/warmup")
+	if runSystem != warmSystem || !reflect.DeepEqual(slices.Sorted(slices.Values(run)), slices.Sorted(slices.Values(warm))) {
+		t.Fatal("the warmup sent other system prompts or entries than its run")
+	}
+	if slices.Equal(run, warm) {
+		t.Error("the warmup sent the entries in the run's order; want its own")
+	}
+	s = scenarios.Synthetic{Prefix: &scenarios.PrefixPool{PoolSize: 1, Length: 8}}
+	a := items(t, newComponentSource(t, s, "", nil, 4, "burst/b"), 1)[0].Prompt.Text
+	b := items(t, newComponentSource(t, s, "", nil, 4, "burst/b/warmup"), 1)[0].Prompt.Text
+	if !slices.Equal(strings.Fields(a)[:8], strings.Fields(b)[:8]) || a == b {
+		t.Fatalf("run %q and warmup %q: want the same prefix, then prompts of their own", a, b)
 	}
 }
