@@ -6,21 +6,8 @@ import "strings"
 // serving with, as NVIDIA AIPerf synthesises them (its --system-prompt,
 // --shared-system-prompt-length, --prompt-prefix-pool-size and
 // --prompt-prefix-length, --user-context-prompt-length, --num-dataset-entries
-// and --conversation-turn-* options). They are fields of Synthetic:
-//
-//	SharedSystemPromptLength is the length in tokens of a generated system
-//	message identical in every request of the probe (its words are drawn
-//	once). >= 1; not with prefix or dataset.system_prompt.
-//	Prefix is a pool of generated prompts, one of which (picked at random,
-//	seeded) starts the first user message of each conversation.
-//	UserContextLength is the length in tokens of a generated user message
-//	unique to each dataset entry, sent after the system message and before
-//	the turns; it needs entries. >= 1; not with prefix.
-//	Entries makes the dataset a pool of this many distinct conversations,
-//	sent in a seeded shuffled order, reshuffled after each pass, so
-//	requests repeat and a server's prefix cache can hit. >= 1; default
-//	none: every request is new.
-//	Conversation makes each entry a multi-turn session.
+// and --conversation-turn-* options): Dataset.SystemPrompt and the workload
+// fields of Synthetic, checked here.
 
 // PrefixPool is AIPerf's prefix prompt pool.
 type PrefixPool struct {

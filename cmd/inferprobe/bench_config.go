@@ -228,9 +228,6 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 		b.set(path+".synthetic.output_tokens.stddev", "--output-tokens-stddev")
 		return f.workload.apply(b, d, path)
 	}
-	if err := f.workload.applyToFile(b, d, path); err != nil {
-		return err
-	}
 	if f.fixedSchedule && f.datasetType == "random_pool" {
 		return errors.New("--fixed-schedule replays timestamps, which a random_pool does not keep: its entries are drawn at random; drop --fixed-schedule, or use --custom-dataset-type single_turn")
 	}
@@ -241,7 +238,7 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 	b.set(path+".file.path", "--input-file")
 	b.set(path+".file.format", "--custom-dataset-type")
 	b.set(path+".file.timing", "--fixed-schedule")
-	return nil
+	return f.workload.applyToFile(b, d, path)
 }
 
 // replays reports whether the run sends at the input file's timestamps:

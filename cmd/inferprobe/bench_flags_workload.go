@@ -79,9 +79,13 @@ var workloadFlagGroups = [][]string{systemPromptFlags, sharedSystemFlags, prefix
 
 // applyToFile sets the system prompt of d, an --input-file's dataset at
 // path, and refuses the other workload flags: they shape synthetic prompts,
-// and a file's entries are sent as written.
+// and a file's entries are sent as written. A random_pool takes
+// --conversation-num, as in AIPerf: the number of entries it draws.
 func (w *workloadFlags) applyToFile(b *benchScenario, d *scenarios.Dataset, path string) error {
 	for _, g := range workloadFlagGroups[1:] {
+		if d.File.Format == scenarios.FormatRandomPool && g[0] == conversationFlags[0] {
+			continue
+		}
 		if w.given(g...) {
 			return fmt.Errorf("--%s shapes synthetic prompts, and an --input-file's entries are sent as written; drop --%s, or write it into the file", g[0], g[0])
 		}
@@ -154,7 +158,8 @@ func (w *workloadFlags) apply(b *benchScenario, d *scenarios.Dataset, path strin
 }
 
 // limit is the length of a run bounded by --conversation-num: each
-// conversation once, every turn counted as a request.
+// conversation once, every turn counted as a request (a random_pool's
+// entries are single requests).
 func (w *workloadFlags) limit(seed uint64) prober.Limit {
 	s := scenarios.Synthetic{}
 	if w.multiTurn() {

@@ -101,6 +101,10 @@ func TestConversationNumLimit(t *testing.T) {
 	if got := parseBench(t, "--model", "m", "--conversation-num", "40", "--request-count", "7").limit().Requests; got != 7 {
 		t.Errorf("limit %d requests with --request-count 7", got)
 	}
+	pool := parseBench(t, "--model", "m", "--input-file", "bench_test.go", "--custom-dataset-type", "random_pool", "--num-conversations", "12")
+	if _, err := pool.scenario(); err != nil || pool.limit().Requests != 12 {
+		t.Errorf("random_pool with --num-conversations 12: %v, limit %d requests; want 12", err, pool.limit().Requests)
+	}
 	if got := parseBench(t, "--model", "m", "--num-dataset-entries", "40").limit().Requests; got != 0 {
 		t.Errorf("--num-dataset-entries alone limits the run to %d requests; want the default", got)
 	}
