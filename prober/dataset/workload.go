@@ -16,10 +16,9 @@ import (
 // message (verbatim or generated), a prefix pool, per-entry user context, a
 // pool of entries reused in shuffled order, and multi-turn conversations.
 type workload struct {
-	cfg       scenarios.Synthetic
-	words     *Text
-	seed      uint64
-	component string
+	cfg   scenarios.Synthetic
+	words *Text
+	seed  uint64
 	// system is the system message of every request; "" for none.
 	system string
 	// fresh draws the entries of a source without a pool: each is new.
@@ -49,7 +48,7 @@ func usesWorkload(s scenarios.Synthetic) bool {
 }
 
 func newWorkload(cfg scenarios.Synthetic, system string, text *Text, o Options) *workload {
-	w := &workload{cfg: cfg, words: text, seed: o.Seed, component: o.Component, system: system}
+	w := &workload{cfg: cfg, words: text, seed: o.Seed, system: system}
 	if cfg.SharedSystemPromptLength > 0 {
 		w.system = text.Words(seeded.New(o.Seed, sharedStreams+"/system"), cfg.SharedSystemPromptLength)
 	}
