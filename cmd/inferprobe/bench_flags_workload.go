@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"unicode/utf8"
 
 	"github.com/alecthomas/kingpin/v2"
 
@@ -14,13 +17,14 @@ import (
 // with its names and aliases; they fill the scenario's synthetic workload
 // fields (scenarios/workload.go), whose validation names these flags.
 type workloadFlags struct {
-	systemPrompt                  string
-	sharedSystemLength            int
-	prefixPoolSize, prefixLength  int
-	userContextLength             int
-	conversationNum, entries      int
-	turnMean, turnStddev          float64
-	turnDelayMean, turnDelayStdev float64
+	systemPrompt, systemPromptFile string
+	sharedSystemLength             int
+	prefixPoolSize, prefixLength   int
+	userContextLength              int
+	conversationNum, entries       int
+	turnMean, turnStddev           float64
+	turnDelayMean, turnDelayStdev  float64
+	turnDelayRatio                 float64
 	// given reports whether the user typed the flag or one of its aliases.
 	given func(names ...string) bool
 }
@@ -36,6 +40,7 @@ func addWorkloadFlags(flag func(name, help string) *kingpin.FlagClause, set map[
 	}}
 	alias := func(of string) string { return "Alias of --" + of + "." }
 	flag("system-prompt", "System message sent verbatim ahead of every request's turns, synthetic or from --input-file. Not with --shared-system-prompt-length or a prefix pool.").StringVar(&w.systemPrompt)
+	flag("system-prompt-file", "File holding the system message, sent verbatim as --system-prompt is; read once, before the run (UTF-8).").StringVar(&w.systemPromptFile)
 	flag("shared-system-prompt-length", "Tokens of a generated system message identical in every request, for prefix-cache runs. Not with a prefix pool.").IntVar(&w.sharedSystemLength)
 	flag("prompt-prefix-pool-size", "Distinct generated prefixes; each conversation's first user message starts with one, picked at random (seeded). 0: none.").IntVar(&w.prefixPoolSize)
 	flag("prefix-prompt-pool-size", alias("prompt-prefix-pool-size")).IntVar(&w.prefixPoolSize)
@@ -56,12 +61,15 @@ func addWorkloadFlags(flag func(name, help string) *kingpin.FlagClause, set map[
 	flag("session-turn-delay-mean", alias("conversation-turn-delay-mean")).Float64Var(&w.turnDelayMean)
 	flag("conversation-turn-delay-stddev", "Standard deviation of the think time in milliseconds.").Float64Var(&w.turnDelayStdev)
 	flag("session-turn-delay-stddev", alias("conversation-turn-delay-stddev")).Float64Var(&w.turnDelayStdev)
+	flag("conversation-turn-delay-ratio", "Multiplies every think time (0: none, below 1 faster, above 1 slower).").Default("1").Float64Var(&w.turnDelayRatio)
+	flag("session-delay-ratio", alias("conversation-turn-delay-ratio")).Default("1").Float64Var(&w.turnDelayRatio)
 	return w
 }
 
 // The flags of each workload option, the first one AIPerf's main name.
 var (
 	systemPromptFlags   = []string{"system-prompt"}
+	systemFileFlags     = []string{"system-prompt-file"}
 	sharedSystemFlags   = []string{"shared-system-prompt-length"}
 	prefixPoolFlags     = []string{"prompt-prefix-pool-size", "prefix-prompt-pool-size", "num-prefix-prompts"}
 	prefixLengthFlags   = []string{"prompt-prefix-length", "prefix-prompt-length"}
@@ -72,17 +80,19 @@ var (
 	turnStddevFlags     = []string{"conversation-turn-stddev", "session-turns-stddev"}
 	turnDelayMeanFlags  = []string{"conversation-turn-delay-mean", "session-turn-delay-mean"}
 	turnDelayStdevFlags = []string{"conversation-turn-delay-stddev", "session-turn-delay-stddev"}
+	turnDelayRatioFlags = []string{"conversation-turn-delay-ratio", "session-delay-ratio"}
 )
 
-var workloadFlagGroups = [][]string{systemPromptFlags, sharedSystemFlags, prefixPoolFlags, prefixLengthFlags, userContextFlags,
-	conversationFlags, entriesFlags, turnMeanFlags, turnStddevFlags, turnDelayMeanFlags, turnDelayStdevFlags}
+// workloadFlagGroups lists them, those that apply to any dataset first.
+var workloadFlagGroups = [][]string{systemPromptFlags, systemFileFlags, sharedSystemFlags, prefixPoolFlags, prefixLengthFlags, userContextFlags,
+	conversationFlags, entriesFlags, turnMeanFlags, turnStddevFlags, turnDelayMeanFlags, turnDelayStdevFlags, turnDelayRatioFlags}
 
 // applyToFile sets the system prompt of d, an --input-file's dataset at
 // path, and refuses the other workload flags: they shape synthetic prompts,
 // and a file's entries are sent as written. A random_pool takes
 // --conversation-num, as in AIPerf: the number of entries it draws.
 func (w *workloadFlags) applyToFile(b *benchScenario, d *scenarios.Dataset, path string) error {
-	for _, g := range workloadFlagGroups[1:] {
+	for _, g := range workloadFlagGroups[2:] {
 		if d.File.Format == scenarios.FormatRandomPool && g[0] == conversationFlags[0] {
 			continue
 		}
@@ -90,15 +100,30 @@ func (w *workloadFlags) applyToFile(b *benchScenario, d *scenarios.Dataset, path
 			return fmt.Errorf("--%s shapes synthetic prompts, and an --input-file's entries are sent as written; drop --%s, or write it into the file", g[0], g[0])
 		}
 	}
-	w.applySystemPrompt(b, d, path)
-	return nil
+	return w.applySystemPrompt(b, d, path)
 }
 
-func (w *workloadFlags) applySystemPrompt(b *benchScenario, d *scenarios.Dataset, path string) {
-	if w.given(systemPromptFlags...) {
+// applySystemPrompt sets the dataset's system prompt from --system-prompt
+// or the file of --system-prompt-file.
+func (w *workloadFlags) applySystemPrompt(b *benchScenario, d *scenarios.Dataset, path string) error {
+	switch {
+	case w.given(systemPromptFlags...) && w.given(systemFileFlags...):
+		return errors.New("--system-prompt-file and --system-prompt both give the system prompt; keep one of them")
+	case w.given(systemPromptFlags...):
 		d.SystemPrompt = w.systemPrompt
-		b.set(path+".system_prompt", "--"+systemPromptFlags[0])
+		b.set(path+".system_prompt", "--system-prompt")
+	case w.given(systemFileFlags...):
+		text, err := os.ReadFile(w.systemPromptFile)
+		if err != nil {
+			return fmt.Errorf("--system-prompt-file: %w", err)
+		}
+		if !utf8.Valid(text) {
+			return fmt.Errorf("--system-prompt-file %s is not UTF-8 text; convert it, e.g. with iconv -t UTF-8", w.systemPromptFile)
+		}
+		d.SystemPrompt = string(text)
+		b.set(path+".system_prompt", "--system-prompt-file")
 	}
+	return nil
 }
 
 // multiTurn reports whether the flags ask for conversations of several turns.
@@ -106,7 +131,9 @@ func (w *workloadFlags) multiTurn() bool { return w.turnMean > 1 || w.turnStddev
 
 // apply fills d, the synthetic dataset at path, from the flags.
 func (w *workloadFlags) apply(b *benchScenario, d *scenarios.Dataset, path string) error {
-	w.applySystemPrompt(b, d, path)
+	if err := w.applySystemPrompt(b, d, path); err != nil {
+		return err
+	}
 	s := d.Synthetic
 	field := func(name string, flags []string) { b.set(path+".synthetic."+name, "--"+flags[0]) }
 	if w.given(sharedSystemFlags...) {
@@ -141,14 +168,19 @@ func (w *workloadFlags) apply(b *benchScenario, d *scenarios.Dataset, path strin
 		field("user_context_length", userContextFlags)
 	}
 	if !w.multiTurn() {
-		if w.given(turnDelayMeanFlags...) || w.given(turnDelayStdevFlags...) {
-			b.notes = append(b.notes, "--conversation-turn-delay-mean/-stddev apply only to multi-turn conversations (--conversation-turn-mean above 1), so they are ignored, as AIPerf ignores them")
+		if w.given(turnDelayMeanFlags...) || w.given(turnDelayStdevFlags...) || w.given(turnDelayRatioFlags...) {
+			b.notes = append(b.notes, "--conversation-turn-delay-mean/-stddev/-ratio apply only to multi-turn conversations (--conversation-turn-mean above 1), so they are ignored, as AIPerf ignores them")
 		}
 		return nil
 	}
+	if w.turnDelayRatio < 0 {
+		return fmt.Errorf("--conversation-turn-delay-ratio %v: must be >= 0 (0 removes the think times)", w.turnDelayRatio)
+	}
+	// Scaling a normal draw by the ratio, as AIPerf does, is drawing from
+	// the scaled distribution.
 	s.Conversation = &scenarios.Conversation{
 		Turns:     scenarios.Lengths{Mean: w.turnMean, Stddev: w.turnStddev},
-		TurnDelay: scenarios.Delays{Mean: millis(w.turnDelayMean), Stddev: millis(w.turnDelayStdev)},
+		TurnDelay: scenarios.Delays{Mean: millis(w.turnDelayMean * w.turnDelayRatio), Stddev: millis(w.turnDelayStdev * w.turnDelayRatio)},
 	}
 	field("conversation.turns.mean", turnMeanFlags)
 	field("conversation.turns.stddev", turnStddevFlags)

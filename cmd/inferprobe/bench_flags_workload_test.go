@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,6 +30,8 @@ func TestWorkloadFlags(t *testing.T) {
 		{"multi-turn", []string{"--conversation-num", "20", "--conversation-turn-mean", "3", "--conversation-turn-stddev", "1",
 			"--conversation-turn-delay-mean", "1500", "--conversation-turn-delay-stddev", "200"},
 			[]string{"entries: 20", "mean: 3", "stddev: 1", "mean: 1.5s", "stddev: 200ms"}, 0},
+		{"delay ratio", []string{"--conversation-turn-mean", "2", "--conversation-turn-delay-mean", "1000", "--conversation-turn-delay-stddev", "100", "--session-delay-ratio", "0.5"},
+			[]string{"mean: 500ms", "stddev: 50ms"}, 0},
 		{"multi-turn, session names", []string{"--num-sessions", "5", "--session-turns-mean", "2", "--session-turn-delay-mean", "10"},
 			[]string{"entries: 5", "mean: 2", "mean: 10ms"}, 0},
 		{"conversation-num wins over num-dataset-entries", []string{"--conversation-num", "5", "--num-prompts", "9"}, []string{"entries: 5"}, 1},
@@ -73,6 +77,9 @@ func TestWorkloadFlagErrors(t *testing.T) {
 		{[]string{"--conversation-turn-mean", "3", "--conversation-turn-delay-mean=-5"}, "--conversation-turn-delay-mean: must be >= 0"},
 		{[]string{"--num-dataset-entries=-1"}, "--num-dataset-entries: must be between 1 and"},
 		{[]string{"--input-file", "p.jsonl", "--num-sessions", "3"}, "--conversation-num shapes synthetic prompts"},
+		{[]string{"--system-prompt", "a", "--system-prompt-file", "bench_test.go"}, "--system-prompt-file and --system-prompt both give the system prompt"},
+		{[]string{"--system-prompt-file", "no-such-file"}, "--system-prompt-file: open no-such-file: no such file or directory"},
+		{[]string{"--conversation-turn-mean", "2", "--conversation-turn-delay-ratio=-1"}, "--conversation-turn-delay-ratio -1: must be >= 0"},
 	} {
 		f := parseBench(t, append([]string{"--model", "m"}, tc.args...)...)
 		sc, err := f.scenario()
@@ -107,5 +114,23 @@ func TestConversationNumLimit(t *testing.T) {
 	}
 	if got := parseBench(t, "--model", "m", "--num-dataset-entries", "40").limit().Requests; got != 0 {
 		t.Errorf("--num-dataset-entries alone limits the run to %d requests; want the default", got)
+	}
+}
+
+// TestSystemPromptFile: the file's text is the system prompt, verbatim.
+func TestSystemPromptFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "system.txt")
+	if err := os.WriteFile(path, []byte("You are terse.\nAnswer in one line.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := parseBench(t, "--model", "m", "--system-prompt-file", path).scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.cfg.Probes["bench"].Dataset.SystemPrompt; got != "You are terse.\nAnswer in one line.\n" {
+		t.Errorf("system prompt %q", got)
+	}
+	if got := sc.flagFor(benchProbe + ".dataset.system_prompt"); got != "--system-prompt-file" {
+		t.Errorf("flag of the system prompt %q", got)
 	}
 }
