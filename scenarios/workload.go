@@ -23,11 +23,12 @@ type PrefixPool struct {
 // stand-in of the length asked for, so that the same seed sends the same
 // prompts).
 type Conversation struct {
-	// Turns is the number of user turns per conversation: normal(mean,
-	// stddev), rounded, at least 1. Mean >= 1, required.
+	// Turns is the number of user turns per conversation, drawn as AIPerf
+	// draws it: normal(mean, stddev) truncated at 0, rounded up, at least 1
+	// (mean rounded when stddev is 0). Mean >= 1, required.
 	Turns Lengths `yaml:"turns"`
-	// TurnDelay is the think time before each later turn: normal(mean,
-	// stddev), at least 0. Default 0s: back to back.
+	// TurnDelay is the think time before each later turn: none when the
+	// mean is 0, else whole milliseconds drawn as Turns is. Default 0s.
 	TurnDelay Delays `yaml:"turn_delay"`
 }
 

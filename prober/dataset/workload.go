@@ -111,7 +111,25 @@ func (w *workload) turnCount(rng *rand.Rand) int {
 	if !w.cfg.MultiTurn() {
 		return 1
 	}
-	return draw(rng, w.cfg.Conversation.Turns)
+	return positiveInteger(rng, w.cfg.Conversation.Turns.Mean, w.cfg.Conversation.Turns.Stddev)
+}
+
+// positiveInteger draws as AIPerf's sample_positive_normal_integer does,
+// for turn counts and think times (in ms): normal(mean, stddev) truncated
+// at 0 (redrawn below it), rounded up, at least 1; with stddev 0, mean
+// rounded. Rounding up puts the mean about half a unit above mean.
+func positiveInteger(rng *rand.Rand, mean, stddev float64) int {
+	if stddev <= 0 {
+		return max(1, int(math.Round(mean)))
+	}
+	v := max(mean, 0) // AIPerf's fallback when no draw lands in range
+	for range 10000 {
+		if x := mean + rng.NormFloat64()*stddev; x >= 0 {
+			v = x
+			break
+		}
+	}
+	return max(1, int(math.Ceil(v)))
 }
 
 // conversation builds one entry: its first request and later turns, each
@@ -177,14 +195,15 @@ func (w *workload) prompt(history []Message, out int) Prompt {
 	return p
 }
 
-// delay draws a think time from normal(mean, stddev), at least 0.
+// delay draws a think time as AIPerf does: none when the mean is 0, else
+// a positiveInteger of milliseconds.
 func (w *workload) delay(rng *rand.Rand) time.Duration {
 	d := w.cfg.Conversation.TurnDelay
-	v := float64(d.Mean)
-	if d.Stddev > 0 {
-		v += rng.NormFloat64() * float64(d.Stddev)
+	if d.Mean <= 0 {
+		return 0
 	}
-	return time.Duration(math.Max(0, math.Round(v)))
+	ms := func(v scenarios.Duration) float64 { return float64(v) / float64(time.Millisecond) }
+	return time.Duration(positiveInteger(rng, ms(d.Mean), ms(d.Stddev))) * time.Millisecond
 }
 
 // withSystem puts the dataset's system prompt ahead of every request of a
@@ -226,7 +245,7 @@ func PoolRequests(s scenarios.Synthetic, seed uint64, n int) uint64 {
 	for i := range n {
 		turns := 1
 		if s.MultiTurn() {
-			turns = draw(entryTurns(seed, i), s.Conversation.Turns)
+			turns = positiveInteger(entryTurns(seed, i), s.Conversation.Turns.Mean, s.Conversation.Turns.Stddev)
 		}
 		total += uint64(turns)
 	}

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -185,13 +186,19 @@ func TestConversationTurnsAndDelays(t *testing.T) {
 			prev = turn.Prompt
 		}
 	}
+	// AIPerf rounds a normal draw up: the mean is half a unit above.
 	mean, std := moments(turns)
-	if math.Abs(mean-6) > 0.15 || math.Abs(std-2) > 0.15 {
-		t.Errorf("turns per conversation: mean %.2f, stddev %.2f; want 6 and 2", mean, std)
+	if math.Abs(mean-6.5) > 0.15 || math.Abs(std-2) > 0.15 || slices.Min(turns) < 1 {
+		t.Errorf("turns per conversation: mean %.2f, stddev %.2f, min %v; want 6.5, 2 and at least 1", mean, std, slices.Min(turns))
 	}
 	mean, std = moments(delays)
-	if math.Abs(mean-2) > 0.03 || math.Abs(std-0.5) > 0.03 {
+	if math.Abs(mean-2.0005) > 0.03 || math.Abs(std-0.5) > 0.03 {
 		t.Errorf("turn delays: mean %.3fs, stddev %.3fs; want 2s and 0.5s", mean, std)
+	}
+	for _, d := range delays {
+		if ms := d * 1000; math.Abs(ms-math.Round(ms)) > 1e-6 || ms < 1 {
+			t.Fatalf("delay %vs: want whole milliseconds, at least 1", d)
+		}
 	}
 	if got, want := PoolRequests(scenarios.Synthetic{Conversation: conv}, 5, 3), uint64(0); got == want {
 		t.Error("PoolRequests counted no requests")
@@ -311,5 +318,27 @@ func TestWarmupSharesPrefixes(t *testing.T) {
 	b := items(t, newComponentSource(t, s, "", nil, 4, "burst/b/warmup"), 1)[0].Prompt.Text
 	if !slices.Equal(strings.Fields(a)[:8], strings.Fields(b)[:8]) || a == b {
 		t.Fatalf("run %q and warmup %q: want the same prefix, then prompts of their own", a, b)
+	}
+}
+
+// TestPositiveInteger checks AIPerf's sampling at its edges: a fixed mean
+// is rounded, draws below 0 are drawn again (so a wide spread raises the
+// mean), and the result is at least 1.
+func TestPositiveInteger(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	if got := positiveInteger(rng, 2.6, 0); got != 3 {
+		t.Errorf("mean 2.6, stddev 0: %d, want 3", got)
+	}
+	if got := positiveInteger(rng, 0.2, 0); got != 1 {
+		t.Errorf("mean 0.2, stddev 0: %d, want 1", got)
+	}
+	var xs []float64
+	for range 20000 {
+		xs = append(xs, float64(positiveInteger(rng, 1, 3)))
+	}
+	// Normal(1, 3) truncated at 0 has mean 1 + 3·φ(1/3)/Φ(1/3) ≈ 2.80;
+	// rounding up adds about 0.5. Clamping at 0 instead would give ≈ 2.5.
+	if mean, _ := moments(xs); math.Abs(mean-3.3) > 0.1 || slices.Min(xs) < 1 {
+		t.Errorf("mean 1, stddev 3: mean %.2f, min %v; want about 3.3, at least 1", mean, slices.Min(xs))
 	}
 }
