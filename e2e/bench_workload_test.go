@@ -34,7 +34,8 @@ func TestBenchWorkload(t *testing.T) {
 		if m == nil {
 			t.Fatalf("no digest line:\n%s", out)
 		}
-		want := dataset.PoolRequests(scenarios.Synthetic{Conversation: &scenarios.Conversation{Turns: scenarios.Lengths{Mean: 3, Stddev: 1}}}, 5, conversations)
+		want := dataset.SessionRequests(scenarios.Synthetic{Entries: conversations, Conversation: &scenarios.Conversation{Turns: scenarios.Lengths{Mean: 3, Stddev: 1}}},
+			5, dataset.Component("bench"), conversations)
 		if m[2] != strconv.FormatUint(want, 10) || !strings.Contains(out, m[2]+" ok, 0 errors") {
 			t.Fatalf("sent %s requests, want the %d turns of the %d conversations, all ok:\n%s", m[2], want, conversations, out)
 		}

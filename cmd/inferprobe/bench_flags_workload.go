@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -48,7 +49,7 @@ func addWorkloadFlags(flag func(name, help string) *kingpin.FlagClause, set map[
 	flag("prompt-prefix-length", "Tokens of each prefix of --prompt-prefix-pool-size.").IntVar(&w.prefixLength)
 	flag("prefix-prompt-length", alias("prompt-prefix-length")).IntVar(&w.prefixLength)
 	flag("user-context-prompt-length", "Tokens of a generated user message unique to each dataset entry, sent after the system message; needs --num-dataset-entries or --conversation-num.").IntVar(&w.userContextLength)
-	flag("conversation-num", "Distinct synthetic conversations, sent in a shuffled order; without --request-count or --benchmark-duration the run sends each once.").IntVar(&w.conversationNum)
+	flag("conversation-num", "Synthetic conversations to send (the run's length, unless --request-count or --benchmark-duration is given), and the number of distinct ones, sent in a shuffled order, unless --num-dataset-entries is given.").IntVar(&w.conversationNum)
 	flag("num-conversations", alias("conversation-num")).IntVar(&w.conversationNum)
 	flag("num-sessions", alias("conversation-num")).IntVar(&w.conversationNum)
 	flag("num-dataset-entries", "Distinct synthetic entries, reused in a shuffled order (reshuffled after each pass), so that requests repeat; default: every request new.").IntVar(&w.entries)
@@ -149,16 +150,14 @@ func (w *workloadFlags) apply(b *benchScenario, d *scenarios.Dataset, path strin
 		b.notes = append(b.notes, "--prompt-prefix-length applies only with --prompt-prefix-pool-size above 0, so it is ignored, as AIPerf ignores it")
 	}
 	switch {
-	case w.given(conversationFlags...):
-		// As AIPerf, the number of conversations sizes the pool.
-		s.Entries = w.conversationNum
-		field("entries", conversationFlags)
-		if w.given(entriesFlags...) && w.entries != w.conversationNum {
-			b.notes = append(b.notes, fmt.Sprintf("--conversation-num %d sets the number of distinct conversations, so --num-dataset-entries %d is ignored", w.conversationNum, w.entries))
-		}
 	case w.given(entriesFlags...):
 		s.Entries = w.entries
 		field("entries", entriesFlags)
+	case w.given(conversationFlags...):
+		// As AIPerf, the number of conversations sizes the pool when
+		// --num-dataset-entries does not.
+		s.Entries = w.conversationNum
+		field("entries", conversationFlags)
 	}
 	if w.given(userContextFlags...) {
 		if s.Entries == 0 {
@@ -189,13 +188,18 @@ func (w *workloadFlags) apply(b *benchScenario, d *scenarios.Dataset, path strin
 	return nil
 }
 
-// limit is the length of a run bounded by --conversation-num: each
-// conversation once, every turn counted as a request (a random_pool's
-// entries are single requests).
+// limit is the length of a run bounded by --conversation-num: that many
+// conversations, every turn counted as a request (a random_pool's entries
+// are single requests), as the bench probe will draw them.
 func (w *workloadFlags) limit(seed uint64) prober.Limit {
-	s := scenarios.Synthetic{}
+	s := scenarios.Synthetic{Entries: w.conversationNum}
+	if w.given(entriesFlags...) {
+		s.Entries = w.entries
+	}
+	s.Entries = min(max(s.Entries, 0), scenarios.MaxEntries)
 	if w.multiTurn() {
 		s.Conversation = &scenarios.Conversation{Turns: scenarios.Lengths{Mean: w.turnMean, Stddev: w.turnStddev}}
 	}
-	return prober.Limit{Requests: dataset.PoolRequests(s, seed, min(max(w.conversationNum, 0), scenarios.MaxEntries))}
+	sessions := min(max(w.conversationNum, 0), scenarios.MaxEntries)
+	return prober.Limit{Requests: dataset.SessionRequests(s, seed, dataset.Component(strings.TrimPrefix(benchProbe, "probes.")), sessions)}
 }

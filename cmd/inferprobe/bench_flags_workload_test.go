@@ -34,7 +34,7 @@ func TestWorkloadFlags(t *testing.T) {
 			[]string{"mean: 500ms", "stddev: 50ms"}, 0},
 		{"multi-turn, session names", []string{"--num-sessions", "5", "--session-turns-mean", "2", "--session-turn-delay-mean", "10"},
 			[]string{"entries: 5", "mean: 2", "mean: 10ms"}, 0},
-		{"conversation-num wins over num-dataset-entries", []string{"--conversation-num", "5", "--num-prompts", "9"}, []string{"entries: 5"}, 1},
+		{"num-dataset-entries sizes the pool, conversation-num the run", []string{"--conversation-num", "5", "--num-prompts", "9"}, []string{"entries: 9"}, 0},
 		{"delay without turns is ignored", []string{"--conversation-turn-delay-mean", "100"}, nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,9 +101,18 @@ func TestConversationNumLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := dataset.PoolRequests(*sc.cfg.Probes["bench"].Dataset.Synthetic, 3, 40)
+	want := dataset.SessionRequests(*sc.cfg.Probes["bench"].Dataset.Synthetic, 3, dataset.Component("bench"), 40)
 	if got := f.limit().Requests; got != want || got < 40*2 {
 		t.Errorf("limit %d requests, want the %d turns of the 40 conversations", got, want)
+	}
+	// From a pool of 7: the turns of the 40 conversations drawn from it.
+	f = parseBench(t, "--model", "m", "--conversation-num", "40", "--num-dataset-entries", "7", "--conversation-turn-mean", "4", "--conversation-turn-stddev", "2", "--random-seed", "3")
+	if sc, err = f.scenario(); err != nil {
+		t.Fatal(err)
+	}
+	want = dataset.SessionRequests(*sc.cfg.Probes["bench"].Dataset.Synthetic, 3, dataset.Component("bench"), 40)
+	if got := f.limit().Requests; got != want || sc.cfg.Probes["bench"].Dataset.Synthetic.Entries != 7 {
+		t.Errorf("limit %d requests, want the %d turns of 40 conversations drawn from a pool of 7", got, want)
 	}
 	if got := parseBench(t, "--model", "m", "--conversation-num", "40", "--request-count", "7").limit().Requests; got != 7 {
 		t.Errorf("limit %d requests with --request-count 7", got)

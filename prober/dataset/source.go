@@ -48,6 +48,11 @@ type Options struct {
 	Tokenizer *tokenizer.Tokenizer
 }
 
+// Component names the seeded streams of probe (or burst run) name: its
+// dataset's, arrivals' and cancellations', so that whoever needs to know
+// what a probe will send (bench's run length) draws from the same streams.
+func Component(name string) string { return "probe/" + name }
+
 // New returns the source of a validated dataset. A file is checked whole
 // here, so a bad line is reported before anything is sent.
 func New(d scenarios.Dataset, o Options) (Source, error) {

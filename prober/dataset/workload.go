@@ -23,11 +23,8 @@ type workload struct {
 	system string
 	// fresh draws the entries of a source without a pool: each is new.
 	fresh entryStreams
-	// order is the pool's shuffled order for the current pass, next the
-	// position in it, shuffle the stream that reshuffles it.
-	order   []int
-	next    int
-	shuffle *rand.Rand
+	// order is the pool's order; nil without a pool.
+	order *poolOrder
 	// sessions counts the conversations sent, naming each session.
 	sessions uint64
 }
@@ -53,14 +50,14 @@ func newWorkload(cfg scenarios.Synthetic, system string, text *Text, o Options) 
 		w.system = text.Words(seeded.New(o.Seed, sharedStreams+"/system"), cfg.SharedSystemPromptLength)
 	}
 	if cfg.Entries > 0 {
-		w.shuffle = seeded.New(o.Seed, o.Component+"/order")
+		w.order = newPoolOrder(o.Seed, o.Component, cfg.Entries)
 	} else {
 		// The same streams as a plain synthetic source's lengths and text, so
 		// the prompts differ from its only by what the options add.
 		w.fresh = entryStreams{
 			lengths: seeded.New(o.Seed, o.Component+"/lengths"),
 			text:    seeded.New(o.Seed, o.Component+"/text"),
-			turns:   seeded.New(o.Seed, o.Component+"/turns"),
+			turns:   freshTurns(o.Seed, o.Component),
 			delays:  seeded.New(o.Seed, o.Component+"/delays"),
 			pick:    seeded.New(o.Seed, o.Component+"/prefix-pick"),
 			index:   -1,
@@ -86,32 +83,53 @@ func indexed(seed uint64, name string, i int) *rand.Rand {
 	return rand.New(rand.NewPCG(seed^uint64(i)*0x9e3779b97f4a7c15, h.Sum64()))
 }
 
-// entryTurns is the stream of entry i's turn count, apart from the rest of
-// the entry, so that a run's length in requests is known without building
-// its prompts (PoolRequests).
+// entryTurns is the stream of entry i's turn count, and freshTurns that of
+// the new conversations of a source without a pool: apart from the rest,
+// so that a run's length in requests is known without building its
+// prompts (SessionRequests).
 func entryTurns(seed uint64, i int) *rand.Rand { return indexed(seed, sharedStreams+"/turns", i) }
+
+func freshTurns(seed uint64, component string) *rand.Rand {
+	return seeded.New(seed, component+"/turns")
+}
+
+// poolOrder yields a pool's entries in a seeded shuffled order, shuffled
+// again after each pass.
+type poolOrder struct {
+	shuffle *rand.Rand
+	n, next int
+	perm    []int
+}
+
+func newPoolOrder(seed uint64, component string, n int) *poolOrder {
+	return &poolOrder{shuffle: seeded.New(seed, component+"/order"), n: n}
+}
+
+func (o *poolOrder) entry() int {
+	if o.next == len(o.perm) {
+		o.perm = o.shuffle.Perm(o.n)
+		o.next = 0
+	}
+	o.next++
+	return o.perm[o.next-1]
+}
 
 // Next returns the next conversation: a new one, or the pool's next entry.
 func (w *workload) Next() (Item, error) {
 	if w.cfg.Entries == 0 {
 		return w.conversation(w.fresh), nil
 	}
-	if w.next == len(w.order) {
-		w.order = w.shuffle.Perm(w.cfg.Entries)
-		w.next = 0
-	}
-	i := w.order[w.next]
-	w.next++
+	i := w.order.entry()
 	rng := indexed(w.seed, sharedStreams+"/entry", i)
 	return w.conversation(entryStreams{lengths: rng, text: rng, turns: entryTurns(w.seed, i), delays: rng, pick: rng, index: i}), nil
 }
 
-// turnCount draws a conversation's number of user turns.
-func (w *workload) turnCount(rng *rand.Rand) int {
-	if !w.cfg.MultiTurn() {
+// turnCount draws the number of user turns of a conversation of s.
+func turnCount(s scenarios.Synthetic, rng *rand.Rand) int {
+	if !s.MultiTurn() {
 		return 1
 	}
-	return positiveInteger(rng, w.cfg.Conversation.Turns.Mean, w.cfg.Conversation.Turns.Stddev)
+	return positiveInteger(rng, s.Conversation.Turns.Mean, s.Conversation.Turns.Stddev)
 }
 
 // positiveInteger draws as AIPerf's sample_positive_normal_integer does,
@@ -148,7 +166,7 @@ func (w *workload) conversation(st entryStreams) Item {
 		w.sessions++
 		session = "synthetic-" + strconv.FormatUint(w.sessions, 10)
 	}
-	n := w.turnCount(st.turns)
+	n := turnCount(w.cfg, st.turns)
 	var it Item
 	for t := range n {
 		in := draw(st.lengths, w.cfg.InputTokens)
@@ -237,17 +255,22 @@ func (s *withSystem) add(p Prompt) Prompt {
 	return p
 }
 
-// PoolRequests returns how many requests sending each of a synthetic
-// pool's first n entries once takes (every turn counts): the length of a
-// run bounded by conversations, as AIPerf's --conversation-num bounds it.
-func PoolRequests(s scenarios.Synthetic, seed uint64, n int) uint64 {
+// SessionRequests returns how many requests the first sessions
+// conversations that the probe of component sends with synthetic dataset s
+// take (every turn counts): the length of a run bounded by conversations,
+// as AIPerf's --conversation-num bounds it. It draws only turn counts.
+func SessionRequests(s scenarios.Synthetic, seed uint64, component string, sessions int) uint64 {
 	var total uint64
-	for i := range n {
-		turns := 1
-		if s.MultiTurn() {
-			turns = positiveInteger(entryTurns(seed, i), s.Conversation.Turns.Mean, s.Conversation.Turns.Stddev)
+	if s.Entries == 0 {
+		turns := freshTurns(seed, component)
+		for range sessions {
+			total += uint64(turnCount(s, turns))
 		}
-		total += uint64(turns)
+		return total
+	}
+	order := newPoolOrder(seed, component, s.Entries)
+	for range sessions {
+		total += uint64(turnCount(s, entryTurns(seed, order.entry())))
 	}
 	return total
 }

@@ -200,22 +200,23 @@ func TestConversationTurnsAndDelays(t *testing.T) {
 			t.Fatalf("delay %vs: want whole milliseconds, at least 1", d)
 		}
 	}
-	if got, want := PoolRequests(scenarios.Synthetic{Conversation: conv}, 5, 3), uint64(0); got == want {
-		t.Error("PoolRequests counted no requests")
-	}
 }
 
-// TestPoolRequests checks that the requests PoolRequests counts are those
-// one pass of the pool sends.
-func TestPoolRequests(t *testing.T) {
-	s := scenarios.Synthetic{Entries: 30, Conversation: &scenarios.Conversation{Turns: scenarios.Lengths{Mean: 3, Stddev: 2}}}
-	src := newWorkloadSource(t, s, nil, 9)
-	var sent uint64
-	for _, it := range items(t, src, 30) {
-		sent += uint64(1 + len(it.Turns))
-	}
-	if got := PoolRequests(s, 9, 30); got != sent {
-		t.Fatalf("PoolRequests = %d, one pass sent %d", got, sent)
+// TestSessionRequests checks that the requests SessionRequests counts are
+// those the source sends in that many conversations: from a pool smaller
+// and larger than them, and without one.
+func TestSessionRequests(t *testing.T) {
+	turns := &scenarios.Conversation{Turns: scenarios.Lengths{Mean: 3, Stddev: 2}}
+	for _, entries := range []int{0, 7, 30, 100} {
+		s := scenarios.Synthetic{Entries: entries, Conversation: turns}
+		src := newWorkloadSource(t, s, nil, 9)
+		var sent uint64
+		for _, it := range items(t, src, 30) {
+			sent += uint64(1 + len(it.Turns))
+		}
+		if got := SessionRequests(s, 9, "probe/p", 30); got != sent || got == 30 {
+			t.Errorf("entries %d: SessionRequests = %d, 30 conversations sent %d", entries, got, sent)
+		}
 	}
 }
 
