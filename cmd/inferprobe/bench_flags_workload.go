@@ -127,6 +127,18 @@ func (w *workloadFlags) applySystemPrompt(b *benchScenario, d *scenarios.Dataset
 	return nil
 }
 
+// poolSize is the number of distinct entries, as AIPerf resolves it:
+// --num-dataset-entries, else --conversation-num; 0 for none.
+func (w *workloadFlags) poolSize() int {
+	switch {
+	case w.given(entriesFlags...):
+		return w.entries
+	case w.given(conversationFlags...):
+		return w.conversationNum
+	}
+	return 0
+}
+
 // multiTurn reports whether the flags ask for conversations of several turns.
 func (w *workloadFlags) multiTurn() bool { return w.turnMean > 1 || w.turnStddev > 0 }
 
@@ -151,14 +163,11 @@ func (w *workloadFlags) apply(b *benchScenario, d *scenarios.Dataset, path strin
 	}
 	switch {
 	case w.given(entriesFlags...):
-		s.Entries = w.entries
 		field("entries", entriesFlags)
 	case w.given(conversationFlags...):
-		// As AIPerf, the number of conversations sizes the pool when
-		// --num-dataset-entries does not.
-		s.Entries = w.conversationNum
 		field("entries", conversationFlags)
 	}
+	s.Entries = w.poolSize()
 	if w.given(userContextFlags...) {
 		if s.Entries == 0 {
 			return fmt.Errorf("--user-context-prompt-length needs --num-dataset-entries (or --conversation-num): each entry has its own user context, so say how many entries there are, e.g. --num-dataset-entries 100")
@@ -192,11 +201,7 @@ func (w *workloadFlags) apply(b *benchScenario, d *scenarios.Dataset, path strin
 // conversations, every turn counted as a request (a random_pool's entries
 // are single requests), as the bench probe will draw them.
 func (w *workloadFlags) limit(seed uint64) prober.Limit {
-	s := scenarios.Synthetic{Entries: w.conversationNum}
-	if w.given(entriesFlags...) {
-		s.Entries = w.entries
-	}
-	s.Entries = min(max(s.Entries, 0), scenarios.MaxEntries)
+	s := scenarios.Synthetic{Entries: min(max(w.poolSize(), 0), scenarios.MaxEntries)}
 	if w.multiTurn() {
 		s.Conversation = &scenarios.Conversation{Turns: scenarios.Lengths{Mean: w.turnMean, Stddev: w.turnStddev}}
 	}
