@@ -106,7 +106,7 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard Sha
 	if _, err := json.Marshal(p.Params); err != nil {
 		return nil, fmt.Errorf("probe %s: params cannot be sent as JSON: %w", name, err)
 	}
-	component := "probe/" + name
+	component := dataset.Component(name)
 	source, err := dataset.New(p.Dataset, dataset.Options{Seed: seed, Component: component, Tokenizer: t.Tokenizer()})
 	if err != nil {
 		return nil, fmt.Errorf("probe %s: dataset: %w", name, err)

@@ -224,6 +224,10 @@ type Dataset struct {
 	File      *File      `yaml:"file"`
 	// Cancel cancels a fraction of the requests client-side; default none.
 	Cancel *Cancel `yaml:"cancel"`
+	// SystemPrompt is sent verbatim as a system message ahead of every
+	// request's turns, whatever the source. Not empty; not with
+	// synthetic.shared_system_prompt_length or synthetic.prefix.
+	SystemPrompt string `yaml:"system_prompt"`
 }
 
 // Synthetic generates prompts of drawn lengths.
@@ -232,6 +236,31 @@ type Synthetic struct {
 	InputTokens Lengths `yaml:"input_tokens"`
 	// OutputTokens is sent as max_tokens. Default mean 64, stddev 0.
 	OutputTokens Lengths `yaml:"output_tokens"`
+	// The fields below build the prefix-cache and multi-turn workloads, as
+	// AIPerf synthesises them (workload.go); every one is off by default.
+	// What they share between requests depends on the seed alone, not on
+	// the probe, so that a warmup primes what its run then hits.
+	//
+	// SharedSystemPromptLength is the length in tokens of a generated
+	// system message identical in every request (its words are drawn
+	// once). 1 to 2^20; not with Prefix or Dataset.SystemPrompt.
+	SharedSystemPromptLength int `yaml:"shared_system_prompt_length"`
+	// Prefix is a pool of generated prompts, one of which (picked at
+	// random, seeded) starts the first user message of each conversation.
+	// Not with SharedSystemPromptLength, UserContextLength or
+	// Dataset.SystemPrompt.
+	Prefix *PrefixPool `yaml:"prefix"`
+	// UserContextLength is the length in tokens of a generated user
+	// message unique to each pool entry, sent after the system message and
+	// before the turns. 1 to 2^20; needs Entries; not with Prefix.
+	UserContextLength int `yaml:"user_context_length"`
+	// Entries makes the dataset a pool of this many distinct
+	// conversations, sent in a seeded shuffled order, reshuffled after each
+	// pass, so that requests repeat and a server's prefix cache can hit.
+	// 1 to 2^20; default none: every request is new.
+	Entries int `yaml:"entries"`
+	// Conversation makes each entry a multi-turn session.
+	Conversation *Conversation `yaml:"conversation"`
 }
 
 // Lengths is a normal distribution of token counts, truncated to at least 1.

@@ -199,6 +199,7 @@ func (d *Dataset) validate(l *loader, path string) {
 	if s := d.Synthetic; s != nil {
 		s.InputTokens.validate(l, join(path, "synthetic.input_tokens"), defaultInputTokens)
 		s.OutputTokens.validate(l, join(path, "synthetic.output_tokens"), defaultOutputTokens)
+		s.validateWorkload(l, join(path, "synthetic"), l.written(join(path, "system_prompt")))
 	}
 	if p := d.Prompts; p != nil {
 		p.validate(l, join(path, "prompts"))
@@ -209,6 +210,7 @@ func (d *Dataset) validate(l *loader, path string) {
 	if c := d.Cancel; c != nil {
 		c.validate(l, join(path, "cancel"))
 	}
+	d.validateSystemPrompt(l, path)
 }
 
 func (p *Prompts) validate(l *loader, path string) {

@@ -149,13 +149,13 @@ var aiperfOptions = []aiperfOption{
 	{"Request Cancellation", "--request-cancellation-delay", supported, "request-cancellation-delay", ""},
 
 	// Conversation Input
-	{"Conversation Input", "--conversation-num --num-conversations --num-sessions", unsupported, "", pendingWorkload},
-	{"Conversation Input", "--num-dataset-entries --num-prompts", unsupported, "", pendingWorkload},
-	{"Conversation Input", "--conversation-turn-mean --session-turns-mean", unsupported, "", pendingWorkload},
-	{"Conversation Input", "--conversation-turn-stddev --session-turns-stddev", unsupported, "", pendingWorkload},
-	{"Conversation Input", "--conversation-turn-delay-mean --session-turn-delay-mean", unsupported, "", pendingWorkload},
-	{"Conversation Input", "--conversation-turn-delay-stddev --session-turn-delay-stddev", unsupported, "", pendingWorkload},
-	{"Conversation Input", "--conversation-turn-delay-ratio --session-delay-ratio", unsupported, "", whyTraceReplayKnob},
+	{"Conversation Input", "--conversation-num --num-conversations --num-sessions", supported, "conversation-num", ""},
+	{"Conversation Input", "--num-dataset-entries --num-prompts", supported, "num-dataset-entries", ""},
+	{"Conversation Input", "--conversation-turn-mean --session-turns-mean", supported, "conversation-turn-mean", ""},
+	{"Conversation Input", "--conversation-turn-stddev --session-turns-stddev", supported, "conversation-turn-stddev", ""},
+	{"Conversation Input", "--conversation-turn-delay-mean --session-turn-delay-mean", supported, "conversation-turn-delay-mean", ""},
+	{"Conversation Input", "--conversation-turn-delay-stddev --session-turn-delay-stddev", supported, "conversation-turn-delay-stddev", ""},
+	{"Conversation Input", "--conversation-turn-delay-ratio --session-delay-ratio", supported, "conversation-turn-delay-ratio", ""},
 	{"Conversation Input", "--inter-turn-delay-cap-seconds", unsupported, "", whyTraceReplayKnob},
 	{"Conversation Input", "--max-idle-gap-cap-seconds", unsupported, "", whyTraceReplayKnob},
 	{"Conversation Input", "--replay-speedup", supported, "replay-speedup", ""},
@@ -181,12 +181,12 @@ var aiperfOptions = []aiperfOption{
 	{"Prompt", "--prompt-corpus", unsupported, "", whyCorpus},
 
 	// Prefix Prompt
-	{"Prefix Prompt", "--system-prompt", unsupported, "", pendingWorkload},
-	{"Prefix Prompt", "--system-prompt-file", unsupported, "", pendingWorkload},
-	{"Prefix Prompt", "--prompt-prefix-pool-size --prefix-prompt-pool-size --num-prefix-prompts", unsupported, "", pendingWorkload},
-	{"Prefix Prompt", "--prompt-prefix-length --prefix-prompt-length", unsupported, "", pendingWorkload},
-	{"Prefix Prompt", "--shared-system-prompt-length", unsupported, "", pendingWorkload},
-	{"Prefix Prompt", "--user-context-prompt-length", unsupported, "", pendingWorkload},
+	{"Prefix Prompt", "--system-prompt", supported, "system-prompt", ""},
+	{"Prefix Prompt", "--system-prompt-file", supported, "system-prompt-file", ""},
+	{"Prefix Prompt", "--prompt-prefix-pool-size --prefix-prompt-pool-size --num-prefix-prompts", supported, "prompt-prefix-pool-size", ""},
+	{"Prefix Prompt", "--prompt-prefix-length --prefix-prompt-length", supported, "prompt-prefix-length", ""},
+	{"Prefix Prompt", "--shared-system-prompt-length", supported, "shared-system-prompt-length", ""},
+	{"Prefix Prompt", "--user-context-prompt-length", supported, "user-context-prompt-length", ""},
 
 	// Cache Bust
 	{"Cache Bust", "--cache-bust", unsupported, "", whyCacheBust},
@@ -401,7 +401,6 @@ const (
 	whyAccuracy          = "bench measures performance, not accuracy; use an evaluation harness (e.g. lm-evaluation-harness)"
 	whyMultiRun          = "bench runs one benchmark; run it once per setting or trial (a shell loop), and compare runs with --compare"
 	whyTelemetryExport   = "bench uploads nothing; its artifacts are files in --output-artifact-dir, and inferprobe serve's metrics are Prometheus series"
-	pendingWorkload      = "not yet in bench: synthetic prompts are single-turn, with no system or shared prefix; give an --input-file with the conversations or prefixes you want"
 )
 
 // Why an accepted option changes nothing.

@@ -287,7 +287,7 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 		b.set(path+".synthetic.input_tokens.stddev", "--synthetic-input-tokens-stddev")
 		b.set(path+".synthetic.output_tokens.mean", "--output-tokens-mean")
 		b.set(path+".synthetic.output_tokens.stddev", "--output-tokens-stddev")
-		return nil
+		return f.workload.apply(b, d, path)
 	}
 	if f.fixedSchedule && f.datasetFormat == scenarios.FormatRandomPool {
 		return errors.New("--fixed-schedule replays timestamps, which a random_pool does not keep: its entries are drawn at random; drop --fixed-schedule, or use --custom-dataset-type single_turn")
@@ -299,7 +299,7 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 	b.set(path+".file.path", "--input-file")
 	b.set(path+".file.format", "--custom-dataset-type")
 	b.set(path+".file.timing", "--fixed-schedule")
-	return nil
+	return f.workload.applyToFile(b, d, path)
 }
 
 // replays reports whether the run sends at the input file's timestamps:
@@ -310,7 +310,8 @@ func (f *benchFlags) replays() bool {
 		slices.Contains(traceFormats, f.datasetFormat) && !*f.set["fixed-schedule"] && !*f.set["request-rate"] && !*f.set["concurrency"])
 }
 
-// limit is the length the flags give the run; zero leaves it to the engine
+// limit is the length the flags give the run (--conversation-num: each
+// conversation once); zero leaves it to the engine
 // (one pass over --input-file, or 10 requests, as AIPerf).
 func (f *benchFlags) limit() prober.Limit {
 	var l prober.Limit // both: whichever ends first, as AIPerf
@@ -319,6 +320,9 @@ func (f *benchFlags) limit() prober.Limit {
 	}
 	if *f.set["request-count"] {
 		l.Requests = uint64(max(f.requestCount, 0))
+	}
+	if l == (prober.Limit{}) && f.workload.given(conversationFlags...) {
+		return f.workload.limit(f.seed)
 	}
 	return l
 }

@@ -46,6 +46,7 @@ type benchFlags struct {
 	compare                  string
 	compareFail              []string
 	progress                 string
+	workload                 *workloadFlags
 	set                      map[string]*bool // which flags the user gave
 	aiperf                                    // AIPerf's options beyond these (bench_flags_aiperf.go)
 	sweepFlags                                // --concurrency and --request-rate lists (bench_sweep.go)
@@ -96,8 +97,9 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("save-scenario", "Also write the run as on-demand burst bench in a scenario file for inferprobe serve.").StringVar(&f.saveScenario)
 	flag("compare", "Baseline profile_export_inferprobe.json (or AIPerf's profile_export_aiperf.json) to print deltas against.").StringVar(&f.compare)
 	flag("compare-fail", `Regression rule for --compare, repeatable: METRIC[.STAT]>N% fails when the value rose by more than N% over the baseline, METRIC[.STAT]<-N% when it fell by more than N%, METRIC[.STAT]>V (no %) when it is above V. STAT is avg (default), min, max, std or p1…p99; units are the JSON's (ms, tokens/sec). E.g. "time_to_first_token.p99>10%" "output_token_throughput<-5%". A failed rule exits 3.`).StringsVar(&f.compareFail)
-	f.addAIPerfFlags(cmd, flag)
 	f.load = addLoadFlags(f, flag)
+	f.workload = addWorkloadFlags(flag, f.set)
+	f.addAIPerfFlags(cmd, flag) // last: it registers the aliases the others have not
 	return f
 }
 

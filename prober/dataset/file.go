@@ -416,6 +416,9 @@ func (s *fileSource) session(rec record, it *Item) {
 // sends (each turn of a session counts), and false for other sources: a run
 // limited to that many requests sends the file once.
 func PassRequests(s Source) (uint64, bool) {
+	if w, ok := s.(*withSystem); ok {
+		s = w.src
+	}
 	f, ok := s.(*fileSource)
 	if !ok {
 		return 0, false

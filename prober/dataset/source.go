@@ -48,6 +48,11 @@ type Options struct {
 	Tokenizer *tokenizer.Tokenizer
 }
 
+// Component names the seeded streams of probe (or burst run) name: its
+// dataset's, arrivals' and cancellations', so that whoever needs to know
+// what a probe will send (bench's run length) draws from the same streams.
+func Component(name string) string { return "probe/" + name }
+
 // New returns the source of a validated dataset. A file is checked whole
 // here, so a bad line is reported before anything is sent.
 func New(d scenarios.Dataset, o Options) (Source, error) {
@@ -55,6 +60,17 @@ func New(d scenarios.Dataset, o Options) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s := d.Synthetic; s != nil && (d.SystemPrompt != "" || usesWorkload(*s)) {
+		return newWorkload(*s, d.SystemPrompt, text, o), nil
+	}
+	src, err := newSource(d, text, o)
+	if err != nil || d.SystemPrompt == "" {
+		return src, err
+	}
+	return &withSystem{src: src, system: d.SystemPrompt, tokens: text.Count(d.SystemPrompt)}, nil
+}
+
+func newSource(d scenarios.Dataset, text *Text, o Options) (Source, error) {
 	switch {
 	case d.Prompts != nil:
 		return newPromptList(*d.Prompts, text, o), nil

@@ -1,0 +1,114 @@
+package scenarios
+
+import "strings"
+
+// The synthetic workloads people benchmark prefix caches and multi-turn
+// serving with, as NVIDIA AIPerf synthesises them (its --system-prompt,
+// --shared-system-prompt-length, --prompt-prefix-pool-size and
+// --prompt-prefix-length, --user-context-prompt-length, --num-dataset-entries
+// and --conversation-turn-* options): Dataset.SystemPrompt and the workload
+// fields of Synthetic, checked here.
+
+// PrefixPool is AIPerf's prefix prompt pool.
+type PrefixPool struct {
+	// PoolSize is the number of distinct prefixes; >= 1. Required.
+	PoolSize int `yaml:"pool_size"`
+	// Length is each prefix's length in tokens; >= 1. Required.
+	Length int `yaml:"length"`
+}
+
+// Conversation makes synthetic entries multi-turn sessions: each later
+// turn is sent its think time after the previous one ended, carrying the
+// conversation so far (the earlier user turns, and for each answer a
+// stand-in of the length asked for, so that the same seed sends the same
+// prompts).
+type Conversation struct {
+	// Turns is the number of user turns per conversation, drawn as AIPerf
+	// draws it: normal(mean, stddev) truncated at 0, rounded up, at least 1
+	// (mean rounded when stddev is 0). Mean >= 1, required.
+	Turns Lengths `yaml:"turns"`
+	// TurnDelay is the think time before each later turn: none when the
+	// mean is 0, else whole milliseconds drawn as Turns is. Default 0s.
+	TurnDelay Delays `yaml:"turn_delay"`
+}
+
+// Delays is a normal distribution of durations, truncated to at least 0.
+type Delays struct {
+	// Mean is >= 0.
+	Mean Duration `yaml:"mean"`
+	// Stddev is >= 0; 0 makes every delay Mean.
+	Stddev Duration `yaml:"stddev"`
+}
+
+// Limits beyond which a value is taken as a mistake rather than built.
+const (
+	// maxWorkloadTokens bounds a generated system prompt, prefix or user
+	// context, as dataset files bound their lengths.
+	maxWorkloadTokens = 1 << 20
+	// MaxEntries bounds the pool: its shuffled order is held in memory.
+	MaxEntries = 1 << 20
+)
+
+// MultiTurn reports whether the synthetic entries are sessions of turns.
+func (s *Synthetic) MultiTurn() bool { return s.Conversation != nil }
+
+// validateSystemPrompt checks the dataset's system prompt, which applies to
+// every source.
+func (d *Dataset) validateSystemPrompt(l *loader, path string) {
+	if l.written(join(path, "system_prompt")) && strings.TrimSpace(d.SystemPrompt) == "" {
+		l.errorf(join(path, "system_prompt"), "is empty; write the system message, or remove it")
+	}
+}
+
+// validateWorkload checks the synthetic workload fields; systemPrompt says
+// whether the dataset sets its own system prompt.
+func (s *Synthetic) validateWorkload(l *loader, path string, systemPrompt bool) {
+	written := l.under(path)
+	tokens := func(field string, v int, example string) {
+		if written(field) && (v < 1 || v > maxWorkloadTokens) {
+			l.errorf(join(path, field), "must be between 1 and %d tokens, e.g. %s", maxWorkloadTokens, example)
+		}
+	}
+	tokens("shared_system_prompt_length", s.SharedSystemPromptLength, "shared_system_prompt_length: 1000")
+	tokens("user_context_length", s.UserContextLength, "user_context_length: 200")
+	if p := s.Prefix; p != nil {
+		pp := join(path, "prefix")
+		if p.PoolSize < 1 || p.PoolSize > MaxEntries {
+			l.errorf(join(pp, "pool_size"), "must be between 1 and %d (distinct prefixes), e.g. prefix: {pool_size: 8, length: 512}", MaxEntries)
+		}
+		if p.Length < 1 || p.Length > maxWorkloadTokens {
+			l.errorf(join(pp, "length"), "must be between 1 and %d (tokens per prefix), e.g. prefix: {pool_size: 8, length: 512}", maxWorkloadTokens)
+		}
+	}
+	if written("entries") && (s.Entries < 1 || s.Entries > MaxEntries) {
+		l.errorf(join(path, "entries"), "must be between 1 and %d (distinct conversations, reused), e.g. entries: 100", MaxEntries)
+	}
+	if written("user_context_length") && !written("entries") {
+		l.errorf(join(path, "user_context_length"), "needs entries: each entry has its own user context, so write entries: N (the number of distinct users)")
+	}
+	// AIPerf's exclusions: one kind of shared start per request.
+	exclusive := [][2]string{
+		{"prefix", "shared_system_prompt_length"},
+		{"prefix", "user_context_length"},
+	}
+	for _, pair := range exclusive {
+		if written(pair[0]) && written(pair[1]) {
+			l.errorf(join(path, pair[1]), "cannot be used with %s; keep one of them", pair[0])
+		}
+	}
+	for _, field := range []string{"shared_system_prompt_length", "prefix"} {
+		if systemPrompt && written(field) {
+			l.errorf(join(path, field), "cannot be used with dataset.system_prompt; keep one of them")
+		}
+	}
+	if c := s.Conversation; c != nil {
+		cp := join(path, "conversation")
+		c.Turns.validate(l, join(cp, "turns"), 3)
+		if c.TurnDelay.Mean < 0 {
+			l.errorf(join(cp, "turn_delay.mean"), "must be >= 0 (0s sends the next turn when the last ended), e.g. turn_delay: {mean: 2s, stddev: 500ms}")
+		}
+		if c.TurnDelay.Stddev < 0 {
+			l.errorf(join(cp, "turn_delay.stddev"), "must be >= 0 (0s makes every delay the mean)")
+		}
+	}
+}
