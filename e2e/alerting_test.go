@@ -49,8 +49,8 @@ var testShortening = shortening{
 }
 
 const (
-	ttftAlert = "InferprobeTTFTP99RegressionVs1d"
-	itlAlert  = "InferprobeITLP99RegressionVs1d"
+	ttftAlert     = "InferprobeTTFTP99RegressionVs1d"
+	itlAlert      = "InferprobeITLP99RegressionVs1d"
 	durationAlert = "InferprobeRequestDurationP99RegressionVs1d"
 	// The one alert the steady phase tolerates: it reports the CI machine
 	// (a busy shared runner can lag a client by 10ms), not the rules under test.
