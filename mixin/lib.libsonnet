@@ -10,7 +10,7 @@
     local seconds(d) =
       local unit = std.substr(d, std.length(d) - 1, 1), n = std.parseInt(std.substr(d, 0, std.length(d) - 1));
       n * { m: 60, h: 3600, d: 86400 }[unit];
-    std.sort(std.set([w for b in burnRates for w in [b.long, b.short]]), seconds),
+    std.set([w for b in burnRates for w in [b.long, b.short]], seconds),
 
   runbook(config, alert):: config.runbookURLPattern % std.asciiLower(alert),
 }

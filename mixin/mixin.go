@@ -21,10 +21,10 @@ import (
 //go:embed *.libsonnet
 var sources embed.FS
 
-// RulesHeader starts the generated rule file, so nobody edits it by hand.
-const RulesHeader = "# Generated from mixin/*.libsonnet by `go test ./mixin/ -run TestRulesUpToDate -update`: edit the\n" +
-	"# jsonnet, not this file. Checked by `promtool check rules`, tested by `promtool test rules\n" +
-	"# inferprobe-rules.test.yml` (Prometheus 3.16's promtool; `go test ./alerts/`).\n"
+// rulesHeader starts the generated rule file, so nobody edits it by hand.
+const rulesHeader = "# Generated from mixin/*.libsonnet by `make mixin`: edit the jsonnet (its config block is\n" +
+	"# mixin/config.libsonnet), not this file. Checked by `promtool check rules`, tested by\n" +
+	"# `promtool test rules inferprobe-rules.test.yml` (Prometheus 3.16's promtool; `go test ./alerts/`).\n"
 
 // Config is the part of the mixin's _config the dashboards read.
 type Config struct {
@@ -32,6 +32,8 @@ type Config struct {
 	SimulatedGPULabel string `json:"simulatedGPULabel"`
 }
 
+// evaluate runs a jsonnet snippet that imports the embedded mixin files, so
+// it works from any directory, and returns its JSON.
 func evaluate(snippet string) (string, error) {
 	vm := jsonnet.MakeVM()
 	files := map[string]jsonnet.Contents{}
@@ -70,7 +72,7 @@ local m = (import 'config.libsonnet') + (import 'rules.libsonnet') + (import 'al
 	}
 	tidy(&doc)
 	var buf bytes.Buffer
-	buf.WriteString(RulesHeader)
+	buf.WriteString(rulesHeader)
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(&doc); err != nil {
