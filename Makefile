@@ -92,6 +92,14 @@ $(REALENGINE)/installed.txt: $(REALENGINE_REQS) $(LLAMA_CPP_SDIST)
 $(REALENGINE)/model.gguf: e2e/testdata/realengine/make_model.py $(REALENGINE)/installed.txt
 	$(REALENGINE)/bin/python e2e/testdata/realengine/make_model.py $@
 
+# mixin regenerates what the monitoring mixin's config block (mixin/config.libsonnet) drives:
+# alerts/inferprobe-rules.yml and dashboards/*.json. `go test ./mixin/ ./dashboards/` fails
+# when the committed files differ from it.
+.PHONY: mixin
+mixin:
+	$(GO) test -count=1 ./mixin/ -run TestRulesUpToDate -update
+	$(GO) test -count=1 ./dashboards/ -run TestFilesUpToDate -update
+
 # staticcheck installs Staticcheck into .cache/bin; a no-op once the binary is of
 # STATICCHECK_VERSION (2026.2.2; Go 1.26 needs 2026.1 or later). About 30 s cold.
 STATICCHECK_VERSION ?= v0.8.2

@@ -23,18 +23,19 @@ var (
 	labelsB = collector.Labels{Target: "t", Model: "m", Scenario: "b", Phase: "probe"}
 )
 
-// Histogram families and their classic bucket counts (collector/histogram.go).
+// Histogram families and their classic bucket counts (collector/histogram.go:
+// 8 a factor of two over 13, 12 and 15 octaves for the latencies).
 var histograms = map[string]int{
-	"inferprobe_time_to_first_token_seconds":        18,
-	"inferprobe_time_to_first_output_token_seconds": 18,
-	"inferprobe_time_to_second_token_seconds":       15,
-	"inferprobe_inter_token_latency_seconds":        15,
-	"inferprobe_inter_chunk_latency_seconds":        15,
-	"inferprobe_request_duration_seconds":           16,
+	"inferprobe_time_to_first_token_seconds":        105,
+	"inferprobe_time_to_first_output_token_seconds": 105,
+	"inferprobe_time_to_second_token_seconds":       97,
+	"inferprobe_inter_token_latency_seconds":        97,
+	"inferprobe_inter_chunk_latency_seconds":        97,
+	"inferprobe_request_duration_seconds":           121,
 	"inferprobe_input_tokens":                       18,
 	"inferprobe_output_tokens":                      18,
 	"inferprobe_schedule_lag_seconds":               13,
-	"inferprobe_concurrency_wait_seconds":           16,
+	"inferprobe_concurrency_wait_seconds":           121,
 }
 
 // okRecord is a complete 4-chunk stream: TTFT 100ms, chunks 10ms apart, 4

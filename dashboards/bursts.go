@@ -6,11 +6,10 @@ import "fmt"
 // results of each burst's last run, and how that run compares with the
 // runs before it.
 func bursts() *Dashboard {
-	vars := []Variable{
-		datasourceVar(),
-		labelVar("target", "Target", "inferprobe_burst_runs_total", "", "Targets that have bursts configured."),
-		labelVar("burst", "Burst", "inferprobe_burst_runs_total", `{target=~"$target"}`, "Bursts of the scenario file (the burst label; the scenario label of their requests)."),
-	}
+	vars := append(append([]Variable{datasourceVar()}, jobVars("inferprobe_burst_runs_total")...),
+		labelVar("target", "Target", "inferprobe_burst_runs_total", selector(), "Targets that have bursts configured."),
+		labelVar("burst", "Burst", "inferprobe_burst_runs_total", selector(matchTarget), "Bursts of the scenario file (the burst label; the scenario label of their requests)."))
+	vars = append(vars, gpuVars()...)
 	sel := selector(`burst=~"$burst"`, matchTarget)
 	with := func(extra string) string { return selector(`burst=~"$burst"`, matchTarget, extra) }
 	// A burst's requests carry phase="burst" and the burst's name as scenario.
@@ -73,6 +72,11 @@ func bursts() *Dashboard {
 			"s", 12, 5,
 			q(hq(0.99, "inferprobe_time_to_first_token_seconds", reqSel, "scenario"), "{{scenario}} TTFT p99"),
 			q(hq(0.99, "inferprobe_inter_token_latency_seconds", reqSel, "scenario"), "{{scenario}} ITL p99")),
+		// Only while a burst runs does one load dominate the GPUs, so only then
+		// is GPU energy over output tokens a figure about that load.
+		timeseries("GPU energy per output token while a burst runs", "Energy of the selected GPUs (the ones serving the burst's target) per second / the burst's output tokens per second, shown only while a burst is running; bench reports the same per run.",
+			"joule", 24, 6, q(sumBy("", rate("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", gpuSelector()))+" / 1000\n/\n"+
+				sumBy("", rate("inferprobe_output_tokens_total", reqSel))+"\nand on ()\n(max("+last("inferprobe_burst_running")+") == 1)", "J per output token")),
 	}}
 
 	return newDashboard("inferprobe-bursts", "inferprobe / Bursts",

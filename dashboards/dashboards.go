@@ -11,10 +11,19 @@ package dashboards
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/inferprobe/inferprobe/mixin"
 )
 
-// Files returns every dashboard as the file name and the JSON to write.
+// Files returns every dashboard as the file name and the JSON to write,
+// built with the monitoring mixin's config block (mixin/config.libsonnet).
 func Files() (map[string][]byte, error) {
+	cfg, err := mixin.LoadConfig()
+	if err != nil {
+		return nil, err
+	}
+	ownMatchers = []string{cfg.Selector, `job=~"$job"`, `instance=~"$instance"`}
+	simulatedLabel = cfg.SimulatedGPULabel
 	files := map[string][]byte{}
 	for name, d := range map[string]*Dashboard{
 		"overview.json": overview(),

@@ -162,6 +162,15 @@ func checkVariables(t *testing.T, name string, d dashboard) {
 			}
 			continue
 		}
+		if str(v["type"]) == "custom" {
+			// A fixed choice, such as whether to include simulated GPUs.
+			opts := list(v["options"])
+			cur := str(obj(v["current"])["value"])
+			if len(opts) < 2 || !slices.ContainsFunc(opts, func(o any) bool { return str(obj(o)["value"]) == cur }) {
+				t.Errorf("%s: custom variable %s: options %v, current %q: want at least two options, the current one among them", name, vname, opts, cur)
+			}
+			continue
+		}
 		if str(v["type"]) != "query" || str(obj(v["datasource"])["uid"]) != "${datasource}" {
 			t.Errorf("%s: variable %s: type %v on data source %v, want a query on ${datasource}", name, vname, v["type"], v["datasource"])
 		}
@@ -349,5 +358,93 @@ func TestProvisioningFile(t *testing.T) {
 	}
 	if pr := p.Providers[0]; pr.Type != "file" || pr.Folder == "" || !filepath.IsAbs(pr.Options.Path) {
 		t.Errorf("provider %+v: want type file, a folder and an absolute path", pr)
+	}
+}
+
+var (
+	ownMetricRE  = regexp.MustCompile(`\b(inferprobe_\w+)(\{[^}]*\})?`)
+	dcgmMetricRE = regexp.MustCompile(`\b(DCGM_\w+)(\{[^}]*\})?`)
+)
+
+// selectorProblems checks one query: every inferprobe series within the mixin's selector and,
+// in panels and annotations, the job and instance variables (several inferprobe deployments in
+// one Prometheus); every GPU series from the one GPU job picked, simulated GPUs excluded unless
+// chosen (GPUs exported by inferprobe and dcgm-exporter are not counted twice, and a demo does
+// not pollute real GPU panels).
+func selectorProblems(expr string, panel bool) []string {
+	var out []string
+	want := []string{`job="inferprobe"`}
+	if panel {
+		want = append(want, `job=~"$job"`, `instance=~"$instance"`)
+	}
+	for _, m := range ownMetricRE.FindAllStringSubmatch(expr, -1) {
+		for _, w := range want {
+			if !strings.Contains(m[2], w) {
+				out = append(out, fmt.Sprintf("%s%s lacks %s", m[1], m[2], w))
+			}
+		}
+	}
+	for _, m := range dcgmMetricRE.FindAllStringSubmatch(expr, -1) {
+		if expr == "label_values(DCGM_FI_DEV_POWER_USAGE, job)" {
+			continue // the GPU job variable itself
+		}
+		for _, w := range []string{`job=~"$gpu_job"`, `simulated!="$simulated_gpus"`} {
+			if !strings.Contains(m[2], w) {
+				out = append(out, fmt.Sprintf("%s%s lacks %s", m[1], m[2], w))
+			}
+		}
+	}
+	return out
+}
+
+func TestSelectors(t *testing.T) {
+	for name, d := range loadDashboards(t) {
+		for _, v := range list(obj(d["templating"])["list"]) {
+			v := obj(v)
+			for _, p := range selectorProblems(str(v["definition"]), false) {
+				t.Errorf("%s: variable %s: %s", name, str(v["name"]), p)
+			}
+		}
+		for _, a := range list(obj(d["annotations"])["list"]) {
+			for _, p := range selectorProblems(str(obj(a)["expr"]), true) {
+				t.Errorf("%s: annotation %v: %s", name, obj(a)["name"], p)
+			}
+		}
+		for _, p := range panelsOf(d) {
+			for _, tg := range list(p["targets"]) {
+				for _, prob := range selectorProblems(str(obj(tg)["expr"]), true) {
+					t.Errorf("%s: panel %q: %s", name, str(p["title"]), prob)
+				}
+			}
+		}
+	}
+	if len(selectorProblems(`sum(rate(inferprobe_requests_total{target=~"$target"}[1m])) / DCGM_FI_DEV_POWER_USAGE`, true)) != 5 {
+		t.Error("selectorProblems misses missing matchers")
+	}
+}
+
+// Every latency quantile reads the native histogram or, where Prometheus has only the classic
+// one, its buckets; heatmaps too; latency axes are logarithmic.
+func TestHistogramQueriesHaveBothForms(t *testing.T) {
+	nativeRE := regexp.MustCompile(`histogram_quantile\([\d.]+, sum(?: by \(([^)]*)\))? \((rate|increase)\((inferprobe_\w+_seconds)\{`)
+	for name, d := range loadDashboards(t) {
+		for _, p := range panelsOf(d) {
+			typ := str(p["type"])
+			for _, tg := range list(p["targets"]) {
+				expr := str(obj(tg)["expr"])
+				for _, m := range nativeRE.FindAllStringSubmatch(expr, -1) {
+					if !strings.Contains(expr, m[3]+"_bucket{") || !strings.Contains(expr, "\nor\n") {
+						t.Errorf("%s: panel %q: %s has no classic (_bucket) form beside the native one:\n%s", name, str(p["title"]), m[3], expr)
+					}
+				}
+				if typ == "heatmap" && (!strings.Contains(expr, "_bucket{") || !strings.Contains(expr, "by (le)")) {
+					t.Errorf("%s: heatmap %q: no classic-bucket form: %s", name, str(p["title"]), expr)
+				}
+			}
+			fd := obj(obj(p["fieldConfig"])["defaults"])
+			if (typ == "heatmap" || (typ == "timeseries" && str(fd["unit"]) == "s")) && str(obj(obj(fd["custom"])["scaleDistribution"])["type"]) != "log" {
+				t.Errorf("%s: panel %q: latency axis is not logarithmic", name, str(p["title"]))
+			}
+		}
 	}
 }

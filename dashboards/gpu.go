@@ -4,34 +4,27 @@ package dashboards
 // inferprobe's own collector or from dcgm-exporter) beside what the probes
 // measure: power, utilisation, memory, energy per output token.
 func gpu() *Dashboard {
-	vars := append(requestVars(),
-		labelVar("Hostname", "Host", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "", "Hosts whose GPUs are exported (dcgm-exporter's Hostname label)."),
-		labelVar("gpu", "GPU", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", `{Hostname=~"$Hostname"}`, "GPU index on the host."))
-	g := selector(`Hostname=~"$Hostname"`, `gpu=~"$gpu"`)
+	vars := append(requestVars(), gpuVars()...)
+	g := gpuSelector()
 	reqs := selector(matchTarget, matchModel, matchScenario)
 	perGPU := "{{Hostname}} GPU {{gpu}}"
-	// Energy counters are in mJ.
-	joulesPerToken := func(window func(string, string) string) string {
-		return sumBy("", window("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", g)) + " / 1000\n/\n" + sumBy("", window("inferprobe_output_tokens_total", reqs))
-	}
 
 	status := row{"Telemetry and totals", []*Panel{
 		withMappings(stat("Telemetry", `Whether inferprobe reads GPU telemetry (from its own collector; absent when the GPUs come from dcgm-exporter). "simulated" means the demo's simulated GPUs: not real data.`,
 			"none", 6, 4, thresholds("red", 1.0, "green"),
-			q("max by (backend) (inferprobe_gpu_telemetry_backend_info) * on () group_left max(inferprobe_gpu_telemetry_up)", "{{backend}}")),
+			q("max by (backend) ("+own("inferprobe_gpu_telemetry_backend_info")+") * on () group_left max("+own("inferprobe_gpu_telemetry_up")+")", "{{backend}}")),
 			map[string][2]string{"0": {"down", "red"}, "1": {"up", "green"}}),
 		stat("GPUs", "GPUs exporting telemetry.", "short", 4, 4, greenBase, q("count(DCGM_FI_DEV_POWER_USAGE"+g+")", "GPUs")),
 		stat("Power now", "Power drawn by the selected GPUs together.", "watt", 4, 4, greenBase, q(sumBy("", "DCGM_FI_DEV_POWER_USAGE"+g), "power")),
-		stat("Energy over the time range", "Energy used by the selected GPUs over the time range, from their energy counters.",
-			"kwatth", 5, 4, greenBase, q(sumBy("", increase("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", g))+" / 3.6e9", "energy")),
-		stat("Energy per output token", "Energy of the selected GPUs over the time range / output tokens of the selected targets' successful requests. Meaningful when those GPUs serve those targets and little else.",
-			"joule", 5, 4, greenBase, q(joulesPerToken(increase), "per token")),
+		// No energy per output token here: over a time range the GPUs also
+		// serve traffic inferprobe does not see. The bursts dashboard shows it
+		// while a burst runs, and bench reports it per run.
+		stat("Energy over the time range", "Energy used by the selected GPUs over the time range, from their energy counters (mJ).",
+			"kwatth", 10, 4, greenBase, q(sumBy("", increase("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", g))+" / 3.6e9", "energy")),
 	}}
 
 	power := row{"Power and energy", []*Panel{
-		timeseries("Power", "Power draw per GPU.", "watt", 12, 8, q("DCGM_FI_DEV_POWER_USAGE"+g, perGPU)),
-		timeseries("Energy per output token", "GPU energy per second / output tokens per second of the selected targets.",
-			"joule", 12, 8, q(joulesPerToken(rate), "J per output token")),
+		timeseries("Power", "Power draw per GPU.", "watt", 24, 8, q("DCGM_FI_DEV_POWER_USAGE"+g, perGPU)),
 	}}
 
 	activity := row{"Utilisation and memory", []*Panel{
@@ -68,6 +61,6 @@ func gpu() *Dashboard {
 	}}
 
 	return newDashboard("inferprobe-gpu", "inferprobe / GPU and energy",
-		"GPU power, utilisation, memory and energy per output token, with latency beside GPU activity. Metric names are dcgm-exporter's.",
+		"GPU power, utilisation, memory and energy, with latency beside GPU activity. Metric names are dcgm-exporter's; pick the one job that exports them.",
 		vars, []Annotation{burstAnnotation(selector(matchTarget))}, status, power, activity, beside)
 }

@@ -4,7 +4,8 @@ package dashboards
 // time, quantiles beyond p99, the other timings, and probe against burst.
 func latency() *Dashboard {
 	sel := selector(matchTarget, matchModel, matchScenario)
-	probe := selector(matchTarget, matchModel, matchScenario, `phase="probe"`)
+	// The heatmaps and the quantiles beside them show the same traffic.
+	probe := selector(matchTarget, matchModel, matchScenario, `phase=~"$phase"`)
 
 	deep := func(metric string) []query {
 		return []query{
@@ -22,23 +23,23 @@ func latency() *Dashboard {
 		}
 	}
 
-	heatmaps := row{"Distributions over time (native histograms, all phases)", []*Panel{
-		heatmap("Time to first token", "Every request's TTFT, bucketed by the native histogram (buckets about 2 % wide).",
-			"s", 12, 9, sumBy("", rate("inferprobe_time_to_first_token_seconds", sel))),
+	heatmaps := row{"Distributions over time (selected phase)", []*Panel{
+		heatmap("Time to first token", "Every request's TTFT, bucketed by the native histogram (buckets about 2 % wide), or by the classic buckets (about 9 % wide) where Prometheus stores only those.",
+			"s", 12, 9, hbuckets("inferprobe_time_to_first_token_seconds", probe)),
 		heatmap("Inter-token latency", "Per-request inter-token latency.",
-			"s", 12, 9, sumBy("", rate("inferprobe_inter_token_latency_seconds", sel))),
+			"s", 12, 9, hbuckets("inferprobe_inter_token_latency_seconds", probe)),
 		heatmap("Request latency", "Request duration, from the request being written to the end of the response.",
-			"s", 12, 9, sumBy("", rate("inferprobe_request_duration_seconds", sel))),
+			"s", 12, 9, hbuckets("inferprobe_request_duration_seconds", probe)),
 		heatmap("Inter-chunk latency", "Every gap between consecutive content chunks (vLLM's ITL): stalls and batching hiccups show here first.",
-			"s", 12, 9, sumBy("", rate("inferprobe_inter_chunk_latency_seconds", sel))),
+			"s", 12, 9, hbuckets("inferprobe_inter_chunk_latency_seconds", probe)),
 	}}
 
-	tails := row{"Quantiles and mean (probe traffic)", []*Panel{
-		timeseries("Time to first token", "p50, p90, p99, p99.9 and mean of the selected probes together.",
+	tails := row{"Quantiles and mean (selected phase)", []*Panel{
+		timeseries("Time to first token", "p50, p90, p99, p99.9 and mean of the selected probes (and phase) together.",
 			"s", 8, 9, deep("inferprobe_time_to_first_token_seconds")...),
-		timeseries("Inter-token latency", "p50, p90, p99, p99.9 and mean of the selected probes together.",
+		timeseries("Inter-token latency", "p50, p90, p99, p99.9 and mean of the selected probes (and phase) together.",
 			"s", 8, 9, deep("inferprobe_inter_token_latency_seconds")...),
-		timeseries("Request latency", "p50, p90, p99, p99.9 and mean of the selected probes together.",
+		timeseries("Request latency", "p50, p90, p99, p99.9 and mean of the selected probes (and phase) together.",
 			"s", 8, 9, deep("inferprobe_request_duration_seconds")...),
 		timeseries("First output token and second token (p99)", "Time to first output token (after any reasoning) and time from the first to the second content chunk, p99 per target.",
 			"s", 12, 8,
@@ -64,6 +65,6 @@ func latency() *Dashboard {
 	}}
 
 	return newDashboard("inferprobe-latency", "inferprobe / Latency deep dive",
-		"Native-histogram heatmaps, tail quantiles over time, and probe against burst latency.",
-		requestVars(), []Annotation{burstAnnotation(selector(matchTarget))}, heatmaps, tails, phases)
+		"Latency heatmaps, tail quantiles over time, and probe against burst latency.",
+		append(requestVars(), phaseVar()), []Annotation{burstAnnotation(selector(matchTarget))}, heatmaps, tails, phases)
 }

@@ -232,15 +232,71 @@ func defaultTo(v Variable, value string) Variable {
 	return v
 }
 
-// requestVars are the target, model and scenario variables, taken from
-// inferprobe_requests_total, each narrowed by the ones before it.
-func requestVars() []Variable {
+// jobVars are the job and instance variables of inferprobe's own series,
+// taken from metric within the mixin's selector: several inferprobe
+// deployments, or a test one, scraped by one Prometheus can be told apart.
+func jobVars(metric string) []Variable {
 	return []Variable{
-		datasourceVar(),
-		labelVar("target", "Target", "inferprobe_requests_total", "", "Targets of the scenario file (the target label)."),
-		labelVar("model", "Model", "inferprobe_requests_total", `{target=~"$target"}`, "Models served by the selected targets."),
-		labelVar("scenario", "Scenario", "inferprobe_requests_total", `{target=~"$target", model=~"$model"}`, "Probes (and bursts) sending to the selected targets."),
+		labelVar("job", "Job", metric, matchSet(ownMatchers[0]), "Scrape jobs of inferprobe (within the mixin's selector)."),
+		labelVar("instance", "Instance", metric, matchSet(ownMatchers[0], `job=~"$job"`), "inferprobe processes of the selected jobs."),
 	}
+}
+
+// requestVars are the job, instance, target, model and scenario variables,
+// taken from inferprobe_requests_total, each narrowed by the ones before it.
+func requestVars() []Variable {
+	return append(append([]Variable{datasourceVar()}, jobVars("inferprobe_requests_total")...),
+		labelVar("target", "Target", "inferprobe_requests_total", selector(), "Targets of the scenario file (the target label)."),
+		labelVar("model", "Model", "inferprobe_requests_total", selector(matchTarget), "Models served by the selected targets."),
+		labelVar("scenario", "Scenario", "inferprobe_requests_total", selector(matchTarget, matchModel), "Probes (and bursts) sending to the selected targets."),
+	)
+}
+
+// phaseVar is the phase variable, starting at probe: the steady probe
+// traffic, what users feel.
+func phaseVar() Variable {
+	return defaultTo(labelVar("phase", "Phase", "inferprobe_requests_total", selector(matchTarget),
+		"probe: the steady probe traffic (the default, what users feel); burst: load-test runs; All: both."), "probe")
+}
+
+// simulatedLabel marks the demo's simulated GPUs; Files sets it from the
+// mixin's config.
+var simulatedLabel string
+
+// gpuVars pick the GPU series: the job exporting them (one, so that GPUs
+// exported both by inferprobe and by dcgm-exporter are not counted twice),
+// whether the demo's simulated GPUs are included, the host and the GPU.
+func gpuVars() []Variable {
+	job := Variable{
+		Current: map[string]any{}, Datasource: ds, Definition: "label_values(DCGM_FI_DEV_POWER_USAGE, job)",
+		Description: "The one job whose GPU series are shown: inferprobe's own GPU collector or dcgm-exporter, not both, so no GPU is counted twice.",
+		Label:       "GPU job", Name: "gpu_job", Options: []any{},
+		Query:   map[string]any{"qryType": 1, "query": "label_values(DCGM_FI_DEV_POWER_USAGE, job)", "refId": "PrometheusVariableQueryEditor-VariableQuery"},
+		Refresh: 2, Sort: 1, Type: "query",
+	}
+	// The matcher is simulated!="$simulated_gpus": "true" drops the simulated
+	// GPUs, "none" (a value no series has) keeps every GPU.
+	simulated := Variable{
+		Current:     map[string]any{"selected": true, "text": "exclude", "value": "true"},
+		Description: "The demo's simulated GPUs (label " + simulatedLabel + `="true", not real telemetry) are left out unless included here.`,
+		Label:       "Simulated GPUs", Name: "simulated_gpus",
+		Options: []any{
+			map[string]any{"selected": true, "text": "exclude", "value": "true"},
+			map[string]any{"selected": false, "text": "include", "value": "none"},
+		},
+		Query: "exclude : true, include : none", Type: "custom",
+	}
+	dcgm := matchSet(`job=~"$gpu_job"`, simulatedLabel+`!="$simulated_gpus"`)
+	return []Variable{
+		job, simulated,
+		labelVar("Hostname", "Host", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", dcgm, "Hosts whose GPUs are exported (dcgm-exporter's Hostname label)."),
+		labelVar("gpu", "GPU", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", matchSet(`job=~"$gpu_job"`, simulatedLabel+`!="$simulated_gpus"`, `Hostname=~"$Hostname"`), "GPU index on the host."),
+	}
+}
+
+// gpuSelector selects the GPU series the GPU variables pick.
+func gpuSelector() string {
+	return matchSet(`job=~"$gpu_job"`, simulatedLabel+`!="$simulated_gpus"`, `Hostname=~"$Hostname"`, `gpu=~"$gpu"`)
 }
 
 // builtInAnnotation is Grafana's own annotations and alerts.
@@ -350,18 +406,25 @@ func thresholds(base string, steps ...any) Thresholds {
 	return t
 }
 
-// timeseries is a line graph over the time range.
+// timeseries is a line graph over the time range. Latency (unit s) is drawn
+// on a log-2 axis, so that p50 and p99.9 fit one panel and a doubling looks
+// the same at any level.
 func timeseries(title, description, unit string, w, h int, qs ...query) *Panel {
+	custom := map[string]any{
+		"drawStyle": "line", "fillOpacity": 10, "lineWidth": 1, "pointSize": 4, "showPoints": "never",
+		"spanNulls": false, "axisPlacement": "auto", "axisSoftMin": 0,
+	}
+	if unit == "s" {
+		custom["scaleDistribution"] = map[string]any{"type": "log", "log": 2}
+		delete(custom, "axisSoftMin") // no 0 on a log axis
+	}
 	return &Panel{
 		Datasource:  ds,
 		Description: description,
 		FieldConfig: &FieldConfig{
 			Defaults: FieldDefaults{
-				Color: map[string]any{"mode": "palette-classic"},
-				Custom: map[string]any{
-					"drawStyle": "line", "fillOpacity": 10, "lineWidth": 1, "pointSize": 4, "showPoints": "never",
-					"spanNulls": false, "axisPlacement": "auto", "axisSoftMin": 0,
-				},
+				Color:    map[string]any{"mode": "palette-classic"},
+				Custom:   custom,
 				Mappings: []any{}, Thresholds: greenBase, Unit: unit,
 			},
 			Overrides: []Override{},
@@ -446,14 +509,15 @@ func bars(title, description, unit string, w, h int, qs ...query) *Panel {
 	}
 }
 
-// heatmap renders a native histogram's buckets over time, as Grafana does
-// for a query that returns native histograms.
+// heatmap renders a histogram's buckets over time, as Grafana does for a
+// query that returns native histograms or classic buckets by le, on a log-2
+// latency axis.
 func heatmap(title, description, unit string, w, h int, expr string) *Panel {
 	return &Panel{
 		Datasource:  ds,
 		Description: description,
 		FieldConfig: &FieldConfig{
-			Defaults:  FieldDefaults{Custom: map[string]any{"scaleDistribution": map[string]any{"type": "linear"}}, Mappings: []any{}, Thresholds: greenBase, Unit: unit},
+			Defaults:  FieldDefaults{Custom: map[string]any{"scaleDistribution": map[string]any{"type": "log", "log": 2}}, Mappings: []any{}, Thresholds: greenBase, Unit: unit},
 			Overrides: []Override{},
 		},
 		GridPos: GridPos{H: h, W: w},
@@ -498,8 +562,17 @@ func timeline(title, description, unit string, w, h int, qs ...query) *Panel {
 	}
 }
 
-// selector renders label matchers as {a, b}; empty parts are dropped.
+// selector renders the matchers of inferprobe's own series and then these
+// as {a, b}; empty parts are dropped.
 func selector(matchers ...string) string {
+	return matchSet(append(slices.Clone(ownMatchers), matchers...)...)
+}
+
+// own is one of inferprobe's own metrics with the job and instance matchers.
+func own(metric string) string { return metric + selector() }
+
+// matchSet renders label matchers as {a, b}; empty parts are dropped.
+func matchSet(matchers ...string) string {
 	var kept []string
 	for _, m := range matchers {
 		if m != "" {

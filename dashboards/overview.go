@@ -5,9 +5,7 @@ import "fmt"
 // overview is the first dashboard to open: is every target within its SLOs,
 // how fast is it, how much does it serve, and how often does it fail.
 func overview() *Dashboard {
-	vars := append(requestVars(),
-		defaultTo(labelVar("phase", "Phase", "inferprobe_requests_total", `{target=~"$target"}`,
-			"probe: the steady probe traffic (the default, what users feel); burst: load-test runs; All: both."), "probe"))
+	vars := append(requestVars(), phaseVar())
 	sel := selector(matchTarget, matchModel, matchScenario, `phase=~"$phase"`)
 	finished := selector(matchTarget, matchModel, matchScenario, `phase=~"$phase"`, `outcome!="cancelled"`)
 	errored := selector(matchTarget, matchModel, matchScenario, `phase=~"$phase"`, `outcome="error"`)

@@ -31,6 +31,9 @@ func promDuration(d time.Duration) string { return fmt.Sprintf("%ds", int(d.Seco
 var testShortening = shortening{
 	windows: map[string]string{
 		"5m": "10s", "10m": "10s", "15m": "15s", "30m": promDuration(regWindow),
+		// The goodput burn-rate windows: the steady phase fails no request and
+		// the probe has no SLO, so they must stay quiet at any length.
+		"1h": "30s", "2h": "40s", "6h": "60s", "3d": "90s",
 		"1d": "60s", "7d": "10m",
 	},
 	steps: map[string]string{"5m": "5s"},
@@ -42,12 +45,13 @@ var testShortening = shortening{
 	},
 	// ProbesAbsent's 5m becomes 10s: a fresh Prometheus has no sample for a
 	// moment and must not call the probes absent.
-	fors: map[string]string{"5m": "10s", "10m": "5s", "15m": "5s"},
+	fors: map[string]string{"2m": "5s", "5m": "10s", "10m": "5s", "15m": "5s"},
 }
 
 const (
-	ttftAlert = "InferprobeTTFTP99RegressionVs1d"
-	itlAlert  = "InferprobeITLP99RegressionVs1d"
+	ttftAlert     = "InferprobeTTFTP99RegressionVs1d"
+	itlAlert      = "InferprobeITLP99RegressionVs1d"
+	durationAlert = "InferprobeRequestDurationP99RegressionVs1d"
 	// The one alert the steady phase tolerates: it reports the CI machine
 	// (a busy shared runner can lag a client by 10ms), not the rules under test.
 	saturatedAlert = "InferprobeClientSaturated"
@@ -133,9 +137,10 @@ func setSimTTFT(t *testing.T, simAddr string, ttft time.Duration) {
 // TestAlertingEndToEnd runs the whole alerting path with the real rules: the
 // simulator, inferprobe probing it at 20 req/s, Prometheus 3.16 scraping native
 // histograms and evaluating alerts/inferprobe-rules.yml with shortened windows,
-// and Alertmanager notifying a webhook. Steady latency raises nothing; a 5x
-// TTFT raised through the simulator's admin endpoint reaches Alertmanager and
-// the webhook; restoring it resolves the alert. About 2.5 minutes.
+// and Alertmanager routing by severity through a stock-shaped tree to a pager
+// and a ticket webhook. Steady latency raises nothing; a 5x TTFT raised
+// through the simulator's admin endpoint reaches Alertmanager and pages
+// (severity="critical"); restoring it resolves the alert. About 2.5 minutes.
 func TestAlertingEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes minutes of real time")
@@ -148,8 +153,8 @@ func TestAlertingEndToEnd(t *testing.T) {
 	// Prometheus and Alertmanager start first: their start-up takes the CPU
 	// for a moment, which would put slow outliers into the first probes and so
 	// into the baseline window.
-	hook := startWebhook(t)
-	amURL := startAlertmanager(t, hook.url)
+	hook, tickets := startWebhook(t), startWebhook(t)
+	amURL := startAlertmanager(t, hook.url, tickets.url)
 	addr := freeAddr(t)
 	prom := startPrometheus316(t, addr, rules, strings.TrimPrefix(amURL, "http://"))
 
@@ -206,9 +211,21 @@ probes:
 				t.Fatalf("%s: Alertmanager holds %s", phase, a.Labels)
 			}
 		}
-		for _, a := range hook.received() {
+		for _, a := range append(hook.received(), tickets.received()...) {
 			if !ok(a.Labels["alertname"]) {
-				t.Fatalf("%s: webhook was notified of %s %s", phase, a.Status, a.Labels)
+				t.Fatalf("%s: a webhook was notified of %s %s", phase, a.Status, a.Labels)
+			}
+		}
+		// Routing is by severity: the pager gets critical alerts only, the
+		// ticket receiver warnings only, and info reaches neither.
+		for _, a := range hook.received() {
+			if a.Labels["severity"] != "critical" {
+				t.Fatalf("%s: the pager was notified of %s %s", phase, a.Status, a.Labels)
+			}
+		}
+		for _, a := range tickets.received() {
+			if a.Labels["severity"] != "warning" {
+				t.Fatalf("%s: the ticket receiver was notified of %s %s", phase, a.Status, a.Labels)
 			}
 		}
 	}
@@ -270,13 +287,13 @@ probes:
 	// does not and must stay quiet.
 	setSimTTFT(t, simAddr, raisedTTFT)
 	raised := time.Now()
-	wantLabels := map[string]string{"alertname": ttftAlert, "severity": "page", "target": "sim", "model": simModel, "phase": "probe"}
+	wantLabels := map[string]string{"alertname": ttftAlert, "severity": "critical", "target": "sim", "model": simModel, "phase": "probe"}
 	wantRunbook := "https://github.com/inferprobe/inferprobe/blob/main/alerts/RUNBOOK.md#" + strings.ToLower(ttftAlert)
 	// When Prometheus first showed the alert pending and firing: the log then
 	// says which stage a slow alert spent its time in.
 	seen := map[string]time.Duration{}
 	eventually(t, 45*time.Second, ttftAlert+" active in Alertmanager and notified", func() error {
-		unexpected("raised TTFT", ttftAlert, "InferprobeRequestDurationP99RegressionVs1d")
+		unexpected("raised TTFT", ttftAlert, durationAlert)
 		pa, err := prom.alerts()
 		if err != nil {
 			return err
@@ -308,7 +325,7 @@ probes:
 				return nil
 			}
 		}
-		return fmt.Errorf("webhook has no firing %s with labels %v and runbook_url %s: %v", ttftAlert, wantLabels, wantRunbook, hook.received())
+		return fmt.Errorf("the pager has no firing %s with labels %v and runbook_url %s: %v", ttftAlert, wantLabels, wantRunbook, hook.received())
 	})
 	fired := time.Since(raised)
 	t.Logf("%s active in Alertmanager and notified %s after the TTFT was raised (Prometheus: pending after %s, firing after %s)",
@@ -348,9 +365,9 @@ probes:
 	})
 	t.Logf("%s resolved %s after the TTFT was restored (fired after %s; whole test %s)",
 		ttftAlert, time.Since(restored).Round(time.Second), fired.Round(time.Second), time.Since(began).Round(time.Second))
-	for _, a := range hook.received() {
+	for _, a := range append(hook.received(), tickets.received()...) {
 		if a.Labels["alertname"] == itlAlert {
-			t.Fatalf("webhook was notified of %s %v: the inter-token latency never changed", a.Status, a.Labels)
+			t.Fatalf("a webhook was notified of %s %v: the inter-token latency never changed", a.Status, a.Labels)
 		}
 	}
 }

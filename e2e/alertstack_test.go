@@ -116,25 +116,49 @@ func (s shortening) apply(t *testing.T, rules string) (string, map[string]int) {
 	return rules, counts
 }
 
-// startAlertmanager runs Alertmanager with one route: every alert goes to
-// webhookURL, grouped by alert name, resolved notifications included, with
-// waits of a second so that a test sees notifications at once.
-func startAlertmanager(t *testing.T, webhookURL string) string {
+// startAlertmanager runs Alertmanager with a routing tree of the stock shape
+// (kube-prometheus's default, the one most installs start from): alerts are
+// routed on severity alone, critical to pagerURL and warning to ticketURL,
+// info and the rest to a receiver that drops them, with the stock inhibition
+// of lower severities by higher ones of the same alert. Resolved notifications
+// are sent; waits are a second so that a test sees notifications at once.
+func startAlertmanager(t *testing.T, pagerURL, ticketURL string) string {
 	t.Helper()
 	bin := requireAlertmanager(t)
 	dir := t.TempDir()
 	config := fmt.Sprintf(`route:
-  receiver: webhook
-  group_by: [alertname]
+  receiver: "null"
+  group_by: [namespace]
   group_wait: 1s
   group_interval: 1s
-  repeat_interval: 1h
+  repeat_interval: 12h
+  routes:
+    - matchers: ['alertname = "Watchdog"']
+      receiver: "null"
+    - matchers: ['severity = "critical"']
+      receiver: pager
+    - matchers: ['severity = "warning"']
+      receiver: ticket
+    - matchers: ['severity = "info"']
+      receiver: "null"
+inhibit_rules:
+  - source_matchers: ['severity = "critical"']
+    target_matchers: ['severity =~ "warning|info"']
+    equal: [namespace, alertname]
+  - source_matchers: ['severity = "warning"']
+    target_matchers: ['severity = "info"']
+    equal: [namespace, alertname]
 receivers:
-  - name: webhook
+  - name: "null"
+  - name: pager
     webhook_configs:
       - url: %q
         send_resolved: true
-`, webhookURL)
+  - name: ticket
+    webhook_configs:
+      - url: %q
+        send_resolved: true
+`, pagerURL, ticketURL)
 	configFile := filepath.Join(dir, "alertmanager.yml")
 	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
 		t.Fatal(err)

@@ -16,11 +16,14 @@ import (
 	"time"
 )
 
-// TestDashboardQueriesReturnData runs the demo with a burst, lets a real
-// Prometheus scrape it, and then evaluates every query of every Grafana
-// dashboard (panels, annotations, variables) the way Grafana would: each
-// must be valid and return data. A panel that stays empty on a demo run is
-// a panel with a wrong metric, label or function.
+// TestDashboardQueriesReturnData runs the demo with a burst, lets two real
+// Prometheus servers scrape it, one storing native histograms and one only
+// the classic buckets, and then evaluates every query of every Grafana
+// dashboard (panels, annotations, variables) on each the way Grafana would:
+// each must be valid and return data on both. A panel that stays empty on a
+// demo run is a panel with a wrong metric, label or function, or one that
+// works on one storage mode only. It also measures how far the classic p99s
+// are from the native ones (within 10 %, BENCHMARKS.md).
 func TestDashboardQueriesReturnData(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "dashboards", "*.json"))
 	if err != nil || len(files) == 0 {
@@ -33,7 +36,8 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 		"--sim.error-rate=0.05")
 	base := "http://" + addr
 	waitHealthy(t, demo, base+"/metrics", 15*time.Second)
-	prom := startDashboardPrometheus(t, addr)
+	prom := startDashboardPrometheus(t, addr, true)
+	classic := startDashboardPrometheus(t, addr, false)
 	begin := time.Now()
 
 	// Probe traffic first, then a short burst beside it, so that probe and
@@ -57,13 +61,15 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, 15*time.Second, "Prometheus has scraped the burst's results", func() error {
-		res, err := prom.query(`inferprobe_burst_last_end_timestamp_seconds`)
-		if err == nil && len(res) == 0 {
-			err = fmt.Errorf("no inferprobe_burst_last_end_timestamp_seconds yet")
-		}
-		return err
-	})
+	for _, p := range []*dashboardPrometheus{prom, classic} {
+		eventually(t, 15*time.Second, "Prometheus has scraped the burst's results", func() error {
+			res, err := p.query(`inferprobe_burst_last_end_timestamp_seconds`)
+			if err == nil && len(res) == 0 {
+				err = fmt.Errorf("no inferprobe_burst_last_end_timestamp_seconds yet")
+			}
+			return err
+		})
+	}
 	time.Sleep(3 * time.Second) // a few more scrapes after the burst
 
 	end := time.Now()
@@ -76,12 +82,43 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 			t.Errorf("%s: %d samples (%v), want 1", expr, len(res), err)
 		}
 	}
+	// The storage modes are what they claim: native histograms only in one,
+	// classic buckets only in the other.
+	for _, c := range []struct {
+		p    *dashboardPrometheus
+		expr string
+		want bool
+	}{
+		{prom, `count(inferprobe_time_to_first_token_seconds)`, true},
+		{prom, `count(inferprobe_time_to_first_token_seconds_bucket)`, false},
+		{classic, `count(inferprobe_time_to_first_token_seconds)`, false},
+		{classic, `count(inferprobe_time_to_first_token_seconds_bucket)`, true},
+	} {
+		if res, err := c.p.query(c.expr); err != nil || (len(res) > 0) != c.want {
+			t.Fatalf("%s on the %s Prometheus: %d results (%v), want data: %v", c.expr, c.p.mode, len(res), err, c.want)
+		}
+	}
+	// The simulated GPUs carry the label the GPU panels exclude by default.
+	if res, err := prom.query(`DCGM_FI_DEV_POWER_USAGE{simulated!="true"}`); err != nil || len(res) != 0 {
+		t.Errorf("DCGM_FI_DEV_POWER_USAGE without simulated=\"true\": %d series (%v), want none in the demo", len(res), err)
+	}
+	dashCompareQuantiles(t, prom, classic, end.Sub(begin))
 	builtins := map[string]string{
 		// What Grafana substitutes for a 1s scrape interval and this run.
 		"__rate_interval": "1m",
 		"__interval":      "2s",
 		"__range":         strconv.Itoa(int(end.Sub(begin).Seconds())+1) + "s",
 	}
+	for _, p := range []*dashboardPrometheus{prom, classic} {
+		n := dashEvaluateAll(t, p, files, builtins, begin, end)
+		t.Logf("%d dashboard queries evaluated against %s (%s histograms)", n, p.version, p.mode)
+	}
+}
+
+// dashEvaluateAll evaluates every variable, annotation and panel query of
+// the dashboard files on p and returns how many it ran.
+func dashEvaluateAll(t *testing.T, prom *dashboardPrometheus, files []string, builtins map[string]string, begin, end time.Time) int {
+	t.Helper()
 	queries := 0
 	for _, file := range files {
 		d := dashRead(t, file)
@@ -94,6 +131,9 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 				vars[v.Name] = ".*" // All, as the variables' allValue
 			}
 		}
+		// The demo's GPUs are simulated: include them, or the GPU panels
+		// are empty by design.
+		vars["simulated_gpus"] = "none"
 		name := filepath.Base(file)
 		for _, v := range d.Templating.List {
 			if v.Type != "query" {
@@ -124,25 +164,56 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 					err = dashRangeHasData(prom.url, expr, begin, end)
 				}
 				if err != nil {
-					t.Errorf("%s: panel %q, query %s: %v", name, p.Title, tg.RefID, err)
+					t.Errorf("%s (%s histograms): panel %q, query %s: %v", name, prom.mode, p.Title, tg.RefID, err)
 				}
 			}
 		}
 	}
-	t.Logf("%d dashboard queries evaluated against %s", queries, prom.version)
+	return queries
+}
+
+// dashCompareQuantiles compares the p50 and p99 of the demo's latency
+// histograms over the run, by phase, as the dashboards read them from
+// native histograms on one server and from classic buckets on the other:
+// the classic ones must be within 10 % of the native ones.
+func dashCompareQuantiles(t *testing.T, native, classic *dashboardPrometheus, run time.Duration) {
+	t.Helper()
+	window := fmt.Sprintf("[%ds]", int(run.Seconds())+1)
+	for _, metric := range []string{"inferprobe_time_to_first_token_seconds", "inferprobe_inter_token_latency_seconds", "inferprobe_request_duration_seconds"} {
+		for _, phase := range []string{"probe", "burst"} {
+			for _, q := range []float64{0.5, 0.99} {
+				sel := `{job="inferprobe", phase="` + phase + `"}`
+				n, err := native.scalar(fmt.Sprintf("histogram_quantile(%g, sum(increase(%s%s%s)))", q, metric, sel, window))
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := classic.scalar(fmt.Sprintf("histogram_quantile(%g, sum by (le) (increase(%s_bucket%s%s)))", q, metric, sel, window))
+				if err != nil {
+					t.Fatal(err)
+				}
+				diff := (c - n) / n
+				t.Logf("%s{phase=%q} p%g: native %.4fs, classic %.4fs (%+.1f %%)", metric, phase, q*100, n, c, diff*100)
+				if math.IsNaN(diff) || math.Abs(diff) > 0.10 {
+					t.Errorf("%s{phase=%q} p%g: classic %.4fs is %+.1f %% off the native %.4fs, want within 10 %%", metric, phase, q*100, c, diff*100, n)
+				}
+			}
+		}
+	}
 }
 
 // dashboardPrometheus is a Prometheus for the dashboard test.
 type dashboardPrometheus struct {
 	*prometheusServer
-	version string
+	version, mode string
 }
 
-// startDashboardPrometheus scrapes target every second with native
-// histograms on. It prefers Prometheus 3 ($PROMETHEUS, or .cache/bin from
-// `make tools`), which is what the dashboards are for, and falls back to
-// the Prometheus on PATH (Debian's 2.42 with the feature flag).
-func startDashboardPrometheus(t *testing.T, target string) *dashboardPrometheus {
+// startDashboardPrometheus scrapes target every second, storing native
+// histograms or (native false) only the classic buckets, as a Prometheus
+// without native histograms turned on does. It prefers Prometheus 3
+// ($PROMETHEUS, or .cache/bin from `make tools`), which is what the
+// dashboards are for, and falls back to the Prometheus on PATH (Debian's
+// 2.42, native histograms by its feature flag).
+func startDashboardPrometheus(t *testing.T, target string, native bool) *dashboardPrometheus {
 	t.Helper()
 	bin := os.Getenv("PROMETHEUS")
 	if bin == "" {
@@ -160,12 +231,15 @@ func startDashboardPrometheus(t *testing.T, target string) *dashboardPrometheus 
 	// Prometheus 2 turns native histograms on by a flag and refuses the
 	// Prometheus 3 setting; a binary from go install prints no version.
 	legacy := strings.Contains(version, "version 2.")
-	native, flags := "  scrape_native_histograms: true\n", []string(nil)
-	if legacy {
-		native, flags = "", []string{"--enable-feature=native-histograms"}
+	setting, flags, mode := "", []string(nil), "classic"
+	switch {
+	case native && legacy:
+		flags, mode = []string{"--enable-feature=native-histograms"}, "native"
+	case native:
+		setting, mode = "  scrape_native_histograms: true\n", "native"
 	}
-	config := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n%sscrape_configs:\n  - job_name: inferprobe\n    static_configs:\n      - targets: ['%s']\n", native, target)
-	return &dashboardPrometheus{runPrometheus(t, "prometheus", bin, config, 60*time.Second, flags...), version}
+	config := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n%sscrape_configs:\n  - job_name: inferprobe\n    static_configs:\n      - targets: ['%s']\n", setting, target)
+	return &dashboardPrometheus{runPrometheus(t, "prometheus "+mode, bin, config, 60*time.Second, flags...), version, mode}
 }
 
 // dashboardCall sends a request to inferprobe and decodes its JSON answer

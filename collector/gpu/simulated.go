@@ -10,6 +10,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// SimulatedLabel is the label, with the value "true", on every series of the
+// simulated GPUs, so that dashboards can leave them out by default (the
+// mixin's simulatedGPULabel; a test checks the two agree) and a demo scraped
+// by a shared Prometheus does not add fake GPUs to the real ones' panels.
+const SimulatedLabel = "simulated"
+
 // SimulatedBackend is the backend label of simulated GPUs, so that nobody
 // mistakes their series for real telemetry.
 const SimulatedBackend = "simulated"
@@ -51,7 +57,7 @@ func NewSimulated(opts SimulatedOptions, reg prometheus.Registerer) (*Collector,
 	open := func(fs []Field) (Backend, error) { return newSimulatedBackend(fs, n, host, opts.Busy, time.Now), nil }
 	// Opening never fails, so the hint for a missing library is never shown.
 	c := newCollector(fields, open, opts.Logger, "", defaultTiming)
-	if err := reg.Register(c); err != nil {
+	if err := prometheus.WrapRegistererWith(prometheus.Labels{SimulatedLabel: "true"}, reg).Register(c); err != nil {
 		return nil, err
 	}
 	c.start()

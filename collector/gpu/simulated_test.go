@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-dcgm/pkg/dcgm"
+	"github.com/inferprobe/inferprobe/mixin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -114,11 +115,35 @@ func TestNewSimulatedExportsSimulatedBackend(t *testing.T) {
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP inferprobe_gpu_telemetry_backend_info The library GPU telemetry is read from: dcgm, nvml, simulated (the demo's fake GPUs), or none.
 # TYPE inferprobe_gpu_telemetry_backend_info gauge
-inferprobe_gpu_telemetry_backend_info{backend="simulated"} 1
+inferprobe_gpu_telemetry_backend_info{backend="simulated",simulated="true"} 1
 `), "inferprobe_gpu_telemetry_backend_info"); err != nil {
 		t.Error(err)
 	}
 	if n, err := testutil.GatherAndCount(reg, "DCGM_FI_DEV_POWER_USAGE"); err != nil || n != 2 {
 		t.Errorf("DCGM_FI_DEV_POWER_USAGE: %d series (%v), want 2", n, err)
+	}
+	// Every GPU series says it is simulated, under the label the dashboards
+	// exclude by default.
+	cfg, err := mixin.LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.SimulatedGPULabel != SimulatedLabel {
+		t.Errorf("the mixin's simulatedGPULabel is %q, the collector's label %q: make them agree", cfg.SimulatedGPULabel, SimulatedLabel)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			found := false
+			for _, l := range m.GetLabel() {
+				found = found || (l.GetName() == SimulatedLabel && l.GetValue() == "true")
+			}
+			if !found {
+				t.Errorf("%s %v: no %s=\"true\"", mf.GetName(), m.GetLabel(), SimulatedLabel)
+			}
+		}
 	}
 }

@@ -1,0 +1,169 @@
+// Alerting rules. Each alert has a severity from _config.severities, a summary, a templated
+// description and a runbook_url (alerts/RUNBOOK.md has a section per alert).
+local lib = import 'lib.libsonnet';
+
+{
+  prometheusAlerts+:: {
+    local c = $._config,
+    local m = lib.matchers(c.selector),
+    local sev = c.severities,
+    local alert(name, severity, expr, forDuration, summary, description) = {
+      alert: name,
+      expr: expr,
+      [if forDuration != null then 'for']: forDuration,
+      labels: { severity: severity },
+      annotations: { summary: summary, description: description, runbook_url: lib.runbook(c, name) },
+    },
+
+    local r = c.regression,
+    // The expression's value is the current window's p99 (so the description can show it); it is
+    // kept only where it exceeds factor x the baseline p99 and both windows hold minSamples.
+    local regression(name, severity, metric, what, offset, when) = alert(
+      name, severity,
+      |||
+        histogram_quantile(0.99, sum by (target, model, phase) (rate(%(h)s[%(w)s])))
+          > %(f)g * histogram_quantile(0.99, sum by (target, model, phase) (rate(%(h)s[%(w)s] offset %(o)s)))
+        and on (target, model, phase)
+          sum by (target, model, phase) (histogram_count(increase(%(h)s[%(w)s]))) >= %(n)d
+        and on (target, model, phase)
+          sum by (target, model, phase) (histogram_count(increase(%(h)s[%(w)s] offset %(o)s))) >= %(n)d
+      ||| % { h: metric + m(['phase="probe"']), w: r.window, o: offset, f: r.factor, n: r.minSamples },
+      r['for'],
+      '%s p99 regressed more than %gx against the same time %s' % [what, r.factor, when],
+      '%s p99 of target {{ $labels.target }}, model {{ $labels.model }} ({{ $labels.phase }}) is {{ $value | humanizeDuration }} over the last %s, more than %gx its p99 over the same %s %s earlier.'
+      % [what, r.window, r.factor, r.window, { '1d': 'one day', '7d': 'seven days' }[offset]],
+    ),
+
+    local budget = 1 - c.goodputObjective,
+    // A burn-rate condition: both windows' error ratios above factor x the error budget.
+    local burn(b) =
+      '(\n  %s > %g\nand\n  %s > %g\n)' % [lib.errorRatioRecord(b.long), b.factor * budget, lib.errorRatioRecord(b.short), b.factor * budget],
+    local burnAlert(name, severity, speed) =
+      local pairs = [b for b in c.burnRates if b.severity == severity];
+      alert(
+        name, sev[severity], std.join('\nor\n', [burn(b) for b in pairs]) + '\n', '2m',
+        'Target is burning its goodput error budget %s' % speed,
+        ('{{ $value | humanizePercentage }} of the probe requests to target {{ $labels.target }}, model {{ $labels.model }} were not good (failed or missed an SLO) over the alert\'s long window; '
+         + 'the objective of %g%% good over %s allows %g%%. Burn-rate windows: %s.')
+        % [c.goodputObjective * 100, c.sloPeriod, budget * 100, std.join('; ', ['%gx over %s and %s' % [b.factor, b.long, b.short] for b in pairs])],
+      ),
+
+    local e = c.errorRatio,
+
+    groups+: [
+      {
+        name: 'inferprobe-slo-burn-rate',
+        rules: [
+          burnAlert('InferprobeGoodputErrorBudgetBurnFast', 'critical', 'fast'),
+          burnAlert('InferprobeGoodputErrorBudgetBurnSlow', 'warning', 'steadily'),
+        ],
+      },
+      {
+        name: 'inferprobe-latency-regressions',
+        rules: [
+          regression('InferprobeTTFTP99RegressionVs1d', sev.critical, 'inferprobe_time_to_first_token_seconds', 'TTFT', '1d', 'yesterday'),
+          regression('InferprobeTTFTP99RegressionVs7d', sev.warning, 'inferprobe_time_to_first_token_seconds', 'TTFT', '7d', 'last week'),
+          regression('InferprobeITLP99RegressionVs1d', sev.warning, 'inferprobe_inter_token_latency_seconds', 'Inter-token latency', '1d', 'yesterday'),
+          regression('InferprobeRequestDurationP99RegressionVs1d', sev.warning, 'inferprobe_request_duration_seconds', 'Request duration', '1d', 'yesterday'),
+        ],
+      },
+      {
+        name: 'inferprobe-availability',
+        rules: [
+          alert(
+            'InferprobeErrorRatioHigh', sev.critical,
+            |||
+              sum by (target, model, phase) (rate(inferprobe_request_errors_total%(s)s[%(w)s]))
+                / sum by (target, model, phase) (rate(inferprobe_requests_total%(f)s[%(w)s]))
+                > %(t)g
+              and on (target, model, phase)
+                sum by (target, model, phase) (increase(inferprobe_requests_total%(f)s[%(w)s])) >= %(n)d
+            ||| % { s: m([]), f: m(['outcome!="cancelled"']), w: e.window, t: e.threshold, n: e.minRequests },
+            e['for'],
+            'More than %g%% of requests to an endpoint fail' % (e.threshold * 100),
+            '{{ $value | humanizePercentage }} of the {{ $labels.phase }} requests to target {{ $labels.target }}, model {{ $labels.model }} failed over the last %s (threshold %g%%, at least %d requests).'
+            % [e.window, e.threshold * 100, e.minRequests],
+          ),
+          alert(
+            'InferprobeProbesAbsent', sev.critical,
+            'absent_over_time(inferprobe_requests_total%s[10m])' % m(['phase="probe"']), '5m',
+            'No inferprobe probe results at all',
+            'Prometheus has had no inferprobe_requests_total{phase="{{ $labels.phase }}"} sample for at least 15m: inferprobe is down, not scraped, or no probe has finished a request. Every latency alert is blind.',
+          ),
+          alert(
+            'InferprobeProbeStale', sev.warning,
+            |||
+              sum by (instance, target, model, scenario, phase) (increase(inferprobe_requests_total%(s)s[15m])) == 0
+              and on (instance, target, model, scenario, phase)
+                group by (instance, target, model, scenario, phase) (inferprobe_requests_total%(s)s)
+            ||| % { s: m(['phase="probe"']) },
+            '5m',
+            'A probe is exported but has finished no request for 20m',
+            'Probe {{ $labels.scenario }} (target {{ $labels.target }}, model {{ $labels.model }}) on {{ $labels.instance }} finished {{ $value }} requests in the last 15m, for at least 5m.',
+          ),
+        ],
+      },
+      {
+        name: 'inferprobe-client-health',
+        rules: [
+          // info: the measurements need care, nothing is broken for users.
+          alert(
+            'InferprobeClientSaturated', sev.info, 'inferprobe_client_saturated%s == 1' % m([]), '10m',
+            'inferprobe itself may be the bottleneck',
+            'inferprobe on {{ $labels.instance }} has reported client saturation for 10m: its latencies may describe the client, not the server.',
+          ),
+          alert(
+            'InferprobeWorkersCrashLooping', sev.warning, 'inferprobe_worker_crash_looping%s == 1' % m([]), '5m',
+            'inferprobe worker processes keep dying',
+            'inferprobe on {{ $labels.instance }} has had its workers crash-looping (at least 5 exits a minute) for 5m.',
+          ),
+          // GPU-less hosts export inferprobe_gpu_telemetry_up 0 forever; only a host where
+          // telemetry worked within the last day alerts, so this never fires on them.
+          alert(
+            'InferprobeGPUTelemetryDown', sev.warning,
+            |||
+              inferprobe_gpu_telemetry_up%(s)s == 0
+              and max_over_time(inferprobe_gpu_telemetry_up%(s)s[1d]) == 1
+            ||| % { s: m([]) },
+            '10m',
+            'GPU telemetry stopped on a host where it worked',
+            'inferprobe on {{ $labels.instance }} has read no GPU telemetry for 10m although it did within the last day.',
+          ),
+          alert(
+            'InferprobeConfigReloadFailed', sev.warning, 'inferprobe_config_last_reload_successful%s == 0' % m([]), '5m',
+            'inferprobe rejected its scenario file and kept the previous configuration',
+            'The last reload of the scenario file by inferprobe on {{ $labels.instance }} failed; it has been running the previous configuration for at least 5m.',
+          ),
+        ],
+      },
+      {
+        name: 'inferprobe-bursts',
+        rules: [
+          // A run exports its exact quantiles when it ends and they stay until the next run ends,
+          // so the gauge's history is a step function, one step per run. The earlier runs are the
+          // steps whose end timestamp is older than the current one: `@ end()` pins the current
+          // end timestamp inside the subquery, so the baseline never contains the run being
+          // judged, however long ago it ended (a fixed offset would either include it or drop
+          // recent runs). max, not a time average: runs triggered through the API come at
+          // irregular times.
+          alert(
+            'InferprobeBurstTTFTP99WorseThanEarlier', sev.warning,
+            |||
+              inferprobe_burst_last_time_to_first_token_seconds%(q)s
+                > 1.2 * max_over_time((
+                    inferprobe_burst_last_time_to_first_token_seconds%(q)s
+                      and ignoring (quantile)
+                    inferprobe_burst_last_end_timestamp_seconds%(s)s < inferprobe_burst_last_end_timestamp_seconds%(s)s @ end()
+                  )[7d:5m])
+              and ignoring (quantile)
+                changes(inferprobe_burst_last_end_timestamp_seconds%(s)s[7d]) >= 2
+            ||| % { q: m(['quantile="0.99"']), s: m([]) },
+            null,
+            "The last burst run's TTFT p99 is worse than every earlier run of that burst this week",
+            'The last run of burst {{ $labels.burst }} against target {{ $labels.target }} on {{ $labels.instance }} had a TTFT p99 of {{ $value | humanizeDuration }}, more than 1.2x the worst p99 of its earlier runs in the last 7d.',
+          ),
+        ],
+      },
+    ],
+  },
+}
