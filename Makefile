@@ -124,7 +124,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz FuzzLoadBaseten prober/dataset $(LOADER_FUZZTIME) -parallel 1
 
 # deploy-test vets, staticchecks and tests deploy/, a module of its own so that the Kubernetes
-# and Helm libraries stay out of the main one: every manifest decoded strictly into its API type,
+# and Helm libraries stay out of the main one: helm lint, every manifest decoded strictly into its API type,
 # the Helm chart rendered, compose, Dockerfile and systemd unit, and their flags and scenarios
 # against the binary just built. About 6 minutes cold on 2 cores (Kubernetes and Helm, compiled
 # for vet and the tests and type-checked again by staticcheck), 5-20 s warm.
