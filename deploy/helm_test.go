@@ -311,23 +311,6 @@ func TestHelmRefusesUnsafeValues(t *testing.T) {
 	}
 }
 
-// TestHelmValuesDocumented: every key of values.yaml is in values.schema.json, so that
-// helm install checks it.
-func TestHelmValuesDocumented(t *testing.T) {
-	ch := loadChart(t)
-	var schema struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if err := json.Unmarshal(ch.Schema, &schema); err != nil {
-		t.Fatal(err)
-	}
-	for k := range ch.Values {
-		if _, ok := schema.Properties[k]; !ok {
-			t.Errorf("values.yaml: %s is not in values.schema.json", k)
-		}
-	}
-}
-
 // dashboardFiles are the committed dashboards, which the chart reads through its
 // dashboards/ link.
 func dashboardFiles(t *testing.T) []string {
