@@ -95,11 +95,12 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, g genRequest, 
 	j.finish = finish
 	j.includeUsage = g.includeUsage
 	j.gen = generation{
-		rng:      rng,
-		itl:      newSampler(p.Distribution, p.ITL, p.Jitter),
-		tokens:   tokens,
-		perChunk: perChunk,
-		due:      admitted.Add(ttft),
+		rng:        rng,
+		itl:        newSampler(p.Distribution, p.ITL, p.Jitter),
+		tokens:     tokens,
+		perChunk:   perChunk,
+		due:        admitted.Add(ttft),
+		observeITL: s.metrics.itl.Observe,
 	}
 	if j.ep != nil { // the other APIs send no reasoning
 		j.gen.reasoningTokens = min(s.cfg.ReasoningTokens, tokens)

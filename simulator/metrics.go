@@ -21,7 +21,7 @@ type serverMetrics struct {
 	registry                      *prometheus.Registry
 	running, waiting              prometheus.Gauge
 	kvUsage, gpuCacheUsage        prometheus.Gauge // vLLM exports both names of the same figure
-	ttft, e2e                     prometheus.Histogram
+	ttft, itl, e2e                prometheus.Histogram
 	promptTokens, generatedTokens prometheus.Counter
 	success                       *prometheus.CounterVec
 
@@ -44,6 +44,10 @@ func newServerMetrics(model string) *serverMetrics {
 			Name: "vllm:time_to_first_token_seconds", Help: "Histogram of time to first token in seconds.", ConstLabels: labels,
 			Buckets: []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0},
 		}),
+		itl: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "vllm:inter_token_latency_seconds", Help: "Histogram of inter-token latency in seconds.", ConstLabels: labels,
+			Buckets: []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0},
+		}),
 		e2e: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "vllm:e2e_request_latency_seconds", Help: "Histogram of e2e request latency in seconds.", ConstLabels: labels,
 			Buckets: []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0},
@@ -54,7 +58,7 @@ func newServerMetrics(model string) *serverMetrics {
 			Name: "vllm:request_success_total", Help: "Count of successfully processed requests.", ConstLabels: labels,
 		}, []string{"finished_reason"}),
 	}
-	m.registry.MustRegister(m.running, m.waiting, m.kvUsage, m.gpuCacheUsage, m.ttft, m.e2e, m.promptTokens, m.generatedTokens, m.success)
+	m.registry.MustRegister(m.running, m.waiting, m.kvUsage, m.gpuCacheUsage, m.ttft, m.itl, m.e2e, m.promptTokens, m.generatedTokens, m.success)
 	return m
 }
 
