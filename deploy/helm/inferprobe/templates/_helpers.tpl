@@ -47,15 +47,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 
 {{/* An HTTP probe of path, or a TCP check where basic auth would answer the kubelet 401. */}}
 {{- define "inferprobe.probe" -}}
-{{- if and .root.Values.webConfig.secret .root.Values.webConfig.basicAuth }}
+{{- if and .root.Values.webConfig.secret .root.Values.webConfig.basicAuth -}}
 tcpSocket:
   port: http
-{{- else }}
+{{- else -}}
 httpGet:
   path: {{ .path }}
   port: http
   scheme: {{ include "inferprobe.scheme" .root | upper }}
-{{- end }}
+{{- end -}}
 {{- end -}}
 
 {{/* The pod template shared by the Deployment (shards = 1) and the StatefulSet (shards > 1). */}}
