@@ -53,6 +53,7 @@ type Saturation struct {
 	lags      []lagSample // ring
 	next      int
 	saturated bool
+	why       string    // the reason of the last Check's verdict; "" when not saturated
 	warned    time.Time // last warning; zero before the first
 	loud      bool      // the current or last episode was warned of
 }
@@ -95,7 +96,7 @@ func (s *Saturation) Check(now time.Time) {
 	why := s.reason(now)
 	s.mu.Lock()
 	was := s.saturated
-	s.saturated = why != ""
+	s.saturated, s.why = why != "", why
 	if why != "" && !was {
 		s.loud = s.warned.IsZero() || now.Sub(s.warned) >= saturationQuiet
 		if s.loud {
@@ -171,4 +172,11 @@ func (s *Saturation) lagP99(now time.Time) (time.Duration, int) {
 	}
 	slices.Sort(recent)
 	return recent[(len(recent)*99+99)/100-1], len(recent)
+}
+
+// Verdict says why the last Check found the client saturated, or "" when it did not.
+func (s *Saturation) Verdict() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.why
 }

@@ -55,6 +55,8 @@ type running struct {
 	labels collector.Labels
 	stop   context.CancelFunc
 	done   chan struct{} // closed when the probe and its requests have ended
+	// summary is the landing page's view of the probe's recent requests.
+	summary *probeSummary
 }
 
 // probeSpec is everything that, when changed, makes a probe restart.
@@ -221,9 +223,10 @@ func (d *Daemon) apply(cfg *scenarios.Config) error {
 			return err
 		}
 		next[name] = &running{
-			probe:  probe,
-			spec:   spec,
-			labels: collector.Labels{Target: p.Target, Model: t.Model, Scenario: name, Phase: "probe"},
+			probe:   probe,
+			spec:    spec,
+			labels:  collector.Labels{Target: p.Target, Model: t.Model, Scenario: name, Phase: "probe"},
+			summary: &probeSummary{},
 		}
 	}
 	d.failures.retain(targets)
@@ -250,7 +253,7 @@ func (d *Daemon) apply(cfg *scenarios.Config) error {
 func (d *Daemon) start(r *running) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
-	rec := prober.Tee(d.requests.Series(r.labels, report.NewSLO(r.spec.probe.SLO)), d.failures.recorder(r.probe.Target, r.labels.Scenario))
+	rec := prober.Tee(d.requests.Series(r.labels, report.NewSLO(r.spec.probe.SLO)), d.failures.recorder(r.probe.Target, r.labels.Scenario), r.summary)
 	r.done = make(chan struct{})
 	d.runs.Go(func() {
 		defer close(r.done)

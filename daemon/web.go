@@ -60,13 +60,7 @@ func (d *Daemon) Handler(enableLifecycle bool, burstAPI BurstAPIOptions) (http.H
 		Profiling: "false",
 		ExtraHTML: targetErrorsMark,
 		ExtraCSS:  targetErrorsCSS,
-		Links: []web.LandingLinks{
-			{Address: "/metrics", Text: "Metrics", Description: "TTFT, inter-token latency and the rest, as native histograms"},
-			{Address: "/api/v1/status", Text: "Status", Description: "Configuration state, running probes and the last error of each target (JSON)"},
-			{Address: burstAPIPath, Text: "Bursts", Description: "Configured bursts and recent runs (JSON); with --web.enable-burst-api, POST /api/v1/bursts/NAME starts one"},
-			{Address: "/-/healthy", Text: "Health"},
-			{Address: "/-/ready", Text: "Readiness"},
-		},
+		Links:     landingLinks(burstAPI.Enabled),
 	})
 	if err != nil {
 		return nil, err
@@ -83,3 +77,16 @@ func (d *Daemon) Handler(enableLifecycle bool, burstAPI BurstAPIOptions) (http.H
 type promhttpLogger struct{ d *Daemon }
 
 func (l promhttpLogger) Println(v ...any) { l.d.logger.Error(fmt.Sprint(v...)) }
+
+// landingLinks are the landing page's links; the burst API's only when it is on, since
+// off it answers every request 403.
+func landingLinks(burstAPI bool) []web.LandingLinks {
+	links := []web.LandingLinks{
+		{Address: "/metrics", Text: "Metrics", Description: "TTFT, inter-token latency and the rest, as native histograms"},
+		{Address: "/api/v1/status", Text: "Status", Description: "Configuration state, running probes and the last error of each target (JSON)"},
+	}
+	if burstAPI {
+		links = append(links, web.LandingLinks{Address: burstAPIPath, Text: "Bursts", Description: "Configured bursts and recent runs (JSON); POST /api/v1/bursts/NAME starts one"})
+	}
+	return append(links, web.LandingLinks{Address: "/-/healthy", Text: "Health"}, web.LandingLinks{Address: "/-/ready", Text: "Readiness"})
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,6 +33,7 @@ type bundle struct {
 	deployments     []*appsv1.Deployment
 	statefulSets    []*appsv1.StatefulSet
 	serviceMonitors []*monitoringv1.ServiceMonitor
+	podMonitors     []*monitoringv1.PodMonitor
 	rules           []*monitoringv1.PrometheusRule
 }
 
@@ -67,6 +69,9 @@ func (b *bundle) add(t *testing.T, name string, data []byte) {
 		case "monitoring.coreos.com/v1/ServiceMonitor":
 			o := &monitoringv1.ServiceMonitor{}
 			b.serviceMonitors, obj = append(b.serviceMonitors, o), o
+		case "monitoring.coreos.com/v1/PodMonitor":
+			o := &monitoringv1.PodMonitor{}
+			b.podMonitors, obj = append(b.podMonitors, o), o
 		case "monitoring.coreos.com/v1/PrometheusRule":
 			o := &monitoringv1.PrometheusRule{}
 			b.rules, obj = append(b.rules, o), o
@@ -157,6 +162,9 @@ func (b *bundle) check(t *testing.T, where string, secretKeys map[string]map[str
 	}
 	for _, sm := range b.serviceMonitors {
 		b.checkServiceMonitor(t, where, sm)
+	}
+	for _, pm := range b.podMonitors {
+		checkPodMonitor(t, where, pm, ws)
 	}
 	for _, cm := range b.configMaps {
 		for k, v := range cm.Data {
@@ -382,12 +390,32 @@ func (b *bundle) checkServiceMonitor(t *testing.T, where string, sm *monitoringv
 			t.Errorf("%s: interval %s: the rules' 5m rates need a scrape at least every 2m", where, iv)
 		}
 	}
-	if len(sm.Spec.ScrapeProtocols) == 0 || sm.Spec.ScrapeProtocols[0] != monitoringv1.PrometheusProto {
-		t.Errorf("%s: scrapeProtocols must start with PrometheusProto (native histograms travel only in protobuf); have %v", where, sm.Spec.ScrapeProtocols)
+	checkScrapeProtocols(t, where, sm.Spec.ScrapeProtocols, sm.Spec.ScrapeNativeHistograms, sm.Spec.ScrapeClassicHistograms)
+}
+
+func checkScrapeProtocols(t *testing.T, where string, protocols []monitoringv1.ScrapeProtocol, native, classic *bool) {
+	t.Helper()
+	if len(protocols) == 0 || protocols[0] != monitoringv1.PrometheusProto {
+		t.Errorf("%s: scrapeProtocols must start with PrometheusProto (native histograms travel only in protobuf); have %v", where, protocols)
 	}
-	if !ptrOr(sm.Spec.ScrapeNativeHistograms, false) || !ptrOr(sm.Spec.ScrapeClassicHistograms, false) {
+	if !ptrOr(native, false) || !ptrOr(classic, false) {
 		t.Errorf("%s: want scrapeNativeHistograms and scrapeClassicHistograms true", where)
 	}
+}
+
+func checkPodMonitor(t *testing.T, where string, pm *monitoringv1.PodMonitor, ws []workload) {
+	t.Helper()
+	where += ": PodMonitor " + pm.Name
+	sel, err := metav1.LabelSelectorAsSelector(&pm.Spec.Selector)
+	if err != nil || sel.Empty() {
+		t.Errorf("%s: selector %v: %v", where, pm.Spec.Selector, err)
+	} else if !slices.ContainsFunc(ws, func(w workload) bool { return sel.Matches(labels.Set(w.pod.Labels)) }) {
+		t.Errorf("%s: selects no workload's pods", where)
+	}
+	if eps := pm.Spec.PodMetricsEndpoints; len(eps) != 1 || ptrOr(eps[0].Port, "") != "http" || eps[0].Path != "/metrics" {
+		t.Errorf("%s: want one endpoint on port http, path /metrics; have %+v", where, eps)
+	}
+	checkScrapeProtocols(t, where, pm.Spec.ScrapeProtocols, pm.Spec.ScrapeNativeHistograms, pm.Spec.ScrapeClassicHistograms)
 }
 
 // alertGroups decodes alerts/inferprobe-rules.yml, the source of every rule copy.
@@ -557,6 +585,9 @@ func (b *bundle) objects() []metav1.ObjectMeta {
 		add(o.ObjectMeta)
 	}
 	for _, o := range b.serviceMonitors {
+		add(o.ObjectMeta)
+	}
+	for _, o := range b.podMonitors {
 		add(o.ObjectMeta)
 	}
 	for _, o := range b.rules {

@@ -9,11 +9,14 @@ import (
 	"time"
 )
 
-const unitFile = "systemd/inferprobe.service"
+const (
+	unitFile  = "systemd/inferprobe.service"
+	keyDropIn = "systemd/inferprobe.service.d/api-key.conf"
+)
 
 // parseUnit returns the unit's settings by section and key, continuation lines joined; a
 // repeated key keeps every value.
-func parseUnit(t *testing.T, data string) map[string]map[string][]string {
+func parseUnit(t *testing.T, name, data string) map[string]map[string][]string {
 	t.Helper()
 	unit := map[string]map[string][]string{}
 	var section, pending string
@@ -35,7 +38,7 @@ func parseUnit(t *testing.T, data string) map[string]map[string][]string {
 		default:
 			k, v, ok := strings.Cut(line, "=")
 			if !ok || section == "" {
-				t.Fatalf("%s:%d: not KEY=VALUE in a section: %q", unitFile, i+1, line)
+				t.Fatalf("%s:%d: not KEY=VALUE in a section: %q", name, i+1, line)
 			}
 			unit[section][k] = append(unit[section][k], strings.Join(strings.Fields(v), " "))
 		}
@@ -48,7 +51,7 @@ func TestSystemdUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unit := parseUnit(t, string(data))
+	unit := parseUnit(t, unitFile, string(data))
 	svc := unit["Service"]
 	one := func(k string) string {
 		if len(svc[k]) != 1 {
@@ -101,13 +104,12 @@ func TestSystemdUnit(t *testing.T) {
 	if stop, err := time.ParseDuration(one("TimeoutStopSec")); err != nil || stop <= grace+10*time.Second {
 		t.Errorf("TimeoutStopSec=%s must exceed --shutdown.grace-period %v + 10s (worker stop and web shutdown): %v", one("TimeoutStopSec"), grace, err)
 	}
-	// The key comes in as a credential, not as a readable file of the host or a variable.
-	cred, _, _ := strings.Cut(one("LoadCredential"), ":")
-	if cred == "" {
-		t.Error("want LoadCredential=NAME:PATH for the API key file")
-	} else if !strings.Contains(string(data), "/run/credentials/inferprobe.service/"+cred) {
-		t.Errorf("the unit's comments must show the scenario's api_key_file: /run/credentials/inferprobe.service/%s", cred)
+	// A keyless server needs no key file: LoadCredential= fails the start while its file is
+	// missing, so it lives in the drop-in that keyed setups add.
+	if v := svc["LoadCredential"]; len(v) > 0 {
+		t.Errorf("[Service] LoadCredential=%s: the unit would not start on a host without that file; it belongs in %s", v[0], keyDropIn)
 	}
+	checkKeyDropIn(t)
 	if env := svc["Environment"]; len(env) > 0 && secretLike.MatchString(strings.Join(env, " ")) {
 		t.Errorf("Environment= holds what looks like a credential: use LoadCredential")
 	}
@@ -144,5 +146,29 @@ func verifyUnit(t *testing.T, data, bin string) {
 	out, err := exec.Command(sa, "verify", "--man=no", unit).CombinedOutput()
 	if err != nil || len(strings.TrimSpace(string(out))) != 0 {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+// checkKeyDropIn: the drop-in for keyed targets hands the key in as a credential, not as a
+// readable file of the host or a variable, and shows the scenario's api_key_file for it.
+func checkKeyDropIn(t *testing.T) {
+	t.Helper()
+	data, err := os.ReadFile(keyDropIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := parseUnit(t, keyDropIn, string(data))
+	if len(drop) != 1 || len(drop["Service"]) != 1 || len(drop["Service"]["LoadCredential"]) != 1 {
+		t.Fatalf("%s: want exactly [Service] LoadCredential=NAME:PATH, have %v", keyDropIn, drop)
+	}
+	cred, file, _ := strings.Cut(drop["Service"]["LoadCredential"][0], ":")
+	if cred == "" || !strings.HasPrefix(file, "/") {
+		t.Errorf("%s: LoadCredential=%s: want NAME:/ABSOLUTE/PATH", keyDropIn, drop["Service"]["LoadCredential"][0])
+	}
+	if !strings.Contains(string(data), "api_key_file: /run/credentials/inferprobe.service/"+cred) {
+		t.Errorf("%s: its comments must show the scenario's api_key_file: /run/credentials/inferprobe.service/%s", keyDropIn, cred)
+	}
+	if !strings.Contains(string(data), "/etc/systemd/system/inferprobe.service.d/") {
+		t.Errorf("%s: its comments must say where it is installed", keyDropIn)
 	}
 }

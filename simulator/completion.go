@@ -74,13 +74,16 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, g genRequest, 
 	}
 
 	queued := time.Now()
+	s.metrics.waiting.Inc()
 	if s.slots != nil {
 		if err := s.slots.acquire(r.Context()); err != nil {
+			s.metrics.waiting.Dec()
 			return // the client left while queued
 		}
 		defer s.slots.release()
 	}
 	admitted := time.Now()
+	s.metrics.admit(lim.promptTokens + tokens)
 
 	perChunk := s.cfg.TokensPerChunk
 	if j.api != nil && j.api.perToken {
@@ -92,11 +95,12 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, g genRequest, 
 	j.finish = finish
 	j.includeUsage = g.includeUsage
 	j.gen = generation{
-		rng:      rng,
-		itl:      newSampler(p.Distribution, p.ITL, p.Jitter),
-		tokens:   tokens,
-		perChunk: perChunk,
-		due:      admitted.Add(ttft),
+		rng:        rng,
+		itl:        newSampler(p.Distribution, p.ITL, p.Jitter),
+		tokens:     tokens,
+		perChunk:   perChunk,
+		due:        admitted.Add(ttft),
+		observeITL: s.metrics.itl.Observe,
 	}
 	if j.ep != nil { // the other APIs send no reasoning
 		j.gen.reasoningTokens = min(s.cfg.ReasoningTokens, tokens)
@@ -113,6 +117,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, g genRequest, 
 	default:
 		err = s.stream(r.Context(), w, j)
 	}
+	served := finish
+	if err != nil {
+		served = ""
+	}
+	s.metrics.done(lim.promptTokens+tokens, lim.promptTokens, tokens, queued, admitted.Add(ttft), served)
 	if s.logger.Enabled(r.Context(), slog.LevelDebug) {
 		s.logger.LogAttrs(r.Context(), slog.LevelDebug, "request served",
 			slog.String("endpoint", j.name()), slog.Bool("stream", g.stream),

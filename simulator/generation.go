@@ -21,6 +21,8 @@ type generation struct {
 	stall           time.Duration
 	emitted         int
 	due             time.Time // when the last emitted token is due; the first token's time before any
+	// observeITL, when set, is told each gap between two tokens (vLLM's inter-token latency).
+	observeITL func(seconds float64)
 }
 
 func (g *generation) more() bool { return g.emitted < g.tokens }
@@ -38,9 +40,13 @@ func (g *generation) appendChunk(buf []byte) ([]byte, time.Time) {
 	}
 	for ; g.emitted < end; g.emitted++ {
 		if g.emitted > 0 {
-			g.due = g.due.Add(g.itl.draw(g.rng))
+			gap := g.itl.draw(g.rng)
 			if g.emitted == g.stallAt {
-				g.due = g.due.Add(g.stall)
+				gap += g.stall
+			}
+			g.due = g.due.Add(gap)
+			if g.observeITL != nil {
+				g.observeITL(gap.Seconds())
 			}
 		}
 		buf = append(buf, ' ')

@@ -19,6 +19,7 @@ type Server struct {
 	slots     *limiter // nil when concurrency is unlimited
 	started   int64    // unix seconds, the model's "created"
 	mux       *http.ServeMux
+	metrics   *serverMetrics
 
 	profile  atomic.Pointer[Profile] // read once per request, without a lock
 	updateMu sync.Mutex              // serialises profile updates, so partial updates do not lose each other
@@ -47,6 +48,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		modelJSON: modelJSON,
 		started:   time.Now().Unix(),
 		seeds:     rand.New(rand.NewPCG(cfg.Seed, 0)),
+		metrics:   newServerMetrics(cfg.Model),
 	}
 	if cfg.MaxConcurrency > 0 {
 		s.slots = newLimiter(cfg.MaxConcurrency)
@@ -66,6 +68,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	s.mux.HandleFunc("POST /v2/rerank", s.serveRetrieval(&cohereRerankAPI))
 	s.mux.HandleFunc("POST /rerank", s.serveRetrieval(&teiRerankAPI))
 	s.mux.HandleFunc("GET /v1/models", s.models)
+	s.mux.Handle("GET /metrics", s.metrics.handler())
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.mux.HandleFunc("GET /admin/profile", s.getProfile)
 	s.mux.HandleFunc("PUT /admin/profile", s.updateProfile)

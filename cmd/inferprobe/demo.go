@@ -28,6 +28,13 @@ func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, burs
 		logger.Error("invalid simulator settings", "err", err)
 		return 2
 	}
+	// Bound before the banner, so that the addresses it prints answer, and a port in
+	// use fails here, before anything starts.
+	webListeners, err := listenWeb(webFlags)
+	if err != nil {
+		logger.Error("cannot listen for the web server; stop what holds the port or pick another --web.listen-address", "err", err)
+		return 1
+	}
 	ln, err := net.Listen("tcp", simListen)
 	if err != nil {
 		logger.Error("cannot listen for the simulator; pick another --simulator.listen-address", "err", err)
@@ -63,7 +70,27 @@ func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, burs
 		fmt.Fprintf(os.Stdout, "  burst API:    curl -X POST %s/api/v1/bursts/demo-burst, then GET the status_url it returns\n", base)
 	}
 	fmt.Fprintln(os.Stdout, "Press Ctrl-C to stop.")
-	return serveDaemon(logger, load, p, webFlags, lifecycle, burstOpts, daemonFlags, gpuFlags)
+	return serveDaemon(logger, load, p, webFlags, webListeners, lifecycle, burstOpts, daemonFlags, gpuFlags)
+}
+
+// listenWeb binds every --web.listen-address; with --web.systemd-socket it returns
+// none, and the web server takes systemd's sockets itself.
+func listenWeb(webFlags *web.FlagConfig) ([]net.Listener, error) {
+	if webFlags.WebSystemdSocket != nil && *webFlags.WebSystemdSocket {
+		return nil, nil
+	}
+	var ls []net.Listener
+	for _, addr := range *webFlags.WebListenAddresses {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			return nil, err
+		}
+		ls = append(ls, l)
+	}
+	return ls, nil
 }
 
 // displayAddress turns a listen address such as ":9470" into one a browser can open.

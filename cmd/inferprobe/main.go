@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/promslog"
@@ -33,7 +34,10 @@ Start here:
   inferprobe serve --config.file=scenario.yml
 `
 
-func main() { os.Exit(run(os.Args[1:])) }
+func main() {
+	fillVersion(debug.ReadBuildInfo())
+	os.Exit(run(os.Args[1:]))
+}
 
 func run(args []string) int {
 	app := kingpin.New("inferprobe", appHelp)

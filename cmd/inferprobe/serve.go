@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -37,7 +38,7 @@ func runServe(logger *slog.Logger, configFile string, webFlags *web.FlagConfig, 
 		logger.Error("cannot start the worker processes", "err", err)
 		return 1
 	}
-	return serveDaemon(logger, load, p, webFlags, lifecycle, burstOpts, daemonFlags, gpuFlags)
+	return serveDaemon(logger, load, p, webFlags, nil, lifecycle, burstOpts, daemonFlags, gpuFlags)
 }
 
 // workersStopTimeout bounds how long shutdown waits for the workers once the
@@ -55,8 +56,10 @@ func drain(logger *slog.Logger, workers *pool.Pool) {
 
 // serveDaemon runs a daemon of the scenario that load reads, sending with
 // workers, and its web server until SIGINT/SIGTERM, reloading on SIGHUP,
-// then drains the worker pool. It returns the process exit status.
-func serveDaemon(logger *slog.Logger, load func() (*scenarios.Config, error), workers *pool.Pool, webFlags *web.FlagConfig, lifecycle bool, burstAPI daemon.BurstAPIOptions, daemonFlags *daemonFlags, gpuFlags *gpuFlags) int {
+// then drains the worker pool. It returns the process exit status. The web
+// server serves listeners when the caller has bound them already, else it
+// binds webFlags' addresses itself.
+func serveDaemon(logger *slog.Logger, load func() (*scenarios.Config, error), workers *pool.Pool, webFlags *web.FlagConfig, listeners []net.Listener, lifecycle bool, burstAPI daemon.BurstAPIOptions, daemonFlags *daemonFlags, gpuFlags *gpuFlags) int {
 	defer drain(logger, workers)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(workers)
@@ -81,7 +84,13 @@ func serveDaemon(logger *slog.Logger, load func() (*scenarios.Config, error), wo
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	webErr := make(chan error, 1)
-	go func() { webErr <- web.ListenAndServe(srv, webFlags, logger) }()
+	go func() {
+		if listeners != nil {
+			webErr <- web.ServeMultiple(listeners, srv, webFlags, logger)
+			return
+		}
+		webErr <- web.ListenAndServe(srv, webFlags, logger)
+	}()
 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
