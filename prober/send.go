@@ -44,6 +44,7 @@ func (r *run) do(seq uint64, req *Request, err error, scheduled time.Time, capWa
 			defer cancel()
 		}
 		out = r.exec.Do(ctx, r.probe.Target, req)
+		out.PromptTokens, out.Session, out.Body = req.InputTokens, req.Session, req.Body
 	}
 	end := time.Now()
 	if r.slots != nil {

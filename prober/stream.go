@@ -130,7 +130,7 @@ func (tc *tokenCount) add(c *chunkInfo) {
 // none).
 func (tc *tokenCount) fill(rec *Record, t *Target, text []byte, firstText int) {
 	if tc.usage.PromptTokens > 0 {
-		rec.InputTokens = tc.usage.PromptTokens
+		rec.InputTokens, rec.UsagePromptTokens = tc.usage.PromptTokens, tc.usage.PromptTokens
 	}
 	rec.FirstChunkTokens = tc.first
 	switch {

@@ -1,0 +1,73 @@
+package report
+
+import (
+	"testing"
+	"time"
+
+	"github.com/inferprobe/inferprobe/prober"
+)
+
+// TestAIPerfMetrics pins the per-request metrics to AIPerf 0.13's
+// definitions (its docstrings' worked examples where it gives them).
+func TestAIPerfMetrics(t *testing.T) {
+	ms := time.Millisecond
+	ok := Contribution{Outcome: prober.OutcomeOK, HasTTFT: true, TTFT: 100 * ms, Duration: 740 * ms,
+		InputTokens: 105, PromptTokens: 100, UsagePromptTokens: 105, OutputTokens: 64, ReasoningTokens: 4, PinnedOutputTokens: 64}
+	if d, has := ok.UsagePromptDiffPct(); !has || d != 5 {
+		t.Errorf("prompt diff = %v %v, want 5%% (AIPerf: abs((105-100)/100)*100)", d, has)
+	}
+	if ok.UsageDiscrepancy() {
+		t.Error("5% is within AIPerf's 10% threshold")
+	}
+	if d, has := ok.DecodeDuration(); !has || d != 640*ms {
+		t.Errorf("decode = %v, want latency - TTFT = 640ms", d)
+	}
+	if v, _ := ok.E2EOutputThroughput(); v != 64/0.74 {
+		t.Errorf("e2e output throughput = %v, want 64 tokens / 0.74 s", v)
+	}
+	if v, _ := ok.PrefillThroughputPerUser(); v != 1000 {
+		t.Errorf("prefill per user = %v, want the client's 100 tokens / 0.1 s", v)
+	}
+	if n, has := ok.UsageTotalTokens(); !has || n != 169 {
+		t.Errorf("usage total = %v %v, want 105 + 64", n, has)
+	}
+	if ok.OutputTokenCount() != 60 {
+		t.Errorf("output token count = %d, want 64 less 4 reasoning", ok.OutputTokenCount())
+	}
+
+	far := ok
+	far.UsagePromptTokens = 155 // llama.cpp's chat template on a 128-token prompt
+	far.PromptTokens = 128
+	if d, _ := far.UsagePromptDiffPct(); !far.UsageDiscrepancy() || d < 21 || d > 22 {
+		t.Errorf("155 against 128: diff %v, discrepancy %v; want 21.1%%, a discrepancy", d, far.UsageDiscrepancy())
+	}
+	noUsage := ok
+	noUsage.UsagePromptTokens = 0
+	if _, has := noUsage.UsagePromptDiffPct(); has {
+		t.Error("a server that gave no prompt count has no diff, not 0%")
+	}
+	if noUsage.ClientInputTokens() != 100 {
+		t.Errorf("client count = %d, want 100", noUsage.ClientInputTokens())
+	}
+
+	// AIPerf's OSL threshold: min(5 % of the request, 50 tokens).
+	for _, tc := range []struct {
+		pinned, got int
+		mismatch    bool
+	}{{100, 105, false}, {100, 106, true}, {2000, 2050, false}, {2000, 2051, true}, {100, 50, true}} {
+		c := ok
+		c.PinnedOutputTokens, c.OutputTokens = tc.pinned, tc.got
+		if c.OSLMismatch() != tc.mismatch {
+			t.Errorf("pinned %d, got %d: mismatch %v, want %v", tc.pinned, tc.got, c.OSLMismatch(), tc.mismatch)
+		}
+	}
+	short := Contribution{Outcome: prober.OutcomeOK, PinnedOutputTokens: 100, OutputTokens: 50}
+	if d, _ := short.OSLMismatchDiffPct(); d != -50 {
+		t.Errorf("OSL diff = %v, want -50%% (AIPerf: (50-100)/100*100)", d)
+	}
+	failed := ok
+	failed.Outcome = prober.OutcomeError
+	if _, has := failed.DecodeDuration(); has {
+		t.Error("a failure has no decode duration")
+	}
+}
