@@ -11,10 +11,10 @@ import (
 // by AIPerf 0.13's definitions; the report's summary and the per-request
 // export both take them from here.
 
-// usageDiffThresholdPct is AIPerf's AIPERF_METRICS_USAGE_PCT_DIFF_THRESHOLD:
+// UsageDiffThresholdPct is AIPerf's AIPERF_METRICS_USAGE_PCT_DIFF_THRESHOLD:
 // a request whose usage differs from the client's count by more counts as a
 // usage discrepancy.
-const usageDiffThresholdPct = 10
+const UsageDiffThresholdPct = 10
 
 // AIPerf's OSL mismatch threshold: the smaller of 5 % of the requested
 // length and 50 tokens.
@@ -59,7 +59,7 @@ func (c *Contribution) UsagePromptDiffPct() (float64, bool) {
 // than AIPerf's threshold.
 func (c *Contribution) UsageDiscrepancy() bool {
 	d, ok := c.UsagePromptDiffPct()
-	return ok && d > usageDiffThresholdPct
+	return ok && d > UsageDiffThresholdPct
 }
 
 // OSLMismatchDiffPct is the output length against the pinned length, in

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -31,6 +32,16 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if f.args == nil {
 		f.args = os.Args[1:]
 	}
+	// What the run prints and logs goes to the artifacts too; the progress
+	// line only to the terminal.
+	var console, runLog bytes.Buffer
+	term := stderr
+	stdout, stderr = io.MultiWriter(stdout, &console), io.MultiWriter(stderr, &runLog)
+	logs := []slog.Handler{slog.NewTextHandler(&runLog, nil)}
+	if logger != nil {
+		logs = append(logs, logger.Handler())
+	}
+	logger = slog.New(slog.NewMultiHandler(logs...))
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "inferprobe bench: "+format+"\n", a...)
 		return 2
@@ -111,14 +122,18 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		opts = append(opts, finite.WithGPUWindow(telemetry.Window()))
 	}
 
-	res := executeWithProgress(finite.New(plan, p, opts...), progressMode(f.progress, stderr), stderr)
+	res := executeWithProgress(finite.New(plan, p, opts...), progressMode(f.progress, term), term)
 	if !res.Measured {
 		fmt.Fprintln(stderr, "inferprobe bench: interrupted during warmup; nothing was measured")
 		return exitInterrupted
 	}
+	dir := f.artifactDir
+	if dir == "" {
+		dir = defaultArtifactDir(f)
+	}
 	result := export.Run{
-		Summary: res.Summary, Requests: export.ScrubErrors(res.Report.Requests(), f.secrets()), Config: f.exportConfig(plan.Limit), SLO: plan.SLO,
-		Digest: res.Digest.String(), ClientBound: res.ClientBound, Interrupted: res.Stopped,
+		Summary: res.Summary, Requests: export.ScrubErrors(res.Report.Requests(), f.secrets()), Config: f.exportConfig(plan.Limit, sc.cfg, dir), SLO: plan.SLO,
+		Digest: res.Digest.String(), ClientBound: res.ClientBound, Interrupted: res.Stopped, GPUTelemetry: telemetry != nil,
 	}
 	export.Console(stdout, result, res.Digest, f.seed)
 	if telemetry != nil {
@@ -128,10 +143,7 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		}
 		export.ConsoleGPU(stdout, st)
 	}
-	dir := f.artifactDir
-	if dir == "" {
-		dir = defaultArtifactDir(f)
-	}
+	result.ConsoleText, result.Log = console.Bytes(), runLog.Bytes()
 	if err := export.WriteArtifacts(dir, result); err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: writing artifacts: %v; choose a writable --artifact-dir\n", err)
 		return 1

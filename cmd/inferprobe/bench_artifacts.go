@@ -11,13 +11,28 @@ import (
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-// exportConfig is the run's configuration for the artifacts, limit the
-// length it was given; it never carries the API key.
-func (f *benchFlags) exportConfig(limit prober.Limit) export.Config {
+// exportConfig is the run's configuration for the artifacts, from the
+// scenario it runs (cfg) and limit the length it was given; it never
+// carries the API key.
+func (f *benchFlags) exportConfig(limit prober.Limit, cfg *scenarios.Config, dir string) export.Config {
+	probe := cfg.Probes["bench"]
+	target := cfg.Targets[probe.Target]
 	base, _ := baseURL(f.url, f.endpointType) // validated before the run
 	c := export.Config{
-		Model: f.model, EndpointType: f.endpointType, Streaming: f.streaming, URL: base, Seed: f.seed,
+		Model: target.Model, EndpointType: f.endpointType, Streaming: f.streaming, URL: base, Seed: cfg.Global.Seed,
+		ExtraInputs: probe.Params, Tokenizer: target.Tokenizer, ArtifactDir: dir, WarmupRequests: f.warmupRequests,
 		RequestCount: int(limit.Requests), Duration: limit.Duration.Seconds(), Command: repeatCommand(f.args),
+	}
+	switch d := probe.Dataset; {
+	case d.Synthetic != nil:
+		c.Dataset = "synthetic"
+		c.ISLMean, c.ISLStd = d.Synthetic.InputTokens.Mean, d.Synthetic.InputTokens.Stddev
+		c.OSLMean, c.OSLStd = d.Synthetic.OutputTokens.Mean, d.Synthetic.OutputTokens.Stddev
+		c.Entries = c.RequestCount
+	case d.File != nil:
+		c.Dataset = d.File.Format
+	default:
+		c.Dataset = "custom"
 	}
 	if *f.set["request-rate"] {
 		c.RequestRate, c.ArrivalPattern = f.requestRate, f.arrivalPattern

@@ -115,7 +115,7 @@ func TestCompareRuleCheckedBeforeRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	missing := filepath.Join(t.TempDir(), "nope.json")
 	if code := runBench(nil, &stdout, &stderr, parseBench(t, "--model", "m", "--compare", missing), nil, nil); code != 2 ||
-		!strings.Contains(stderr.String(), "give the profile_export_inferprobe.json of an earlier run") {
+		!strings.Contains(stderr.String(), "give the profile_export_aiperf.json of an earlier run") {
 		t.Errorf("missing baseline: exit %d, %q; want exit 2 and what to give", code, stderr.String())
 	}
 	stderr.Reset()
@@ -180,7 +180,7 @@ func TestExportConfigInputFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return f.exportConfig(plan.Limit).RequestCount
+		return f.exportConfig(plan.Limit, sc.cfg, "").RequestCount
 	}
 	if got := requests(); got != 3 {
 		t.Errorf("request_count %d, want the file's 3 requests", got)
