@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -382,5 +383,33 @@ func TestEveryMetricPlaced(t *testing.T) {
 		if place[m.Tag] != 1 {
 			t.Errorf("%s is in the JSON's order lists %d times, want once", m.Tag, place[m.Tag])
 		}
+	}
+}
+
+// TestRequestIDs: the ids AIPerf's records carry follow from the seed and
+// the request alone (the headers that will carry them must be matched with
+// the lines), are UUID-shaped, and differ between requests, seeds and
+// conversations.
+func TestRequestIDs(t *testing.T) {
+	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	req, corr := RequestIDs(42, 7, "session_000007")
+	if again, againCorr := RequestIDs(42, 7, "session_000007"); again != req || againCorr != corr {
+		t.Errorf("ids vary between calls: %s %s, then %s %s", req, corr, again, againCorr)
+	}
+	seen := map[string]bool{}
+	for _, id := range []string{req, corr} {
+		if !uuid.MatchString(id) {
+			t.Errorf("%q is not a version-4-shaped UUID", id)
+		}
+	}
+	for _, tc := range []struct {
+		seed, seq uint64
+		conv      string
+	}{{42, 7, "session_000007"}, {43, 7, "session_000007"}, {42, 8, "session_000008"}, {42, 9, "conv-a"}} {
+		r, c := RequestIDs(tc.seed, tc.seq, tc.conv)
+		if seen[r] || seen[c] {
+			t.Errorf("seed %d, seq %d, %s: an id repeats (%s, %s)", tc.seed, tc.seq, tc.conv, r, c)
+		}
+		seen[r], seen[c] = true, true
 	}
 }
