@@ -144,9 +144,10 @@ func checkArtifacts(t *testing.T, dir string, requests, osl float64) {
 			Metadata struct {
 				SessionNum *int `json:"session_num"`
 			} `json:"metadata"`
+			// A value is a number, or a list (inter_chunk_latency).
 			Metrics map[string]struct {
-				Value float64 `json:"value"`
-				Unit  string  `json:"unit"`
+				Value json.RawMessage `json:"value"`
+				Unit  string          `json:"unit"`
 			} `json:"metrics"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil || rec.Metadata.SessionNum == nil || rec.Metrics["request_latency"].Unit != "ms" {

@@ -71,3 +71,25 @@ func TestAIPerfMetrics(t *testing.T) {
 		t.Error("a failure has no decode duration")
 	}
 }
+
+// TestDetailsBudget: past the report's budget for per-request details, a
+// request is kept without its gaps and body, and counted; its statistics
+// still count.
+func TestDetailsBudget(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	rec := func(seq uint64) *prober.Record {
+		return &prober.Record{Seq: seq, Scheduled: t0, Sent: t0, Chunks: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond},
+			FirstOutput: 0, Duration: 30 * time.Millisecond, OutputTokens: 2, Body: []byte(`{"model":"m"}`)}
+	}
+	r := NewReport()
+	r.Observe(rec(0))
+	r.kept = MaxKeptBytes - 10 // the next body (13 bytes) and gap do not fit
+	r.Observe(rec(1))
+	reqs, s := r.Requests(), r.Summary()
+	if reqs[0].Body == nil || len(reqs[0].Gaps) != 1 || reqs[1].Body != nil || reqs[1].Gaps != nil {
+		t.Errorf("details kept: %q %v, then %q %v; want the first request's only", reqs[0].Body, reqs[0].Gaps, reqs[1].Body, reqs[1].Gaps)
+	}
+	if s.DetailsDropped != 1 || s.InterChunk.Count != 2 || s.OK != 2 {
+		t.Errorf("dropped %d, inter-chunk samples %d, ok %d; want 1, 2, 2", s.DetailsDropped, s.InterChunk.Count, s.OK)
+	}
+}

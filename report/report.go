@@ -33,7 +33,7 @@ type Report struct {
 	promptDiff, oslDiff, creditToStart                  []float64
 	usageDiscrepancies, oslMismatches                   int
 	// kept is what the requests' gaps and bodies hold, against
-	// maxKeptBytes; dropped counts the requests whose details did not fit.
+	// MaxKeptBytes; dropped counts the requests whose details did not fit.
 	kept                                    int
 	dropped                                 int
 	reasoningTokens                         float64
@@ -65,10 +65,10 @@ func NewReport(opts ...ReportOption) *Report {
 // a million requests of a thousand tokens has a billion gaps.
 const maxChunkSamples = 1 << 20
 
-// maxKeptBytes bounds the per-request details a report keeps for the
+// MaxKeptBytes bounds the per-request details a report keeps for the
 // artifacts (each request's chunk gaps and body): 256 MiB. Past it, later
 // requests are exported without them, and the export says how many.
-const maxKeptBytes = 256 << 20
+const MaxKeptBytes = 256 << 20
 
 // RequestRecord is what a report keeps of one request: what it contributed,
 // without its chunk offsets (Gaps yields none), and what places and
@@ -82,7 +82,7 @@ type RequestRecord struct {
 	Session   string    // the multi-turn session; empty for single requests
 	// Body is the request body sent and Gaps the inter-chunk latencies in
 	// ms, for the artifacts; both nil when the report's budget for them
-	// (maxKeptBytes) was spent, and Body nil for a request never built.
+	// (MaxKeptBytes) was spent, and Body nil for a request never built.
 	Body []byte
 	Gaps []float32
 	Contribution
@@ -103,7 +103,7 @@ func (r *Report) Observe(rec *prober.Record) {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if size := len(rec.Body) + 4*max(len(c.chunks)-1, 0); r.kept+size <= maxKeptBytes {
+	if size := len(rec.Body) + 4*max(len(c.chunks)-1, 0); r.kept+size <= MaxKeptBytes {
 		r.kept += size
 		req.Body = rec.Body
 		for gap := range c.Gaps() {

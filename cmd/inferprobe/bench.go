@@ -143,7 +143,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		}
 		export.ConsoleGPU(stdout, st)
 	}
-	result.ConsoleText, result.Log = console.Bytes(), runLog.Bytes()
+	// A server that echoes the key it refused must not put it in the files.
+	redact := scenarios.Redactor(f.secrets())
+	result.ConsoleText, result.Log = []byte(redact.Replace(console.String())), []byte(redact.Replace(runLog.String()))
 	if err := export.WriteArtifacts(dir, result); err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: writing artifacts: %v; choose a writable --artifact-dir\n", err)
 		return 1

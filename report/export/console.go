@@ -59,6 +59,9 @@ func Console(w io.Writer, r Run, d prober.Digest, seed uint64) {
 			"the chat template and special tokens count on the server; give --tokenizer with the model's tokenizer, or compare usage_prompt_tokens.\n",
 			s.UsageDiscrepancies, n, 100*float64(s.UsageDiscrepancies)/float64(n), report.UsageDiffThresholdPct)
 	}
+	if s.DetailsDropped > 0 {
+		fmt.Fprintf(w, "Note: %d requests are in profile_export.jsonl without their inter-chunk latencies and in inputs.json without their payloads: the run kept %d MiB of those details; the statistics include them all.\n", s.DetailsDropped, report.MaxKeptBytes>>20)
+	}
 	switch {
 	case s.TokensFromChunks:
 		fmt.Fprintln(w, "Note: the server sent no usage; output lengths count one token per content chunk (give --tokenizer for exact counts).")
