@@ -30,7 +30,12 @@ func (f *benchFlags) exportConfig(limit prober.Limit, cfg *scenarios.Config, dir
 		c.OSLMean, c.OSLStd = d.Synthetic.OutputTokens.Mean, d.Synthetic.OutputTokens.Stddev
 		c.Entries = c.RequestCount
 	case d.File != nil:
-		c.Dataset = d.File.Format
+		c.Dataset, c.DatasetPath, c.DatasetFormat = "file", d.File.Path, d.File.Format
+		for aiperfName, format := range datasetFormats {
+			if format == d.File.Format {
+				c.DatasetFormat = aiperfName
+			}
+		}
 	default:
 		c.Dataset = "custom"
 	}

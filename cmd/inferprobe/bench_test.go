@@ -180,7 +180,13 @@ func TestExportConfigInputFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return f.exportConfig(plan.Limit, sc.cfg, "").RequestCount
+		c := f.exportConfig(plan.Limit, sc.cfg, "")
+		// AIPerf's input_config names a file dataset "file", with AIPerf's
+		// name of its format.
+		if c.Dataset != "file" || c.DatasetPath != file || c.DatasetFormat != "single_turn" {
+			t.Errorf("dataset %q at %q as %q, want file at %s as single_turn", c.Dataset, c.DatasetPath, c.DatasetFormat, file)
+		}
+		return c.RequestCount
 	}
 	if got := requests(); got != 3 {
 		t.Errorf("request_count %d, want the file's 3 requests", got)

@@ -52,20 +52,22 @@ type Config struct {
 	// ExtraInputs are the parameters merged into every request body.
 	ExtraInputs map[string]any
 	Seed        uint64
-	// Dataset is AIPerf's dataset type (synthetic, mooncake_trace, …);
-	// Entries, ISL and OSL describe a synthetic one.
-	Dataset         string
-	Entries         int
-	ISLMean, ISLStd float64
-	OSLMean, OSLStd float64
-	Tokenizer       string
-	Concurrency     int
-	RequestRate     float64
-	ArrivalPattern  string
-	RequestCount    int
-	Duration        float64 // seconds; 0 when limited by count
-	ArtifactDir     string
-	WarmupRequests  int
+	// Dataset is AIPerf's dataset type: synthetic, with Entries, ISL and
+	// OSL, or file, with DatasetPath and DatasetFormat (AIPerf's name of
+	// the format: mooncake_trace, single_turn, …).
+	Dataset                    string
+	DatasetPath, DatasetFormat string
+	Entries                    int
+	ISLMean, ISLStd            float64
+	OSLMean, OSLStd            float64
+	Tokenizer                  string
+	Concurrency                int
+	RequestRate                float64
+	ArrivalPattern             string
+	RequestCount               int
+	Duration                   float64 // seconds; 0 when limited by count
+	ArtifactDir                string
+	WarmupRequests             int
 	// Command repeats the run (without secrets).
 	Command string
 }
@@ -88,6 +90,9 @@ func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
 		endpoint = append(endpoint, kv{"extra", c.ExtraInputs})
 	}
 	dataset := obj{{"name", "main"}, {"type", c.Dataset}}
+	if c.Dataset == "file" {
+		dataset = append(dataset, kv{"path", c.DatasetPath}, kv{"format", c.DatasetFormat})
+	}
 	if c.Entries > 0 {
 		dataset = append(dataset, kv{"entries", c.Entries})
 	}
