@@ -180,3 +180,24 @@ func TestAIPerfJSONLSchema(t *testing.T) {
 		t.Errorf("only %d per-request metrics in common with AIPerf's: ours %v", n, ourMetrics)
 	}
 }
+
+// TestCompareWithAIPerf: an AIPerf 0.13 run is a baseline, compared like
+// with like: the same tags, the client's input length against AIPerf's.
+func TestCompareWithAIPerf(t *testing.T) {
+	base, err := LoadBaseline(filepath.Join(aiperfRef, "profile_export_aiperf.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := base["input_sequence_length"]["avg"]; got != 128 {
+		t.Errorf("AIPerf's input_sequence_length avg %v, want 128", got)
+	}
+	rules, err := ParseRules([]string{"usage_prompt_tokens.p50>1000%", "decode_duration.p99>1000%", "request_error_rate>1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	failed, err := Compare(&out, base, fixedRun(t).Metrics(), rules)
+	if err != nil || failed != 1 { // the fixed run's error rate is above 1 %
+		t.Errorf("Compare: %d failed, %v\n%s", failed, err, out.String())
+	}
+}
