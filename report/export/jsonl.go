@@ -39,10 +39,12 @@ func WriteJSONL(w io.Writer, r Run) error {
 }
 
 // conversation places a request in its multi-turn session: AIPerf's
-// conversation_id (the session id of inputs.json) and turn_index.
+// conversation_id (the session id of inputs.json), turn_index, and
+// session_num (the session's index in the run; for single requests, the
+// request's).
 type conversation struct {
-	id   string
-	turn int
+	id        string
+	turn, num int
 }
 
 // conversations places each of reqs, which are in sequence order: a
@@ -50,13 +52,18 @@ type conversation struct {
 // its sessions.
 func conversations(reqs []report.RequestRecord) []conversation {
 	out := make([]conversation, len(reqs))
-	turns := map[string]int{}
+	turns, nums := map[string]int{}, map[string]int{}
 	for i, q := range reqs {
 		id := q.Session
 		if id == "" {
 			id = fmt.Sprintf("session_%06d", q.Seq)
 		}
-		out[i] = conversation{id: id, turn: turns[id]}
+		num, ok := nums[id]
+		if !ok {
+			num = len(nums)
+			nums[id] = num
+		}
+		out[i] = conversation{id: id, turn: turns[id], num: num}
 		turns[id]++
 	}
 	return out
@@ -95,7 +102,7 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation) obj {
 	end := start.Add(q.Duration)
 	xRequest, xCorrelation := RequestIDs(seed, q.Seq, conv.id)
 	meta := obj{
-		{"session_num", q.Seq},
+		{"session_num", conv.num},
 		{"x_request_id", xRequest},
 		{"x_correlation_id", xCorrelation},
 		{"conversation_id", conv.id},
