@@ -22,6 +22,7 @@ func (f *benchFlags) exportConfig(limit prober.Limit, cfg *scenarios.Config, dir
 		Model: target.Model, EndpointType: f.endpointType, Streaming: f.streaming, URL: base, Seed: cfg.Global.Seed,
 		ExtraInputs: probe.Params, Tokenizer: target.Tokenizer, ArtifactDir: dir, WarmupRequests: f.warmupRequests,
 		RequestCount: int(limit.Requests), Duration: limit.Duration.Seconds(), Command: repeatCommand(f.args),
+		FixedSchedule: f.replays(),
 	}
 	switch d := probe.Dataset; {
 	case d.Synthetic != nil:

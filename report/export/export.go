@@ -64,18 +64,23 @@ type Config struct {
 	Concurrency                int
 	RequestRate                float64
 	ArrivalPattern             string
-	RequestCount               int
-	Duration                   float64 // seconds; 0 when limited by count
-	ArtifactDir                string
-	WarmupRequests             int
+	// FixedSchedule is set when the run replays its dataset's timestamps.
+	FixedSchedule  bool
+	RequestCount   int
+	Duration       float64 // seconds; 0 when limited by count
+	ArtifactDir    string
+	WarmupRequests int
 	// Command repeats the run (without secrets).
 	Command string
 }
 
-// phaseType is AIPerf's phase type for the load: concurrency, or the
-// arrival pattern of a rate.
+// phaseType is AIPerf's phase type for the load: a replay's
+// fixed_schedule, the arrival pattern of a rate, or concurrency.
 func (c Config) phaseType() string {
-	if c.RequestRate > 0 {
+	switch {
+	case c.FixedSchedule:
+		return "fixed_schedule"
+	case c.RequestRate > 0:
 		return c.ArrivalPattern
 	}
 	return "concurrency"
