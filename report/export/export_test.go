@@ -286,7 +286,7 @@ func TestFailuresAtTheirEnd(t *testing.T) {
 			t.Errorf("errors/s in second %d = %v, want %v", i, p.y, want)
 		}
 	}
-	line, err := requestLine(failed, 1, conversation{id: "session_000000"}).MarshalJSON()
+	line, err := requestLine(failed, 1, conversation{id: "session_000000"}, false).MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}

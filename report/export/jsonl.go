@@ -28,7 +28,7 @@ func WriteJSONL(w io.Writer, r Run) error {
 	bw := bufio.NewWriter(w)
 	convs := conversations(r.Requests)
 	for i, q := range r.Requests {
-		b, err := requestLine(q, r.Config.Seed, convs[i]).MarshalJSON()
+		b, err := requestLine(q, r.Config.Seed, convs[i], r.SLO != (report.SLO{})).MarshalJSON()
 		if err != nil {
 			return err
 		}
@@ -90,7 +90,9 @@ func RequestIDs(seed, seq uint64, conv string) (request, correlation string) {
 	return requestID(seed, "request", fmt.Sprint(seq)), requestID(seed, "correlation", conv)
 }
 
-func requestLine(q report.RequestRecord, seed uint64, conv conversation) obj {
+// requestLine is q's line; withSLO says the run judged requests against an
+// SLO, without which AIPerf has no good_request_count.
+func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO bool) obj {
 	val := func(v any, unit string) obj { return obj{{"value", v}, {"unit", unit}} }
 	msOf := func(d time.Duration) float64 { return d.Seconds() * ms }
 	// A request never sent starts and ends at its scheduled time: AIPerf's
@@ -181,8 +183,12 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation) obj {
 		if v, has := q.UsagePromptDiffPct(); has {
 			add("usage_prompt_tokens_diff_pct", v, "%")
 		}
-		if q.Good {
-			add("good_request_count", 1, "requests")
+		if withSLO {
+			good := 0
+			if q.Good {
+				good = 1
+			}
+			add("good_request_count", good, "requests")
 		}
 		if q.ITL > 0 {
 			add("output_token_throughput_per_user", 1/q.ITL.Seconds(), "tokens/sec/user")
