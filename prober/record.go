@@ -96,6 +96,10 @@ type Record struct {
 	// when it gave none; it includes the chat template, which the client's
 	// count (PromptTokens) does not.
 	UsagePromptTokens int
+	// ClientOutputTokens is the target's tokenizer's count of the output
+	// when the server's usage gave OutputTokens: the client's count AIPerf
+	// compares usage with. 0 without a tokenizer or without usage.
+	ClientOutputTokens int
 	// ReasoningTokens is the part of OutputTokens spent on reasoning, when
 	// the server's usage says (completion_tokens_details.reasoning_tokens);
 	// 0 when it does not.

@@ -143,6 +143,9 @@ func (tc *tokenCount) fill(rec *Record, t *Target, text []byte, firstText int) {
 	case tc.haveUsage:
 		rec.OutputTokens, rec.TokenSource = tc.usage.CompletionTokens, TokensFromUsage
 		rec.ReasoningTokens = tc.usage.CompletionTokensDetails.ReasoningTokens
+		if t.tok != nil {
+			rec.ClientOutputTokens = t.tok.Count(string(text))
+		}
 	case t.tok != nil:
 		// The whole text at once: BPE merges across chunk boundaries.
 		rec.OutputTokens, rec.TokenSource = t.tok.Count(string(text)), TokensFromTokenizer

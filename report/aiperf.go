@@ -55,11 +55,23 @@ func (c *Contribution) UsagePromptDiffPct() (float64, bool) {
 	return math.Abs(float64(c.UsagePromptTokens-client)) / float64(client) * 100, true
 }
 
-// UsageDiscrepancy says the usage differs from the client's count by more
-// than AIPerf's threshold.
+// UsageCompletionDiffPct is how far the server's output count is from the
+// tokenizer's, in percent of the tokenizer's; only with a tokenizer, which
+// makes the client's count.
+func (c *Contribution) UsageCompletionDiffPct() (float64, bool) {
+	usage, ok := c.UsageCompletionTokens()
+	if !ok || c.ClientOutputTokens == 0 {
+		return 0, false
+	}
+	return math.Abs(float64(usage-c.ClientOutputTokens)) / float64(c.ClientOutputTokens) * 100, true
+}
+
+// UsageDiscrepancy says the usage differs from the client's count, of the
+// prompt or of the output, by more than AIPerf's threshold.
 func (c *Contribution) UsageDiscrepancy() bool {
-	d, ok := c.UsagePromptDiffPct()
-	return ok && d > UsageDiffThresholdPct
+	p, okP := c.UsagePromptDiffPct()
+	o, okO := c.UsageCompletionDiffPct()
+	return okP && p > UsageDiffThresholdPct || okO && o > UsageDiffThresholdPct
 }
 
 // OSLMismatchDiffPct is the output length against the pinned length, in

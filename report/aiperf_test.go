@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -40,6 +41,14 @@ func TestAIPerfMetrics(t *testing.T) {
 	far.PromptTokens = 128
 	if d, _ := far.UsagePromptDiffPct(); !far.UsageDiscrepancy() || d < 21 || d > 22 {
 		t.Errorf("155 against 128: diff %v, discrepancy %v; want 21.1%%, a discrepancy", d, far.UsageDiscrepancy())
+	}
+	if _, has := ok.UsageCompletionDiffPct(); has {
+		t.Error("without a tokenizer's count of the output there is no completion diff")
+	}
+	counted := ok
+	counted.ClientOutputTokens = 50 // usage says 64
+	if d, has := counted.UsageCompletionDiffPct(); !has || math.Abs(d-28) > 1e-9 || !counted.UsageDiscrepancy() {
+		t.Errorf("completion diff = %v %v, discrepancy %v; want abs((64-50)/50)*100 = 28%%, a discrepancy", d, has, counted.UsageDiscrepancy())
 	}
 	noUsage := ok
 	noUsage.UsagePromptTokens = 0

@@ -50,6 +50,9 @@ type Contribution struct {
 	// PromptTokens is the client's count of the prompt and UsagePromptTokens
 	// the server's (0 when it gave none): AIPerf reports both.
 	PromptTokens, UsagePromptTokens int
+	// ClientOutputTokens is the tokenizer's count of an output whose length
+	// came from usage; 0 when there was none.
+	ClientOutputTokens int
 	// PinnedOutputTokens is the output length the request pinned, 0 if none.
 	PinnedOutputTokens int
 	// Mismatch is set when the output length differs from the length the
@@ -84,6 +87,7 @@ func Contribute(rec *prober.Record, slo SLO) Contribution {
 	c.InputTokens, c.OutputTokens, c.ReasoningTokens = rec.InputTokens, rec.OutputTokens, rec.ReasoningTokens
 	c.TokenSource = rec.TokenSource
 	c.PromptTokens, c.UsagePromptTokens, c.PinnedOutputTokens = rec.PromptTokens, rec.UsagePromptTokens, rec.PinnedOutputTokens
+	c.ClientOutputTokens = rec.ClientOutputTokens
 	c.Mismatch = rec.PinnedOutputTokens > 0 && rec.TokenSource != prober.TokensFromChunks && rec.OutputTokens != rec.PinnedOutputTokens
 	c.Good = slo.met(&c)
 	return c

@@ -30,7 +30,7 @@ type Report struct {
 	// AIPerf's further per-request metrics (aiperf.go).
 	decode, e2eOut, prefillPerUser, outCount, reasoning []float64
 	usagePrompt, usageCompletion, usageTotal            []float64
-	promptDiff, oslDiff, creditToStart                  []float64
+	promptDiff, completionDiff, oslDiff, creditToStart  []float64
 	usageDiscrepancies, oslMismatches                   int
 	// kept is what the requests' gaps and bodies hold, against
 	// MaxKeptBytes; dropped counts the requests whose details did not fit.
@@ -190,6 +190,7 @@ func (r *Report) observeAIPerf(c *Contribution) {
 	n, ok = c.UsageTotalTokens()
 	keep(&r.usageTotal)(float64(n), ok)
 	keep(&r.promptDiff)(c.UsagePromptDiffPct())
+	keep(&r.completionDiff)(c.UsageCompletionDiffPct())
 	keep(&r.oslDiff)(c.OSLMismatchDiffPct())
 	if c.UsageDiscrepancy() {
 		r.usageDiscrepancies++
@@ -294,6 +295,7 @@ type Summary struct {
 	UsageCompletionTokens    Stats   `json:"usage_completion_tokens"`
 	UsageTotalTokens         Stats   `json:"usage_total_tokens"`
 	UsagePromptDiffPct       Stats   `json:"usage_prompt_tokens_diff_pct"`
+	UsageCompletionDiffPct   Stats   `json:"usage_completion_tokens_diff_pct"`
 	OSLMismatchDiffPct       Stats   `json:"osl_mismatch_diff_pct"`
 	CreditToStart            Stats   `json:"credit_to_start_latency_seconds"`
 	UsageDiscrepancies       int     `json:"usage_discrepancy_count"`
@@ -328,6 +330,7 @@ func (r *Report) Summary() Summary {
 	s.OutputTokenCount, s.ReasoningTokens = statsOf(r.outCount), statsOf(r.reasoning)
 	s.UsagePromptTokens, s.UsageCompletionTokens, s.UsageTotalTokens = statsOf(r.usagePrompt), statsOf(r.usageCompletion), statsOf(r.usageTotal)
 	s.UsagePromptDiffPct, s.OSLMismatchDiffPct, s.CreditToStart = statsOf(r.promptDiff), statsOf(r.oslDiff), statsOf(r.creditToStart)
+	s.UsageCompletionDiffPct = statsOf(r.completionDiff)
 	s.UsageDiscrepancies, s.OSLMismatches, s.DetailsDropped = r.usageDiscrepancies, r.oslMismatches, r.dropped
 	if ended := r.ok + r.failed; ended > 0 {
 		s.RequestErrorRate = 100 * float64(r.failed) / float64(ended)

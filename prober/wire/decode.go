@@ -201,6 +201,7 @@ func (d *Decoder) Record() (uint64, *prober.Record, error) {
 	r.OutputTokens = p.int()
 	r.ReasoningTokens = p.int()
 	r.UsagePromptTokens = p.int()
+	r.ClientOutputTokens = p.int()
 	r.TokenSource = prober.TokenSource(p.byte())
 	r.PinnedOutputTokens = p.int()
 	r.Encoding = prober.Encoding(p.byte())

@@ -106,6 +106,7 @@ func (e *Encoder) Record(id uint64, r *prober.Record) error {
 	b = binary.AppendVarint(b, int64(r.OutputTokens))
 	b = binary.AppendVarint(b, int64(r.ReasoningTokens))
 	b = binary.AppendVarint(b, int64(r.UsagePromptTokens))
+	b = binary.AppendVarint(b, int64(r.ClientOutputTokens))
 	b = append(b, byte(r.TokenSource))
 	b = binary.AppendVarint(b, int64(r.PinnedOutputTokens))
 	b = append(b, byte(r.Encoding))

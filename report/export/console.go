@@ -54,10 +54,10 @@ func Console(w io.Writer, r Run, d prober.Digest, seed uint64) {
 		fmt.Fprintf(w, "%-52s %10d of %d successful\n", "Output Length Mismatches", s.OutputLengthMismatches, s.OK)
 		fmt.Fprintf(w, "Note: %s.\n", note)
 	}
-	if n := s.UsagePromptDiffPct.Count; s.UsageDiscrepancies > 0 {
-		fmt.Fprintf(w, "Note: %d of %d requests (%.1f%%) have a server prompt count (usage) more than %d%% from the client's (Usage Prompt Diff %%): "+
-			"the chat template and special tokens count on the server; give --tokenizer with the model's tokenizer, or compare usage_prompt_tokens.\n",
-			s.UsageDiscrepancies, n, 100*float64(s.UsageDiscrepancies)/float64(n), report.UsageDiffThresholdPct)
+	if s.UsageDiscrepancies > 0 {
+		fmt.Fprintf(w, "Note: %d of %d successful requests (%.1f%%) have a server token count (usage) more than %d%% from the client's (Usage Prompt Diff %%, Usage Completion Diff %%): "+
+			"the chat template and special tokens count on the server, and a tokenizer other than the model's counts differently; give --tokenizer with the model's tokenizer, or compare usage_prompt_tokens.\n",
+			s.UsageDiscrepancies, s.OK, 100*float64(s.UsageDiscrepancies)/float64(s.OK), report.UsageDiffThresholdPct)
 	}
 	if s.DetailsDropped > 0 {
 		fmt.Fprintf(w, "Note: %d requests are in profile_export.jsonl without their inter-chunk latencies and in inputs.json without their payloads: the run kept %d MiB of those details; the statistics include them all.\n", s.DetailsDropped, report.MaxKeptBytes>>20)

@@ -207,6 +207,7 @@ func distributions(s report.Summary) []metric {
 		{Tag: "usage_completion_tokens", Name: "Usage Completion Tokens", Unit: "tokens", Stats: scaled(s.UsageCompletionTokens, 1)},
 		{Tag: "usage_total_tokens", Name: "Usage Total Tokens", Unit: "tokens", Stats: scaled(s.UsageTotalTokens, 1)},
 		{Tag: "usage_prompt_tokens_diff_pct", Name: "Usage Prompt Diff %", Unit: "%", Stats: scaled(s.UsagePromptDiffPct, 1)},
+		{Tag: "usage_completion_tokens_diff_pct", Name: "Usage Completion Diff %", Unit: "%", Stats: scaled(s.UsageCompletionDiffPct, 1)},
 		{Tag: "osl_mismatch_diff_pct", Name: "OSL Mismatch Diff %", Unit: "%", Stats: scaled(s.OSLMismatchDiffPct, 1)},
 		{Tag: "credit_to_start_latency", Name: "Credit-to-Start Latency", Unit: "ms", Stats: scaled(s.CreditToStart, ms)},
 	}
@@ -251,7 +252,7 @@ func singles(r Run) []metric {
 	if s.OSLMismatchDiffPct.Count > 0 {
 		out = append(out, metric{Tag: "osl_mismatch_count", Name: "OSL Mismatch Count", Unit: "requests", Value: float64(s.OSLMismatches)})
 	}
-	if s.UsagePromptDiffPct.Count > 0 {
+	if s.UsagePromptDiffPct.Count+s.UsageCompletionDiffPct.Count > 0 {
 		out = append(out, metric{Tag: "usage_discrepancy_count", Name: "Usage Discrepancy Count", Unit: "requests", Value: float64(s.UsageDiscrepancies)})
 	}
 	out = append(out,
@@ -289,7 +290,7 @@ var declaredOrder = []string{
 var extraOrder = []string{
 	"usage_total_tokens", "usage_prompt_tokens", "usage_completion_tokens", "time_to_first_output_token",
 	"decode_duration", "prefill_throughput_per_user", "osl_mismatch_diff_pct", "e2e_output_token_throughput",
-	"usage_prompt_tokens_diff_pct", "osl_mismatch_count", "usage_discrepancy_count", "request_error_rate",
+	"usage_prompt_tokens_diff_pct", "usage_completion_tokens_diff_pct", "osl_mismatch_count", "usage_discrepancy_count", "request_error_rate",
 	"completed_request_count", "total_usage_total_tokens", "total_usage_prompt_tokens", "good_request_fraction",
 	"total_usage_completion_tokens", "total_token_throughput", "input_token_throughput", "credit_to_start_latency",
 }

@@ -367,7 +367,7 @@ func TestEveryMetricPlaced(t *testing.T) {
 	for _, st := range []*report.Stats{&s.TTFT, &s.TTFOT, &s.TTST, &s.ITL, &s.InterChunk, &s.Latency, &s.InputTokens, &s.OutputTokens,
 		&s.OutputTokenThroughputPerUser, &s.DecodeDuration, &s.E2EOutputThroughput, &s.PrefillThroughputPerUser, &s.OutputTokenCount,
 		&s.ReasoningTokens, &s.UsagePromptTokens, &s.UsageCompletionTokens, &s.UsageTotalTokens, &s.UsagePromptDiffPct,
-		&s.OSLMismatchDiffPct, &s.CreditToStart} {
+		&s.OSLMismatchDiffPct, &s.CreditToStart, &s.UsageCompletionDiffPct} {
 		*st = one
 	}
 	run := Run{Summary: s, SLO: report.SLO{TTFT: time.Second}}
@@ -376,8 +376,8 @@ func TestEveryMetricPlaced(t *testing.T) {
 		place[tag]++
 	}
 	all := append(distributions(run.Summary), singles(run)...)
-	if len(all) != 20+len(singles(run)) {
-		t.Fatalf("%d distributions, want all 20 set above", len(all)-len(singles(run)))
+	if len(all) != 21+len(singles(run)) {
+		t.Fatalf("%d distributions, want all 21 set above", len(all)-len(singles(run)))
 	}
 	for _, m := range all {
 		if place[m.Tag] != 1 {

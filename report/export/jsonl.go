@@ -183,6 +183,9 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO
 		if v, has := q.UsagePromptDiffPct(); has {
 			add("usage_prompt_tokens_diff_pct", v, "%")
 		}
+		if v, has := q.UsageCompletionDiffPct(); has {
+			add("usage_completion_tokens_diff_pct", v, "%")
+		}
 		if withSLO {
 			good := 0
 			if q.Good {
