@@ -101,6 +101,24 @@ mixin:
 	$(GO) test -count=1 ./mixin/ -run TestRulesUpToDate -update
 	$(GO) test -count=1 ./dashboards/ -run TestFilesUpToDate -update
 
+# aiperf installs NVIDIA AIPerf 0.13.0 from PyPI into a virtual environment in .cache/aiperf (pip's
+# download cache in .cache/pip) and Debian's Chromium, which `aiperf plot` renders its PNGs
+# through: e2e/aiperf_test.go reads inferprobe's artifacts with AIPerf's own tools. A no-op once
+# the environment is newer than its pin and Chromium is there.
+AIPERF      := .cache/aiperf
+AIPERF_REQS := e2e/testdata/aiperf/requirements.txt
+.PHONY: aiperf
+aiperf: $(AIPERF)/installed.txt
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+	@$(AIPERF)/bin/pip show aiperf | grep -m1 '^Version'
+	@chromium --version 2>/dev/null | head -1
+
+$(AIPERF)/installed.txt: $(AIPERF_REQS)
+	python3 -m venv --clear $(AIPERF)
+	PIP_CACHE_DIR=$(CURDIR)/.cache/pip $(AIPERF)/bin/pip install --quiet --disable-pip-version-check -r $(AIPERF_REQS)
+	cp $(AIPERF_REQS) $@
+
 # staticcheck installs Staticcheck into .cache/bin; a no-op once the binary is of
 # STATICCHECK_VERSION (2026.2.2; Go 1.26 needs 2026.1 or later). About 30 s cold.
 STATICCHECK_VERSION ?= v0.8.2
@@ -163,7 +181,7 @@ release-snapshot: goreleaser
 	@tmp=$$(mktemp -d) && tar -xzf $(RELEASE_DIST)/*.tar.gz -C $$tmp inferprobe && \
 	  $$tmp/inferprobe --version 2>&1 | head -1 | grep -E 'version [0-9]+\.[0-9]+\.[0-9]+-snapshot' && rm -rf $$tmp
 
-ci: deps tools realengine lint test deploy-test release-snapshot fuzz
+ci: deps tools realengine aiperf lint test deploy-test release-snapshot fuzz
 
 clean:
 	rm -f $(BINARY)

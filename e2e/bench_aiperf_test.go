@@ -93,8 +93,8 @@ func checkArtifacts(t *testing.T, dir string, requests, osl float64) {
 		return b
 	}
 	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(read("profile_export_inferprobe.json"), &doc); err != nil {
-		t.Fatalf("profile_export_inferprobe.json: %v", err)
+	if err := json.Unmarshal(read("profile_export_aiperf.json"), &doc); err != nil {
+		t.Fatalf("profile_export_aiperf.json: %v", err)
 	}
 	type metric struct {
 		Unit string  `json:"unit"`
@@ -120,14 +120,20 @@ func checkArtifacts(t *testing.T, dir string, requests, osl float64) {
 		t.Errorf("output_sequence_length avg %v, want the pinned %v", got, osl)
 	}
 
-	sections := strings.Split(strings.TrimSpace(string(read("profile_export_inferprobe.csv"))), "\n\n")
+	// AIPerf's two sections, inferprobe's, and AIPerf's GPU telemetry header.
+	var sections []string
+	for s := range strings.SplitSeq(strings.TrimSpace(string(read("profile_export_aiperf.csv"))), "\r\n\r\n") {
+		if s = strings.TrimSpace(s); s != "" {
+			sections = append(sections, s)
+		}
+	}
 	for _, s := range sections {
 		if _, err := csv.NewReader(strings.NewReader(s)).ReadAll(); err != nil {
 			t.Errorf("CSV section does not parse: %v\n%s", err, s)
 		}
 	}
-	if len(sections) != 3 {
-		t.Errorf("CSV has %d sections, want 3", len(sections))
+	if len(sections) != 4 {
+		t.Errorf("CSV has %d sections, want 4", len(sections))
 	}
 
 	lines := 0
@@ -138,9 +144,10 @@ func checkArtifacts(t *testing.T, dir string, requests, osl float64) {
 			Metadata struct {
 				SessionNum *int `json:"session_num"`
 			} `json:"metadata"`
+			// A value is a number, or a list (inter_chunk_latency).
 			Metrics map[string]struct {
-				Value float64 `json:"value"`
-				Unit  string  `json:"unit"`
+				Value json.RawMessage `json:"value"`
+				Unit  string          `json:"unit"`
 			} `json:"metrics"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil || rec.Metadata.SessionNum == nil || rec.Metrics["request_latency"].Unit != "ms" {
@@ -175,7 +182,7 @@ func TestBenchCompareAndSaveScenario(t *testing.T) {
 	if !strings.Contains(out, "Goodput (requests/sec)") || !strings.Contains(out, "5 ok, 0 errors") {
 		t.Errorf("report lacks goodput, or warmup requests were counted:\n%s", out)
 	}
-	code, out = benchIn(t, work, append(args, "--artifact-dir", "again", "--compare", "base/profile_export_inferprobe.json",
+	code, out = benchIn(t, work, append(args, "--artifact-dir", "again", "--compare", "base/profile_export_aiperf.json",
 		"--compare-fail", "time_to_first_token.p99>0.001", "--compare-fail", "request_latency.p99<0.001")...)
 	if code != 3 || !strings.Contains(out, "FAIL time_to_first_token.p99>0.001") || !strings.Contains(out, "pass request_latency.p99<0.001") {
 		t.Errorf("compare run exited %d, want 3 with one FAIL and one pass:\n%s", code, out)
@@ -226,7 +233,7 @@ func TestBenchTraceReplay(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "20 ok, 0 errors") {
 		t.Fatalf("bench exited %d, want every request of the trace sent:\n%s", code, out)
 	}
-	b, err := os.ReadFile(filepath.Join(work, "artifacts", "Qwen_Qwen3-0.6B-chat-fixed_schedule", "profile_export_inferprobe.json"))
+	b, err := os.ReadFile(filepath.Join(work, "artifacts", "Qwen_Qwen3-0.6B-chat-fixed_schedule", "profile_export_aiperf.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +299,7 @@ func TestBenchInterrupt(t *testing.T) {
 			if !strings.Contains(out, tc.note) || !strings.Contains(out, "interrupted: the report covers the requests that finished") {
 				t.Errorf("output lacks %q or the interrupted note:\n%s", tc.note, out)
 			}
-			b, err := os.ReadFile(filepath.Join(work, "out", "profile_export_inferprobe.json"))
+			b, err := os.ReadFile(filepath.Join(work, "out", "profile_export_aiperf.json"))
 			if err != nil {
 				t.Fatalf("no report after the interrupt: %v", err)
 			}

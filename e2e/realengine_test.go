@@ -221,14 +221,14 @@ func (e *realEngine) served() int {
 }
 
 // benchReport is what the tests read of a bench run's
-// profile_export_inferprobe.json.
+// profile_export_aiperf.json.
 type benchReport struct {
 	doc map[string]json.RawMessage
 }
 
 func readBenchReport(t *testing.T, dir string) benchReport {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "profile_export_inferprobe.json"))
+	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,12 +313,14 @@ func TestRealEngineBench(t *testing.T) {
 					if s, _ := r.stats("output_sequence_length"); s.Min != osl || s.Max != osl {
 						t.Errorf("output lengths %v..%v, want exactly the pinned %d", s.Min, s.Max, osl)
 					}
-					// The server's count of a chat prompt includes its chat
-					// template's tokens; a tokenizer's count of the messages
-					// (and a completions prompt) is exact.
-					s, _ := r.stats("input_sequence_length")
-					if s.Min != s.Max || (usage && endpoint == "chat") != (s.Min > isl) || (s.Min < isl) {
-						t.Errorf("input lengths %v..%v: want one length, the tokenizer's exact %d (more with chat's template when the server counts)", s.Min, s.Max, isl)
+					// input_sequence_length is the client's count, as in AIPerf:
+					// the tokenizer's exact one. The server's (usage) count of a
+					// chat prompt includes its chat template's tokens.
+					if s, _ := r.stats("input_sequence_length"); s.Min != isl || s.Max != isl {
+						t.Errorf("input lengths %v..%v: want the tokenizer's exact %d", s.Min, s.Max, isl)
+					}
+					if s, ok := r.stats("usage_prompt_tokens"); usage && (!ok || s.Min != s.Max || (endpoint == "chat") != (s.Min > isl) || s.Min < isl) {
+						t.Errorf("usage prompt tokens %+v (reported: %v): want one length, %d or more with chat's template", s, ok, isl)
 					}
 					if _, ok := r.stats("time_to_first_token"); ok != tc.stream {
 						t.Errorf("time to first token reported: %v, want it exactly for streams", ok)

@@ -134,6 +134,7 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 		return rec
 	}
 	defer resp.Body.Close()
+	rec.Ack = c.now().Sub(rec.Sent)
 	rec.Status = resp.StatusCode
 	what := streamSSE
 	if t.stream {

@@ -180,6 +180,34 @@ func TestTokenCountingWithoutUsage(t *testing.T) {
 	}
 }
 
+// TestClientOutputCount: with a tokenizer, an output whose length came from
+// usage is counted by the tokenizer too, the client's count AIPerf compares
+// usage with; without one it is not.
+func TestClientOutputCount(t *testing.T) {
+	const tokens, words = 16, 8
+	url := newSimulator(t, simulator.Config{Profile: simulator.Profile{TTFT: 5 * ms, ITL: ms}})
+	for _, tc := range []struct {
+		name, tokenizer string
+		client          int
+	}{{"tokenizer", gpt2Tokenizer(t), tokens}, {"no tokenizer", "", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := newTarget(t, url, func(st *scenarios.Target) { st.Tokenizer = tc.tokenizer })
+			req, err := prober.NewRequest(tg, prompt(words, tokens), map[string]any{"ignore_eos": true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := prober.NewClient().Do(context.Background(), tg, req)
+			if rec.Outcome != prober.OutcomeOK || rec.TokenSource != prober.TokensFromUsage || rec.UsagePromptTokens == 0 {
+				t.Fatalf("outcome %v %s, source %v, usage prompt %d: want a success counted by usage", rec.Outcome, rec.Err, rec.TokenSource, rec.UsagePromptTokens)
+			}
+			// The simulator's words are single GPT-2 tokens.
+			if rec.OutputTokens != tokens || rec.ClientOutputTokens != tc.client {
+				t.Errorf("output %d, client's count %d; want %d and %d", rec.OutputTokens, rec.ClientOutputTokens, tokens, tc.client)
+			}
+		})
+	}
+}
+
 // TestMismatchCounter: a server that ignores min_tokens (and ignore_eos)
 // returns shorter outputs than the probe pinned, and the mismatch counter
 // says so; an honest one leaves it at zero.

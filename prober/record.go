@@ -84,9 +84,22 @@ type Record struct {
 	FirstChunkTokens int
 	// Duration is the offset of the end of the response.
 	Duration time.Duration
+	// Ack is the offset at which the response's status and headers came
+	// (AIPerf's request_ack); 0 without a response.
+	Ack time.Duration
 
+	// InputTokens is the prompt length the measurements use: the server's
+	// usage when it counted the prompt, else PromptTokens.
 	InputTokens  int
 	OutputTokens int
+	// UsagePromptTokens is the server's own count of the prompt (usage), 0
+	// when it gave none; it includes the chat template, which the client's
+	// count (PromptTokens) does not.
+	UsagePromptTokens int
+	// ClientOutputTokens is the target's tokenizer's count of the output
+	// when the server's usage gave OutputTokens: the client's count AIPerf
+	// compares usage with. 0 without a tokenizer or without usage.
+	ClientOutputTokens int
 	// ReasoningTokens is the part of OutputTokens spent on reasoning, when
 	// the server's usage says (completion_tokens_details.reasoning_tokens);
 	// 0 when it does not.
@@ -111,6 +124,14 @@ type Record struct {
 	Status int
 	// Err describes the failure for logs; never a label.
 	Err string
+
+	// What was sent, set by the sender in this process (never carried by
+	// the wire: the parent has the request): the client's count of the
+	// prompt (Request.InputTokens), the session and the body, for the
+	// artifacts of a finite run.
+	PromptTokens int
+	Session      string
+	Body         []byte
 }
 
 // Lag is how late the client sent the request: the actual send minus the

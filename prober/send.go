@@ -30,6 +30,7 @@ func (r *run) do(seq uint64, req *Request, err error, scheduled time.Time, capWa
 	} else {
 		req.Seq, req.Scheduled = seq, scheduled
 		out = r.exec.Do(r.reqCtx, r.probe.Target, req)
+		out.PromptTokens, out.Session, out.Body = req.InputTokens, req.Session, req.Body
 	}
 	end := time.Now()
 	if r.slots != nil {

@@ -1,6 +1,7 @@
 package prober_test
 
 import (
+	"bytes"
 	"context"
 	"net/http/httptest"
 	"slices"
@@ -352,6 +353,13 @@ probes:
 					outcomes[r.Outcome]++
 					if r.Outcome == prober.OutcomeError {
 						t.Errorf("seq %d failed: %q %s", r.Seq, r.Reason, r.Err)
+					}
+					// What the artifacts need: the client's and the server's
+					// prompt counts apart, the response headers' time, the body.
+					if r.Outcome == prober.OutcomeOK && (r.PromptTokens != 16 || r.UsagePromptTokens == 0 || r.Ack <= 0 ||
+						r.Ack > r.Chunks[0] || !bytes.Contains(r.Body, []byte(`"ignore_eos":true`))) {
+						t.Errorf("seq %d: prompt tokens %d (want 16), usage %d, ack %v (first chunk %v), body %q",
+							r.Seq, r.PromptTokens, r.UsagePromptTokens, r.Ack, r.Chunks[0], r.Body)
 					}
 				}
 				// Constant arrivals at 40/s: seq n is due (n+1)/40 s after the start.

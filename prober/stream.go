@@ -130,7 +130,7 @@ func (tc *tokenCount) add(c *chunkInfo) {
 // none).
 func (tc *tokenCount) fill(rec *Record, t *Target, text []byte, firstText int) {
 	if tc.usage.PromptTokens > 0 {
-		rec.InputTokens = tc.usage.PromptTokens
+		rec.InputTokens, rec.UsagePromptTokens = tc.usage.PromptTokens, tc.usage.PromptTokens
 	}
 	rec.FirstChunkTokens = tc.first
 	switch {
@@ -143,6 +143,9 @@ func (tc *tokenCount) fill(rec *Record, t *Target, text []byte, firstText int) {
 	case tc.haveUsage:
 		rec.OutputTokens, rec.TokenSource = tc.usage.CompletionTokens, TokensFromUsage
 		rec.ReasoningTokens = tc.usage.CompletionTokensDetails.ReasoningTokens
+		if t.tok != nil {
+			rec.ClientOutputTokens = t.tok.Count(string(text))
+		}
 	case t.tok != nil:
 		// The whole text at once: BPE merges across chunk boundaries.
 		rec.OutputTokens, rec.TokenSource = t.tok.Count(string(text)), TokensFromTokenizer

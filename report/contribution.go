@@ -38,6 +38,8 @@ type Contribution struct {
 	// failure, for every request that was sent: it places failures in
 	// time. For a success it is the request latency.
 	Duration time.Duration
+	// Ack is the offset of the response headers; 0 without a response.
+	Ack time.Duration
 
 	// The rest is set for a success only. ITL is also zero when no time
 	// passed between the first and last chunks: they came in one read, so
@@ -45,6 +47,14 @@ type Contribution struct {
 	ITL                                        time.Duration
 	InputTokens, OutputTokens, ReasoningTokens int
 	TokenSource                                prober.TokenSource
+	// PromptTokens is the client's count of the prompt and UsagePromptTokens
+	// the server's (0 when it gave none): AIPerf reports both.
+	PromptTokens, UsagePromptTokens int
+	// ClientOutputTokens is the tokenizer's count of an output whose length
+	// came from usage; 0 when there was none.
+	ClientOutputTokens int
+	// PinnedOutputTokens is the output length the request pinned, 0 if none.
+	PinnedOutputTokens int
 	// Mismatch is set when the output length differs from the length the
 	// request pinned. A count of content chunks is no measure of length (a
 	// chunk may hold several tokens): only counts from usage or a tokenizer
@@ -57,7 +67,7 @@ type Contribution struct {
 func Contribute(rec *prober.Record, slo SLO) Contribution {
 	c := Contribution{
 		Outcome: rec.Outcome, Reason: rec.Reason,
-		HasLag: !rec.Sent.IsZero(), CapWait: rec.CapWait, Duration: rec.Duration,
+		HasLag: !rec.Sent.IsZero(), CapWait: rec.CapWait, Duration: rec.Duration, Ack: rec.Ack,
 		ConnRetried: rec.ConnRetried, Encoding: rec.Encoding,
 	}
 	if c.HasLag {
@@ -76,6 +86,8 @@ func Contribute(rec *prober.Record, slo SLO) Contribution {
 	c.ITL, _ = rec.ITL()
 	c.InputTokens, c.OutputTokens, c.ReasoningTokens = rec.InputTokens, rec.OutputTokens, rec.ReasoningTokens
 	c.TokenSource = rec.TokenSource
+	c.PromptTokens, c.UsagePromptTokens, c.PinnedOutputTokens = rec.PromptTokens, rec.UsagePromptTokens, rec.PinnedOutputTokens
+	c.ClientOutputTokens = rec.ClientOutputTokens
 	c.Mismatch = rec.PinnedOutputTokens > 0 && rec.TokenSource != prober.TokensFromChunks && rec.OutputTokens != rec.PinnedOutputTokens
 	c.Good = slo.met(&c)
 	return c

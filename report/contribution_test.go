@@ -26,12 +26,12 @@ func TestContribute(t *testing.T) {
 	}{
 		{"success", func(*prober.Record) {}, Contribution{HasLag: true, Lag: 2 * ms, CapWait: 3 * ms,
 			TTFT: 100 * ms, TTFOT: 110 * ms, TTST: 10 * ms, HasTTFT: true, HasTTFOT: true, HasTTST: true,
-			Duration: 140 * ms, ITL: 15 * ms, InputTokens: 10, OutputTokens: 3, ReasoningTokens: 1, Mismatch: true, Good: true},
+			Duration: 140 * ms, ITL: 15 * ms, InputTokens: 10, OutputTokens: 3, ReasoningTokens: 1, PinnedOutputTokens: 4, Mismatch: true, Good: true},
 			[]time.Duration{10 * ms, 20 * ms}},
 		{"a pinned length counted in chunks is not judged", func(r *prober.Record) { r.TokenSource = prober.TokensFromChunks },
 			Contribution{HasLag: true, Lag: 2 * ms, CapWait: 3 * ms,
 				TTFT: 100 * ms, TTFOT: 110 * ms, TTST: 10 * ms, HasTTFT: true, HasTTFOT: true, HasTTST: true,
-				Duration: 140 * ms, ITL: 15 * ms, InputTokens: 10, OutputTokens: 3, ReasoningTokens: 1, TokenSource: prober.TokensFromChunks, Good: true},
+				Duration: 140 * ms, ITL: 15 * ms, InputTokens: 10, OutputTokens: 3, ReasoningTokens: 1, TokenSource: prober.TokensFromChunks, PinnedOutputTokens: 4, Good: true},
 			[]time.Duration{10 * ms, 20 * ms}},
 		{"failure keeps its timings, not its lengths", func(r *prober.Record) {
 			r.Outcome, r.Reason = prober.OutcomeError, prober.ReasonStall
@@ -46,7 +46,7 @@ func TestContribute(t *testing.T) {
 		{"chunks in one read: no ITL", func(r *prober.Record) { r.Chunks = []time.Duration{100 * ms, 100 * ms, 100 * ms} },
 			Contribution{HasLag: true, Lag: 2 * ms, CapWait: 3 * ms,
 				TTFT: 100 * ms, TTFOT: 100 * ms, HasTTFT: true, HasTTFOT: true, HasTTST: true,
-				Duration: 140 * ms, InputTokens: 10, OutputTokens: 3, ReasoningTokens: 1, Mismatch: true, Good: true},
+				Duration: 140 * ms, InputTokens: 10, OutputTokens: 3, ReasoningTokens: 1, PinnedOutputTokens: 4, Mismatch: true, Good: true},
 			[]time.Duration{0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,9 +24,18 @@ type Report struct {
 	ttft, ttfot, ttst, itl, latency, lag, capWait []float64
 	// icl has one sample per gap between chunks, not per request, so it is
 	// the one kept in bounded memory.
-	icl                                     reservoir
-	perUser                                 []float64
-	inTokens, outTokens                     []float64
+	icl                 reservoir
+	perUser             []float64
+	inTokens, outTokens []float64
+	// AIPerf's further per-request metrics (aiperf.go).
+	decode, e2eOut, prefillPerUser, outCount, reasoning []float64
+	usagePrompt, usageCompletion, usageTotal            []float64
+	promptDiff, completionDiff, oslDiff, creditToStart  []float64
+	usageDiscrepancies, oslMismatches                   int
+	// kept is what the requests' gaps and bodies hold, against
+	// MaxKeptBytes; dropped counts the requests whose details did not fit.
+	kept                                    int
+	dropped                                 int
 	reasoningTokens                         float64
 	ok, failed, cancelled, good, mismatches int
 	errors                                  map[prober.Reason]int
@@ -56,6 +65,11 @@ func NewReport(opts ...ReportOption) *Report {
 // a million requests of a thousand tokens has a billion gaps.
 const maxChunkSamples = 1 << 20
 
+// MaxKeptBytes bounds the per-request details a report keeps for the
+// artifacts (each request's chunk gaps and body): 256 MiB. Past it, later
+// requests are exported without them, and the export says how many.
+const MaxKeptBytes = 256 << 20
+
 // RequestRecord is what a report keeps of one request: what it contributed,
 // without its chunk offsets (Gaps yields none), and what places and
 // explains it.
@@ -65,6 +79,12 @@ type RequestRecord struct {
 	Sent      time.Time // the time origin; zero when it was never sent
 	Status    int       // HTTP status; 0 without a response
 	Err       string    // the failure, for exports; empty on success
+	Session   string    // the multi-turn session; empty for single requests
+	// Body is the request body sent and Gaps the inter-chunk latencies in
+	// ms, for the artifacts; both nil when the report's budget for them
+	// (MaxKeptBytes) was spent, and Body nil for a request never built.
+	Body []byte
+	Gaps []float32
 	Contribution
 }
 
@@ -75,7 +95,7 @@ func (r *Report) Started() {}
 // at high request rates.
 func (r *Report) Observe(rec *prober.Record) {
 	c := Contribute(rec, r.slo)
-	req := RequestRecord{Seq: rec.Seq, Scheduled: rec.Scheduled, Sent: rec.Sent, Status: rec.Status, Contribution: c}
+	req := RequestRecord{Seq: rec.Seq, Scheduled: rec.Scheduled, Sent: rec.Sent, Status: rec.Status, Session: rec.Session, Contribution: c}
 	req.chunks = nil
 	if rec.Outcome != prober.OutcomeOK {
 		req.Err = rec.Err
@@ -83,9 +103,19 @@ func (r *Report) Observe(rec *prober.Record) {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if size := len(rec.Body) + 4*max(len(c.chunks)-1, 0); r.kept+size <= MaxKeptBytes {
+		r.kept += size
+		req.Body = rec.Body
+		for gap := range c.Gaps() {
+			req.Gaps = append(req.Gaps, float32(gap.Seconds()*1e3))
+		}
+	} else {
+		r.dropped++
+	}
 	r.requests = append(r.requests, req)
 	if c.HasLag {
 		r.lag = append(r.lag, c.Lag.Seconds())
+		r.creditToStart = append(r.creditToStart, rec.Sent.Sub(rec.Scheduled).Seconds())
 	}
 	r.capWait = append(r.capWait, c.CapWait.Seconds())
 	switch c.Outcome {
@@ -131,11 +161,43 @@ func (r *Report) Observe(rec *prober.Record) {
 		r.mismatches++
 	}
 	r.latency = append(r.latency, c.Duration.Seconds())
-	r.inTokens = append(r.inTokens, float64(c.InputTokens))
+	r.inTokens = append(r.inTokens, float64(c.ClientInputTokens()))
 	r.outTokens = append(r.outTokens, float64(c.OutputTokens))
+	r.observeAIPerf(&c)
 	r.reasoningTokens += float64(c.ReasoningTokens)
 	r.chunkCounted = r.chunkCounted || c.TokenSource == prober.TokensFromChunks
 	r.tokenizerCounted = r.tokenizerCounted || c.TokenSource == prober.TokensFromTokenizer
+}
+
+// observeAIPerf adds a success's share of AIPerf's further metrics.
+func (r *Report) observeAIPerf(c *Contribution) {
+	keep := func(to *[]float64) func(float64, bool) {
+		return func(v float64, ok bool) {
+			if ok {
+				*to = append(*to, v)
+			}
+		}
+	}
+	d, ok := c.DecodeDuration()
+	keep(&r.decode)(d.Seconds(), ok)
+	keep(&r.e2eOut)(c.E2EOutputThroughput())
+	keep(&r.prefillPerUser)(c.PrefillThroughputPerUser())
+	r.outCount = append(r.outCount, float64(c.OutputTokenCount()))
+	keep(&r.reasoning)(float64(c.ReasoningTokens), c.ReasoningTokens > 0)
+	keep(&r.usagePrompt)(float64(c.UsagePromptTokens), c.UsagePromptTokens > 0)
+	n, ok := c.UsageCompletionTokens()
+	keep(&r.usageCompletion)(float64(n), ok)
+	n, ok = c.UsageTotalTokens()
+	keep(&r.usageTotal)(float64(n), ok)
+	keep(&r.promptDiff)(c.UsagePromptDiffPct())
+	keep(&r.completionDiff)(c.UsageCompletionDiffPct())
+	keep(&r.oslDiff)(c.OSLMismatchDiffPct())
+	if c.UsageDiscrepancy() {
+		r.usageDiscrepancies++
+	}
+	if c.OSLMismatch() {
+		r.oslMismatches++
+	}
 }
 
 // Counts returns the requests finished so far, for progress lines.
@@ -221,6 +283,30 @@ type Summary struct {
 	// TokensFromTokenizer says some were counted with the target's
 	// tokenizer on the received text, because the server sent no usage.
 	TokensFromTokenizer bool `json:"tokens_from_tokenizer"`
+
+	// AIPerf's further metrics (aiperf.go): InputTokens above is the
+	// client's count of the prompt, UsagePromptTokens the server's.
+	DecodeDuration           Stats   `json:"decode_duration_seconds"`
+	E2EOutputThroughput      Stats   `json:"e2e_output_token_throughput"`
+	PrefillThroughputPerUser Stats   `json:"prefill_throughput_per_user"`
+	OutputTokenCount         Stats   `json:"output_token_count"`
+	ReasoningTokens          Stats   `json:"reasoning_token_count"`
+	UsagePromptTokens        Stats   `json:"usage_prompt_tokens"`
+	UsageCompletionTokens    Stats   `json:"usage_completion_tokens"`
+	UsageTotalTokens         Stats   `json:"usage_total_tokens"`
+	UsagePromptDiffPct       Stats   `json:"usage_prompt_tokens_diff_pct"`
+	UsageCompletionDiffPct   Stats   `json:"usage_completion_tokens_diff_pct"`
+	OSLMismatchDiffPct       Stats   `json:"osl_mismatch_diff_pct"`
+	CreditToStart            Stats   `json:"credit_to_start_latency_seconds"`
+	UsageDiscrepancies       int     `json:"usage_discrepancy_count"`
+	OSLMismatches            int     `json:"osl_mismatch_count"`
+	InputTokenThroughput     float64 `json:"input_token_throughput"`
+	// RequestErrorRate is the failed share of the requests that ended,
+	// in percent.
+	RequestErrorRate float64 `json:"request_error_rate"`
+	// DetailsDropped counts the requests exported without their chunk
+	// gaps and body: the report's budget for them was spent.
+	DetailsDropped int `json:"details_dropped"`
 }
 
 // Summary computes the summary of what was observed so far.
@@ -240,6 +326,15 @@ func (r *Report) Summary() Summary {
 	for k, v := range r.errors {
 		s.Errors[k] = v
 	}
+	s.DecodeDuration, s.E2EOutputThroughput, s.PrefillThroughputPerUser = statsOf(r.decode), statsOf(r.e2eOut), statsOf(r.prefillPerUser)
+	s.OutputTokenCount, s.ReasoningTokens = statsOf(r.outCount), statsOf(r.reasoning)
+	s.UsagePromptTokens, s.UsageCompletionTokens, s.UsageTotalTokens = statsOf(r.usagePrompt), statsOf(r.usageCompletion), statsOf(r.usageTotal)
+	s.UsagePromptDiffPct, s.OSLMismatchDiffPct, s.CreditToStart = statsOf(r.promptDiff), statsOf(r.oslDiff), statsOf(r.creditToStart)
+	s.UsageCompletionDiffPct = statsOf(r.completionDiff)
+	s.UsageDiscrepancies, s.OSLMismatches, s.DetailsDropped = r.usageDiscrepancies, r.oslMismatches, r.dropped
+	if ended := r.ok + r.failed; ended > 0 {
+		s.RequestErrorRate = 100 * float64(r.failed) / float64(ended)
+	}
 	for _, v := range r.inTokens {
 		s.InputTokensTotal += v
 	}
@@ -254,6 +349,7 @@ func (r *Report) Summary() Summary {
 		s.RequestThroughput = float64(r.ok) / secs
 		s.OutputTokenThroughput = s.OutputTokensTotal / secs
 		s.TotalTokenThroughput = (s.InputTokensTotal + s.OutputTokensTotal) / secs
+		s.InputTokenThroughput = s.InputTokensTotal / secs
 		s.Goodput = float64(r.good) / secs
 	}
 	return s

@@ -107,12 +107,12 @@ func TestReportRequests(t *testing.T) {
 	}
 	ms := time.Millisecond
 	want := []RequestRecord{
-		{Seq: 0, Scheduled: t0, Sent: t0, Status: 200, Contribution: Contribution{HasLag: true,
+		{Seq: 0, Scheduled: t0, Sent: t0, Status: 200, Gaps: []float32{10, 40}, Contribution: Contribution{HasLag: true,
 			TTFT: 50 * ms, TTFOT: 60 * ms, TTST: 10 * ms, HasTTFT: true, HasTTFOT: true, HasTTST: true, ITL: 12500 * time.Microsecond,
-			Duration: 110 * ms, InputTokens: 10, OutputTokens: 5, ReasoningTokens: 1, Good: true}},
-		{Seq: 1, Scheduled: t0.Add(998 * ms), Sent: t0.Add(time.Second), Status: 200, Contribution: Contribution{HasLag: true, Lag: 2 * ms,
+			Duration: 110 * ms, InputTokens: 10, OutputTokens: 5, ReasoningTokens: 1, PinnedOutputTokens: 5, Good: true}},
+		{Seq: 1, Scheduled: t0.Add(998 * ms), Sent: t0.Add(time.Second), Status: 200, Gaps: []float32{20}, Contribution: Contribution{HasLag: true, Lag: 2 * ms,
 			TTFT: 200 * ms, TTFOT: 200 * ms, TTST: 20 * ms, HasTTFT: true, HasTTFOT: true, HasTTST: true, ITL: 10 * ms, Duration: time.Second,
-			InputTokens: 20, OutputTokens: 3, Mismatch: true}},
+			InputTokens: 20, OutputTokens: 3, PinnedOutputTokens: 4, Mismatch: true}},
 		{Seq: 2, Scheduled: t0.Add(490 * ms), Sent: t0.Add(500 * ms), Status: 500, Err: "HTTP 500: boom", Contribution: Contribution{
 			Outcome: prober.OutcomeError, Reason: prober.ReasonHTTP5xx, HasLag: true, CapWait: 10 * ms, Duration: 5 * ms}},
 	}

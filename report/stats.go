@@ -15,6 +15,7 @@ type Stats struct {
 	Min   float64 `json:"min"`
 	Max   float64 `json:"max"`
 	Std   float64 `json:"std"`
+	Sum   float64 `json:"sum"`
 	P1    float64 `json:"p1"`
 	P5    float64 `json:"p5"`
 	P10   float64 `json:"p10"`
@@ -48,7 +49,7 @@ func statsOf(samples []float64) Stats {
 		return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
 	}
 	return Stats{
-		Count: len(s), Avg: avg, Min: s[0], Max: s[len(s)-1], Std: math.Sqrt(sq / float64(len(s))),
+		Count: len(s), Avg: avg, Min: s[0], Max: s[len(s)-1], Std: math.Sqrt(sq / float64(len(s))), Sum: sum,
 		P1: q(.01), P5: q(.05), P10: q(.10), P25: q(.25), P50: q(.50), P75: q(.75), P90: q(.90), P95: q(.95), P99: q(.99),
 	}
 }
@@ -95,6 +96,7 @@ func (r *reservoir) stats() Stats {
 	s := statsOf(r.kept)
 	if r.n > len(r.kept) {
 		s.Count, s.Avg, s.Min, s.Max, s.Std = r.n, r.mean, r.lo, r.hi, math.Sqrt(r.m2/float64(r.n))
+		s.Sum = r.mean * float64(r.n)
 	}
 	return s
 }

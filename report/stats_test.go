@@ -15,13 +15,13 @@ func TestStatsOf(t *testing.T) {
 		want    Stats
 	}{
 		{"empty", nil, Stats{}},
-		{"one sample", []float64{7}, Stats{Count: 1, Avg: 7, Min: 7, Max: 7,
+		{"one sample", []float64{7}, Stats{Count: 1, Avg: 7, Min: 7, Max: 7, Sum: 7,
 			P1: 7, P5: 7, P10: 7, P25: 7, P50: 7, P75: 7, P90: 7, P95: 7, P99: 7}},
 		// mean 2.5; variance ((1.5²+0.5²)·2)/4 = 1.25; p25 at 0.75 → 1.75, p99 at 2.97 → 3.97.
-		{"1 2 3 4", []float64{4, 2, 1, 3}, Stats{Count: 4, Avg: 2.5, Min: 1, Max: 4, Std: math.Sqrt(1.25),
+		{"1 2 3 4", []float64{4, 2, 1, 3}, Stats{Count: 4, Avg: 2.5, Min: 1, Max: 4, Std: math.Sqrt(1.25), Sum: 10,
 			P1: 1.03, P5: 1.15, P10: 1.3, P25: 1.75, P50: 2.5, P75: 3.25, P90: 3.7, P95: 3.85, P99: 3.97}},
 		// two samples: every percentile is p·10.
-		{"0 10", []float64{10, 0}, Stats{Count: 2, Avg: 5, Min: 0, Max: 10, Std: 5,
+		{"0 10", []float64{10, 0}, Stats{Count: 2, Avg: 5, Min: 0, Max: 10, Std: 5, Sum: 10,
 			P1: 0.1, P5: 0.5, P10: 1, P25: 2.5, P50: 5, P75: 7.5, P90: 9, P95: 9.5, P99: 9.9}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -27,6 +28,16 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if f.args == nil {
 		f.args = os.Args[1:]
 	}
+	// What the run prints and logs goes to the artifacts too; the progress
+	// line only to the terminal.
+	console, runLog := new(bytes.Buffer), new(bytes.Buffer)
+	term := stderr
+	stdout, stderr = io.MultiWriter(stdout, console), io.MultiWriter(stderr, runLog)
+	logs := []slog.Handler{slog.NewTextHandler(runLog, nil)}
+	if logger != nil {
+		logs = append(logs, logger.Handler())
+	}
+	logger = slog.New(slog.NewMultiHandler(logs...))
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "inferprobe bench: "+format+"\n", a...)
 		return exitUsage
@@ -108,7 +119,8 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
-	b := &bencher{stdout: stdout, stderr: stderr, f: f, exec: p, sigs: sigs, mode: progressMode(f.progress, stderr), opts: opts,
+	b := &bencher{stdout: stdout, stderr: stderr, term: term, console: console, runLog: runLog,
+		f: f, exec: p, sigs: sigs, mode: progressMode(f.progress, term), opts: opts,
 		baseline: baseline, rules: rules, gpu: telemetry != nil}
 	if !sweep {
 		code, _ := b.run(runs[0])
@@ -166,7 +178,7 @@ func (f *benchFlags) planRun(stderr io.Writer, notes bool) (benchRun, error) {
 		return benchRun{}, err
 	}
 	a := sc.cfg.Probes["bench"].Arrival
-	return benchRun{sc: sc, plan: plan, config: f.exportConfig(plan.Limit), seed: f.seed,
+	return benchRun{sc: sc, plan: plan, config: f.exportConfig(plan.Limit, sc.cfg), seed: f.seed,
 		floor: thresholdFloor(max(a.Concurrency, a.MaxConcurrency))}, nil
 }
 
@@ -174,15 +186,19 @@ func (f *benchFlags) planRun(stderr io.Writer, notes bool) (benchRun, error) {
 // so that Ctrl-C between the points of a sweep stops it cleanly too.
 type bencher struct {
 	stdout, stderr io.Writer
-	f              *benchFlags
-	exec           prober.Executor
-	sigs           chan os.Signal
-	mode           string
-	opts           []finite.Option
-	baseline       export.Metrics
-	rules          []export.Rule
-	gpu            bool
-	interrupted    bool
+	// term is the terminal the progress line goes to; console and runLog
+	// hold what the run printed and logged, for its artifacts.
+	term            io.Writer
+	console, runLog *bytes.Buffer
+	f               *benchFlags
+	exec            prober.Executor
+	sigs            chan os.Signal
+	mode            string
+	opts            []finite.Option
+	baseline        export.Metrics
+	rules           []export.Rule
+	gpu             bool
+	interrupted     bool
 }
 
 // run executes r, prints its report, writes its artifacts and returns its
@@ -197,7 +213,7 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 		sinks = append(sinks, guard)
 	}
 	opts := append(slices.Clip(b.opts), finite.WithRecorder(prober.Tee(sinks...)))
-	res, interrupted := executeWithProgress(finite.New(r.plan, b.exec, opts...), b.mode, b.stderr, b.sigs, live, guard)
+	res, interrupted := executeWithProgress(finite.New(r.plan, b.exec, opts...), b.mode, b.term, b.sigs, live, guard)
 	b.interrupted = b.interrupted || interrupted
 	if !res.Measured {
 		fmt.Fprintln(b.stderr, "inferprobe bench: interrupted during warmup; nothing was measured")
@@ -205,8 +221,9 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 	}
 	result := export.Run{
 		Summary: res.Summary, Requests: export.ScrubErrors(res.Report.Requests(), b.f.secrets()), Config: r.config, SLO: r.plan.SLO,
-		Digest: res.Digest.String(), ClientBound: res.ClientBound, Interrupted: res.Stopped,
+		Digest: res.Digest.String(), ClientBound: res.ClientBound, Interrupted: res.Stopped, GPUTelemetry: b.gpu,
 	}
+	result.Config.ArtifactDir = r.dir
 	if b.baseline != nil {
 		result.Baseline = &export.Baseline{Path: b.f.compare, Metrics: b.baseline, Rules: b.rules}
 	}
@@ -218,6 +235,12 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 		}
 		export.ConsoleGPU(b.stdout, st)
 	}
+	// A server that echoes the key it refused must not put it in the files.
+	redact := scenarios.Redactor(b.f.secrets())
+	result.ConsoleText, result.Log = []byte(redact.Replace(b.console.String())), []byte(redact.Replace(b.runLog.String()))
+	// The next point of a sweep starts its own console and log.
+	b.console.Reset()
+	b.runLog.Reset()
 	if err := export.WriteArtifacts(r.dir, result); err != nil {
 		fmt.Fprintf(b.stderr, "inferprobe bench: writing artifacts: %v; choose a writable --artifact-dir\n", err)
 		return exitCannotRun, nil

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"maps"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,13 +13,29 @@ import (
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-// exportConfig is the run's configuration for the artifacts, limit the
-// length it was given; it never carries the API key.
-func (f *benchFlags) exportConfig(limit prober.Limit) export.Config {
+// exportConfig is the run's configuration for the artifacts, from the
+// scenario it runs (cfg) and limit the length it was given; it never
+// carries the API key.
+func (f *benchFlags) exportConfig(limit prober.Limit, cfg *scenarios.Config) export.Config {
+	probe := cfg.Probes["bench"]
+	target := cfg.Targets[probe.Target]
 	base, _ := f.targetURL() // validated before the run
 	c := export.Config{
-		Model: f.model, EndpointType: f.endpointType, Streaming: f.streaming, URL: base, Seed: f.seed,
+		Model: target.Model, EndpointType: f.endpointType, Streaming: f.streaming, URL: base, Seed: cfg.Global.Seed,
+		ExtraInputs: probe.Params, Tokenizer: target.Tokenizer, WarmupRequests: f.warmupRequests,
 		RequestCount: int(limit.Requests), Duration: limit.Duration.Seconds(), Command: repeatCommand(f.args),
+		FixedSchedule: f.replays(),
+	}
+	switch d := probe.Dataset; {
+	case d.Synthetic != nil:
+		c.Dataset = "synthetic"
+		c.ISLMean, c.ISLStd = d.Synthetic.InputTokens.Mean, d.Synthetic.InputTokens.Stddev
+		c.OSLMean, c.OSLStd = d.Synthetic.OutputTokens.Mean, d.Synthetic.OutputTokens.Stddev
+		c.Entries = c.RequestCount
+	case d.File != nil:
+		c.Dataset, c.DatasetPath, c.DatasetFormat = "file", d.File.Path, aiperfDatasetName(d.File.Format)
+	default:
+		c.Dataset = "custom"
 	}
 	if *f.set["request-rate"] {
 		c.RequestRate, c.ArrivalPattern = f.requestRate, f.arrivalPattern
@@ -97,4 +115,17 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// aiperfDatasetName is AIPerf's --custom-dataset-type for a scenario file
+// format (mooncake_trace for mooncake), as its input_config spells it.
+func aiperfDatasetName(format string) string {
+	name := normalizeChoice(format)
+	for _, k := range slices.Sorted(maps.Keys(aiperfDatasets)) {
+		if aiperfDatasets[k].value == format && k != name {
+			name = k
+			break
+		}
+	}
+	return strings.ReplaceAll(name, "-", "_")
 }

@@ -118,7 +118,7 @@ func TestCompareRuleCheckedBeforeRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	missing := filepath.Join(t.TempDir(), "nope.json")
 	if code := runBench(nil, &stdout, &stderr, parseBench(t, "--model", "m", "--compare", missing), nil, nil); code != 2 ||
-		!strings.Contains(stderr.String(), "give the profile_export_inferprobe.json of an earlier run") {
+		!strings.Contains(stderr.String(), "give the profile_export_aiperf.json of an earlier run") {
 		t.Errorf("missing baseline: exit %d, %q; want exit 2 and what to give", code, stderr.String())
 	}
 	stderr.Reset()
@@ -183,7 +183,13 @@ func TestExportConfigInputFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return f.exportConfig(plan.Limit).RequestCount
+		c := f.exportConfig(plan.Limit, sc.cfg)
+		// AIPerf's input_config names a file dataset "file", with AIPerf's
+		// name of its format.
+		if c.Dataset != "file" || c.DatasetPath != file || c.DatasetFormat != "single_turn" {
+			t.Errorf("dataset %q at %q as %q, want file at %s as single_turn", c.Dataset, c.DatasetPath, c.DatasetFormat, file)
+		}
+		return c.RequestCount
 	}
 	if got := requests(); got != 3 {
 		t.Errorf("request_count %d, want the file's 3 requests", got)

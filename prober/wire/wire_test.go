@@ -21,7 +21,7 @@ var t0 = time.Unix(1_750_000_000, 123_456_789)
 func sampleRecord(n int) *prober.Record {
 	r := &prober.Record{
 		Seq: 42, Scheduled: t0, Sent: t0.Add(150 * time.Microsecond), CapWait: 100 * time.Microsecond,
-		FirstOutput: 3, FirstChunkTokens: 1, InputTokens: 512, OutputTokens: n, ReasoningTokens: n / 2,
+		FirstOutput: 3, FirstChunkTokens: 1, InputTokens: 512, UsagePromptTokens: 530, ClientOutputTokens: n + 1, OutputTokens: n, ReasoningTokens: n / 2,
 		TokenSource: prober.TokensFromUsage, PinnedOutputTokens: n, Status: 200,
 		Encoding: prober.EncodingZstd, ConnRetried: true,
 	}
@@ -29,6 +29,7 @@ func sampleRecord(n int) *prober.Record {
 		r.Chunks = append(r.Chunks, 80*time.Millisecond+time.Duration(i)*20*time.Millisecond+time.Duration(i*7919)%time.Millisecond)
 	}
 	r.Duration = r.Chunks[n-1] + time.Millisecond
+	r.Ack = 3 * time.Millisecond
 	return r
 }
 

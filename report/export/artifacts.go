@@ -1,6 +1,7 @@
 package export
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 
@@ -8,19 +9,27 @@ import (
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-// Artifact file names; the first two keep AIPerf's layout under our name.
+// Artifact file names: AIPerf 0.13's, then inferprobe's own.
 const (
-	artifactJSON    = "profile_export_inferprobe.json"
-	artifactCSV     = "profile_export_inferprobe.csv"
+	artifactJSON    = "profile_export_aiperf.json"
+	artifactCSV     = "profile_export_aiperf.csv"
 	artifactJSONL   = "profile_export.jsonl"
+	artifactInputs  = "inputs.json"
+	artifactConsole = "profile_export_console.txt"
+	artifactLogs    = "logs"
+	artifactLog     = "inferprobe.log"
 	artifactHTML    = "report.html"
 	artifactCommand = "command.txt"
+	// legacyJSON is what inferprobe wrote before it wrote AIPerf's schema;
+	// --compare still reads it.
+	legacyJSON = "profile_export_inferprobe.json"
 )
 
-// WriteArtifacts writes every artifact of run into dir: the JSON and CSV,
-// the JSONL, the HTML report, and the command that repeats the run.
+// WriteArtifacts writes every artifact of run into dir: AIPerf's JSON, CSV,
+// JSONL, inputs, console report and logs/, the HTML report, and the
+// command that repeats the run.
 func WriteArtifacts(dir string, run Run) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, artifactLogs), 0o755); err != nil {
 		return err
 	}
 	js, err := JSON(run)
@@ -35,16 +44,29 @@ func WriteArtifacts(dir string, run Run) error {
 	if err != nil {
 		return err
 	}
-	for name, b := range map[string][]byte{artifactJSON: js, artifactCSV: csv, artifactHTML: page, artifactCommand: []byte(run.Config.Command + "\n")} {
+	files := map[string][]byte{
+		artifactJSON: js, artifactCSV: csv, artifactHTML: page, artifactCommand: []byte(run.Config.Command + "\n"),
+		artifactConsole: run.ConsoleText, filepath.Join(artifactLogs, artifactLog): run.Log,
+	}
+	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return err
 		}
 	}
-	f, err := os.Create(filepath.Join(dir, artifactJSONL))
+	for name, write := range map[string]func(io.Writer, Run) error{artifactJSONL: WriteJSONL, artifactInputs: WriteInputs} {
+		if err := writeFile(filepath.Join(dir, name), func(w io.Writer) error { return write(w, run) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := WriteJSONL(f, run); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}

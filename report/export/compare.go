@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -14,8 +15,9 @@ import (
 )
 
 // Metrics are the metrics of a profile export: metric tag → statistic →
-// value, as our JSON and AIPerf's profile_export_aiperf.json both lay them
-// out.
+// value, as profile_export_aiperf.json (AIPerf's and ours) and the
+// profile_export_inferprobe.json of inferprobe before it wrote AIPerf's
+// schema all lay them out.
 type Metrics map[string]map[string]float64
 
 // Metrics are the metrics JSON writes of r, without writing and reading
@@ -35,17 +37,33 @@ func (r Run) Metrics() Metrics {
 	return out
 }
 
-// LoadBaseline reads the metrics of a profile_export JSON file.
+// LoadBaseline reads the metrics of a profile export JSON file, or of the
+// run directory holding one: profile_export_aiperf.json (AIPerf's or
+// inferprobe's) or an older inferprobe's profile_export_inferprobe.json.
 func LoadBaseline(path string) (Metrics, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		dir := path
+		if path = filepath.Join(dir, artifactJSON); !exists(path) {
+			path = filepath.Join(dir, legacyJSON)
+		}
+		if !exists(path) {
+			return nil, fmt.Errorf("%s holds no %s or %s; give a run's artifact directory or one of those files", dir, artifactJSON, legacyJSON)
+		}
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w; give the profile_export_inferprobe.json of an earlier run or AIPerf's profile_export_aiperf.json", err)
+		return nil, fmt.Errorf("%w; give the profile_export_aiperf.json of an earlier run (inferprobe's or AIPerf's) or its directory", err)
 	}
 	m, err := ParseMetrics(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w; give a profile_export_inferprobe.json or profile_export_aiperf.json", path, err)
+		return nil, fmt.Errorf("%s: %w; give a profile_export_aiperf.json (inferprobe's or AIPerf's) or an older profile_export_inferprobe.json", path, err)
 	}
 	return m, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // ParseMetrics reads the metrics of a profile export: every top-level

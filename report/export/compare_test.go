@@ -79,15 +79,37 @@ func TestRunMetrics(t *testing.T) {
 
 func TestWriteArtifacts(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "artifacts", "run")
-	if err := WriteArtifacts(dir, fixedRun(t)); err != nil {
+	run := fixedRun(t)
+	run.ConsoleText, run.Log = []byte("the console\n"), []byte("the log\n")
+	if err := WriteArtifacts(dir, run); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{artifactJSON, artifactCSV, artifactJSONL, artifactHTML, artifactCommand} {
+	for _, name := range []string{artifactJSON, artifactCSV, artifactJSONL, artifactInputs, artifactConsole,
+		filepath.Join(artifactLogs, artifactLog), artifactHTML, artifactCommand} {
 		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v, %v", name, st, err)
 		}
 	}
-	if _, err := LoadBaseline(filepath.Join(dir, artifactJSON)); err != nil {
-		t.Errorf("the JSON does not load as a baseline: %v", err)
+	if _, err := os.Stat(filepath.Join(dir, legacyJSON)); err == nil {
+		t.Errorf("%s is written; profile_export_aiperf.json replaces it", legacyJSON)
+	}
+	want, err := LoadBaseline(filepath.Join(dir, artifactJSON))
+	if err != nil {
+		t.Fatalf("the JSON does not load as a baseline: %v", err)
+	}
+	if got, err := LoadBaseline(dir); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("the run directory as a baseline: %v", err)
+	}
+	// A directory of an older inferprobe holds profile_export_inferprobe.json.
+	old := t.TempDir()
+	b, _ := os.ReadFile(filepath.Join(dir, artifactJSON))
+	if err := os.WriteFile(filepath.Join(old, legacyJSON), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := LoadBaseline(old); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("an older run's directory as a baseline: %v", err)
+	}
+	if _, err := LoadBaseline(t.TempDir()); err == nil || !strings.Contains(err.Error(), "holds no profile_export_aiperf.json") {
+		t.Errorf("an empty directory as a baseline: %v", err)
 	}
 }

@@ -19,39 +19,39 @@ func Console(w io.Writer, r Run, d prober.Digest, seed uint64) {
 	if r.Interrupted {
 		fmt.Fprintln(w, "\n(interrupted: the report covers the requests that finished)")
 	}
-	fmt.Fprintf(w, "\n%62s\n%-44s %10s %10s %10s %10s %10s %10s %10s\n", "inferprobe | LLM Metrics", "Metric", "avg", "min", "max", "p99", "p90", "p50", "std")
-	row := func(name string, st report.Stats, scale float64) {
-		if st.Count == 0 {
-			return
-		}
-		fmt.Fprintf(w, "%-44s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", name,
-			st.Avg*scale, st.Min*scale, st.Max*scale, st.P99*scale, st.P90*scale, st.P50*scale, st.Std*scale)
+	fmt.Fprintf(w, "\n%62s\n%-52s %10s %10s %10s %10s %10s %10s %10s\n", "inferprobe | LLM Metrics", "Metric", "avg", "min", "max", "p99", "p90", "p50", "std")
+	row := func(name string, st *report.Stats) {
+		fmt.Fprintf(w, "%-52s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", name,
+			st.Avg, st.Min, st.Max, st.P99, st.P90, st.P50, st.Std)
 	}
-	row("Time to First Token (ms)", s.TTFT, 1e3)
-	row("Time to First Output Token (ms)", s.TTFOT, 1e3)
-	row("Time to Second Token (ms)", s.TTST, 1e3)
-	row("Request Latency (ms)", s.Latency, 1e3)
-	row("Inter Token Latency (ms)", s.ITL, 1e3)
-	row("Inter Chunk Latency (ms)", s.InterChunk, 1e3)
-	row("Output Token Throughput Per User (tok/s/user)", s.OutputTokenThroughputPerUser, 1)
-	row("Output Sequence Length (tokens)", s.OutputTokens, 1)
-	row("Input Sequence Length (tokens)", s.InputTokens, 1)
-	row("Schedule Lag (ms)", s.ScheduleLag, 1e3)
-	one := func(name string, v float64) { fmt.Fprintf(w, "%-44s %10.2f\n", name, v) }
+	// AIPerf's metrics, under its names (profile_export_aiperf.json has
+	// the same), then inferprobe's schedule lag.
+	for _, m := range distributions(s) {
+		row(m.Name+" ("+m.Unit+")", m.Stats)
+	}
+	if lag := scaled(s.ScheduleLag, ms); lag != nil {
+		row("Schedule Lag (ms)", lag)
+	}
 	fmt.Fprintln(w)
-	one("Output Token Throughput (tokens/sec)", s.OutputTokenThroughput)
-	one("Total Token Throughput (tokens/sec)", s.TotalTokenThroughput)
-	one("Request Throughput (requests/sec)", s.RequestThroughput)
-	if r.SLO != (report.SLO{}) {
-		one("Goodput (requests/sec)", s.Goodput)
-		fmt.Fprintf(w, "%-44s %10d of %d successful\n", "Good Requests", s.Good, s.OK)
+	for _, m := range singles(r) {
+		fmt.Fprintf(w, "%-52s %10.2f\n", csvName(m), m.Value)
 	}
-	one("Benchmark Duration (sec)", s.DurationSeconds)
-	fmt.Fprintf(w, "%-44s %10d ok, %d errors, %d cancelled\n", "Requests", s.OK, s.Failed, s.Cancelled)
+	if r.SLO != (report.SLO{}) {
+		fmt.Fprintf(w, "%-52s %10d of %d successful\n", "Good Requests", s.Good, s.OK)
+	}
+	fmt.Fprintf(w, "%-52s %10d ok, %d errors, %d cancelled\n", "Requests", s.OK, s.Failed, s.Cancelled)
 	consoleErrors(w, s.Errors, r.Requests)
 	if note := mismatchNote(s); note != "" {
-		fmt.Fprintf(w, "%-44s %10d of %d successful\n", "Output Length Mismatches", s.OutputLengthMismatches, s.OK)
+		fmt.Fprintf(w, "%-52s %10d of %d successful\n", "Output Length Mismatches", s.OutputLengthMismatches, s.OK)
 		fmt.Fprintf(w, "Note: %s.\n", note)
+	}
+	if s.UsageDiscrepancies > 0 {
+		fmt.Fprintf(w, "Note: %d of %d successful requests (%.1f%%) have a server token count (usage) more than %d%% from the client's (Usage Prompt Diff %%, Usage Completion Diff %%): "+
+			"the chat template and special tokens count on the server, and a tokenizer other than the model's counts differently; give --tokenizer with the model's tokenizer, or compare usage_prompt_tokens.\n",
+			s.UsageDiscrepancies, s.OK, 100*float64(s.UsageDiscrepancies)/float64(s.OK), report.UsageDiffThresholdPct)
+	}
+	if s.DetailsDropped > 0 {
+		fmt.Fprintf(w, "Note: %d requests are in profile_export.jsonl without their inter-chunk latencies and in inputs.json without their payloads: the run kept %d MiB of those details; the statistics include them all.\n", s.DetailsDropped, report.MaxKeptBytes>>20)
 	}
 	switch {
 	case s.TokensFromChunks:

@@ -30,9 +30,9 @@ func consoleErrors(w io.Writer, counts map[prober.Reason]int, reqs []report.Requ
 			}
 		}
 	}
-	fmt.Fprintf(w, "%-44s %10s  %s\n", "Errors by reason", "count", "first message")
+	fmt.Fprintf(w, "%-52s %10s  %s\n", "Errors by reason", "count", "first message")
 	for _, reason := range slices.Sorted(maps.Keys(counts)) {
-		fmt.Fprintf(w, "  %-42s %10d  %s\n", reason, counts[reason], clipLine(first[reason], firstMessageWidth))
+		fmt.Fprintf(w, "  %-50s %10d  %s\n", reason, counts[reason], clipLine(first[reason], firstMessageWidth))
 	}
 }
 

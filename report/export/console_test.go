@@ -53,8 +53,8 @@ func TestConsoleErrors(t *testing.T) {
 	consoleErrors(&out, map[prober.Reason]int{prober.ReasonHTTP4xx: 2, prober.ReasonHTTP5xx: 1}, reqs)
 	got := out.String()
 	for _, want := range []string{
-		"http_4xx                                            2  HTTP 404: {\"error\":{\"message\":\"The model `nope` does not exist.\"}}\n",
-		"http_5xx                                            1  HTTP 500: xxx",
+		"http_4xx                                                    2  HTTP 404: {\"error\":{\"message\":\"The model `nope` does not exist.\"}}\n",
+		"http_5xx                                                    1  HTTP 500: xxx",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("errors block lacks %q:\n%s", want, got)
@@ -64,7 +64,7 @@ func TestConsoleErrors(t *testing.T) {
 		t.Errorf("not the first message, or not clipped to one line:\n%s", got)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
-		if n := len([]rune(line)); n > 57+firstMessageWidth {
+		if n := len([]rune(line)); n > 65+firstMessageWidth {
 			t.Errorf("line of %d runes: %s", n, line)
 		}
 	}

@@ -3,37 +3,38 @@ package export
 import (
 	"bytes"
 	"encoding/csv"
+	"slices"
 	"strconv"
+	"strings"
 )
 
-// CSV returns profile_export_inferprobe.csv in AIPerf's layout: the
-// distributions ("Metric,avg,min,max,p1,…,p99,std"), a blank line, the
-// single values ("Metric,Value"), and then, after another blank line, our
-// extras ("inferprobe,Value"), kept apart so that a script reading numbers
-// from AIPerf's two sections never meets a digest.
+// csvStatKeys are AIPerf's STAT_KEYS: the columns of the CSV's first section.
+var csvStatKeys = []string{"avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
+
+// CSV returns profile_export_aiperf.csv as AIPerf 0.13 writes it: the
+// distributions ("Metric,avg,min,max,sum,p1,…,p99,std") and, after a blank
+// line, the single values ("Metric,Value"), each section sorted by metric
+// tag, numbers with two decimals; then inferprobe's extras
+// ("inferprobe,Value"), kept apart so that a script reading numbers from
+// AIPerf's sections never meets a digest; and last AIPerf's GPU telemetry
+// header, after two blank lines, which has no rows: inferprobe's GPU figures
+// are in the console.
 func CSV(r Run) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
+	w.UseCRLF = true // Python's csv module, which AIPerf writes with
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
-	rows := [][]string{{"Metric", "avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}}
-	dists := distributions(r.Summary)
-	if lag := scaled(r.Summary.ScheduleLag, ms); lag != nil {
-		dists = append(dists, metric{Name: "Schedule Lag", Unit: "ms", Stats: lag})
-	}
+	byTag := func(a, b metric) int { return strings.Compare(a.Tag, b.Tag) }
+	rows := [][]string{append([]string{"Metric"}, csvStatKeys...)}
+	dists := slices.SortedFunc(slices.Values(distributions(r.Summary)), byTag)
 	for _, m := range dists {
 		s := m.Stats
-		rows = append(rows, []string{m.Name + " (" + m.Unit + ")", f(s.Avg), f(s.Min), f(s.Max),
+		rows = append(rows, []string{csvName(m), f(s.Avg), f(s.Min), f(s.Max), f(s.Sum),
 			f(s.P1), f(s.P5), f(s.P10), f(s.P25), f(s.P50), f(s.P75), f(s.P90), f(s.P95), f(s.P99), f(s.Std)})
 	}
 	rows = append(rows, nil, []string{"Metric", "Value"})
-	for _, m := range singles(r) {
-		// AIPerf leaves the unit out of counts' names and writes them as
-		// integers: "Request Count,21".
-		if m.Unit == "requests" {
-			rows = append(rows, []string{m.Name, strconv.FormatFloat(m.Value, 'f', 0, 64)})
-			continue
-		}
-		rows = append(rows, []string{m.Name + " (" + m.Unit + ")", f(m.Value)})
+	for _, m := range slices.SortedFunc(slices.Values(singles(r)), byTag) {
+		rows = append(rows, []string{csvName(m), f(m.Value)})
 	}
 	verdict := "no"
 	if r.ClientBound != "" {
@@ -44,16 +45,22 @@ func CSV(r Run) ([]byte, error) {
 		[]string{"Client Saturated", verdict},
 		[]string{"Token Counts", tokenSource(r.Summary)},
 		[]string{"Output Length Mismatches", strconv.Itoa(r.Summary.OutputLengthMismatches)},
+		[]string{"Cancelled Requests", strconv.Itoa(r.Summary.Cancelled)},
 	)
+	if lag := scaled(r.Summary.ScheduleLag, ms); lag != nil {
+		rows = append(rows, []string{"Schedule Lag p50 (ms)", f(lag.P50)}, []string{"Schedule Lag p99 (ms)", f(lag.P99)})
+	}
 	for _, reason := range sortedReasons(r.Summary.Errors) {
 		rows = append(rows, []string{"Errors: " + string(reason), strconv.Itoa(r.Summary.Errors[reason])})
 	}
+	rows = append(rows, nil, nil, []string{"Endpoint", "GPU_Index", "GPU_Name", "GPU_UUID", "Platform", "Metric",
+		"avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"})
 	for _, row := range rows {
 		if row == nil {
 			// encoding/csv writes an empty record as an empty quoted field;
 			// AIPerf's section break is a bare blank line.
 			w.Flush()
-			b.WriteString("\n")
+			b.WriteString("\r\n")
 			continue
 		}
 		if err := w.Write(row); err != nil {
@@ -62,4 +69,12 @@ func CSV(r Run) ([]byte, error) {
 	}
 	w.Flush()
 	return b.Bytes(), w.Error()
+}
+
+// csvName is AIPerf's row name: the header and, except for counts, the unit.
+func csvName(m metric) string {
+	if m.Unit == "requests" || m.Unit == "count" {
+		return m.Name
+	}
+	return m.Name + " (" + m.Unit + ")"
 }

@@ -1,16 +1,21 @@
-// Package export writes a finished run's artifacts: the aggregate statistics
-// in NVIDIA AIPerf's profile_export_aiperf.json and .csv layouts (so scripts
-// written for AIPerf read ours), one JSON line per request, and a
-// self-contained HTML report. It also reads such an export back as a
+// Package export writes a finished run's artifacts in NVIDIA AIPerf 0.13's
+// schema, so that AIPerf's own tools (aiperf plot) and scripts written for
+// AIPerf read them: profile_export_aiperf.json and .csv, one JSON line per
+// request (profile_export.jsonl), the payloads sent (inputs.json), the
+// console report and the run's log; and a self-contained HTML report. It also reads such an export back as a
 // baseline and compares a run with it under regression rules.
 package export
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/prometheus/common/version"
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report"
@@ -33,48 +38,136 @@ type Run struct {
 	// Baseline is what --compare compares the run with, for the HTML
 	// report's comparison; nil without one.
 	Baseline *Baseline
+	// GPUTelemetry says GPU telemetry was on for the run.
+	GPUTelemetry bool
+	// ConsoleText is what the console showed of the run, and Log what the
+	// run logged, for profile_export_console.txt and logs/.
+	ConsoleText, Log []byte
 }
 
-// Config is the run's input configuration, in AIPerf's input_config shape.
-// It never holds the API key.
+// Config is the run's input configuration, for AIPerf's input_config and
+// run_info. It never holds the API key.
 type Config struct {
-	Model          string
-	EndpointType   string
-	Streaming      bool
-	URL            string
-	Seed           uint64
-	Concurrency    int
-	RequestRate    float64
-	ArrivalPattern string
+	Model        string
+	EndpointType string
+	Streaming    bool
+	URL          string
+	// ExtraInputs are the parameters merged into every request body.
+	ExtraInputs map[string]any
+	Seed        uint64
+	// Dataset is AIPerf's dataset type: synthetic, with Entries, ISL and
+	// OSL, or file, with DatasetPath and DatasetFormat (AIPerf's name of
+	// the format: mooncake_trace, single_turn, …).
+	Dataset                    string
+	DatasetPath, DatasetFormat string
+	Entries                    int
+	ISLMean, ISLStd            float64
+	OSLMean, OSLStd            float64
+	Tokenizer                  string
+	Concurrency                int
+	RequestRate                float64
+	ArrivalPattern             string
+	// FixedSchedule is set when the run replays its dataset's timestamps.
+	FixedSchedule  bool
 	RequestCount   int
 	Duration       float64 // seconds; 0 when limited by count
+	ArtifactDir    string
+	WarmupRequests int
 	// Command repeats the run (without secrets).
 	Command string
 }
 
-func (c Config) inputConfig() obj {
-	loadgen := obj{}
-	if c.RequestRate > 0 {
-		loadgen = append(loadgen, kv{"request_rate", c.RequestRate}, kv{"arrival_pattern", c.ArrivalPattern})
+// phaseType is AIPerf's phase type for the load: a replay's
+// fixed_schedule, the arrival pattern of a rate, or concurrency.
+func (c Config) phaseType() string {
+	switch {
+	case c.FixedSchedule:
+		return "fixed_schedule"
+	case c.RequestRate > 0:
+		return c.ArrivalPattern
 	}
-	if c.Concurrency > 0 {
-		loadgen = append(loadgen, kv{"concurrency", c.Concurrency})
-	}
-	if c.Duration > 0 {
-		loadgen = append(loadgen, kv{"benchmark_duration", c.Duration})
-	} else {
-		loadgen = append(loadgen, kv{"request_count", c.RequestCount})
-	}
-	return obj{
-		{"endpoint", obj{{"model_names", []string{c.Model}}, {"type", c.EndpointType}, {"streaming", c.Streaming}, {"url", c.URL}}},
-		{"input", obj{{"random_seed", c.Seed}}},
-		{"loadgen", loadgen},
-		{"cli_command", c.Command},
-	}
+	return "concurrency"
 }
 
-// metric is one entry of the AIPerf layout: a tag, a display name for the
-// CSV, a unit, and either a distribution or a single value.
+// inputConfig is AIPerf 0.13's input_config (its BenchmarkConfig), keys in
+// its order; what inferprobe does not have (server metrics, OTel, MLflow)
+// is written as AIPerf writes it off.
+func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
+	endpoint := obj{{"urls", []string{c.URL}}, {"type", c.EndpointType}, {"streaming", c.Streaming}}
+	if len(c.ExtraInputs) > 0 {
+		endpoint = append(endpoint, kv{"extra", c.ExtraInputs})
+	}
+	dataset := obj{{"name", "main"}, {"type", c.Dataset}}
+	if c.Dataset == "file" {
+		dataset = append(dataset, kv{"path", c.DatasetPath}, kv{"format", c.DatasetFormat})
+	}
+	if c.Entries > 0 {
+		dataset = append(dataset, kv{"entries", c.Entries})
+	}
+	dataset = append(dataset, kv{"random_seed", c.Seed})
+	if c.Dataset == "synthetic" {
+		dataset = append(dataset, kv{"prompts", obj{
+			{"isl", obj{{"mean", c.ISLMean}, {"stddev", c.ISLStd}}},
+			{"osl", obj{{"mean", c.OSLMean}, {"stddev", c.OSLStd}}},
+		}})
+	}
+	var phases []obj
+	if c.WarmupRequests > 0 {
+		phases = append(phases, obj{{"name", "warmup"}, {"kind", "warmup"}, {"type", c.phaseType()}, {"requests", c.WarmupRequests}})
+	}
+	profiling := obj{{"name", "profiling"}, {"kind", "profiling"}, {"type", c.phaseType()}}
+	if c.Duration > 0 {
+		profiling = append(profiling, kv{"duration", c.Duration})
+	} else {
+		profiling = append(profiling, kv{"requests", c.RequestCount})
+	}
+	if c.Concurrency > 0 {
+		profiling = append(profiling, kv{"concurrency", c.Concurrency})
+	}
+	if c.RequestRate > 0 {
+		profiling = append(profiling, kv{"rate", c.RequestRate})
+	}
+	phases = append(phases, profiling)
+	out := obj{
+		{"models", obj{{"items", []obj{{{"name", c.Model}}}}}},
+		{"endpoint", endpoint},
+		{"datasets", []obj{dataset}},
+		{"phases", phases},
+		{"artifacts", obj{{"dir", c.ArtifactDir}, {"auto_plot", false}, {"plot_required", false}}},
+	}
+	if slos := sloConfig(slo); len(slos) > 0 {
+		out = append(out, kv{"slos", slos})
+	}
+	if c.Tokenizer != "" {
+		out = append(out, kv{"tokenizer", obj{{"name", c.Tokenizer}}})
+	}
+	return append(out,
+		kv{"gpu_telemetry", obj{{"enabled", gpu}}},
+		kv{"server_metrics", obj{{"enabled", false}, {"urls", []string{}}, {"formats", []string{}}}},
+		kv{"network_latency", obj{{"enabled", false}}},
+		kv{"otel", obj{}}, kv{"mlflow", obj{}}, kv{"wandb", obj{}},
+		kv{"runtime", obj{{"ui", "none"}}},
+	)
+}
+
+// sloConfig is AIPerf's slos: metric tag → threshold in the metric's unit.
+func sloConfig(s report.SLO) obj {
+	var out obj
+	add := func(tag string, v float64) {
+		if v > 0 {
+			out = append(out, kv{tag, v})
+		}
+	}
+	add("time_to_first_token", s.TTFT.Seconds()*ms)
+	add("time_to_first_output_token", s.TTFOT.Seconds()*ms)
+	add("inter_token_latency", s.ITL.Seconds()*ms)
+	add("request_latency", s.RequestLatency.Seconds()*ms)
+	add("output_token_throughput_per_user", s.MinTokensPerUser)
+	return out
+}
+
+// metric is one metric of AIPerf's layout: its tag, its display name
+// (AIPerf's header), a unit, and either a distribution or a single value.
 type metric struct {
 	Tag, Name, Unit string
 	Stats           *report.Stats // nil for single values
@@ -88,26 +181,38 @@ func scaled(st report.Stats, k float64) *report.Stats {
 		return nil
 	}
 	s := st
-	for _, f := range []*float64{&s.Avg, &s.Min, &s.Max, &s.Std, &s.P1, &s.P5, &s.P10, &s.P25, &s.P50, &s.P75, &s.P90, &s.P95, &s.P99} {
+	for _, f := range []*float64{&s.Avg, &s.Min, &s.Max, &s.Std, &s.Sum, &s.P1, &s.P5, &s.P10, &s.P25, &s.P50, &s.P75, &s.P90, &s.P95, &s.P99} {
 		*f *= k
 	}
 	return &s
 }
 
 // distributions are the per-request metrics AIPerf reports with statistics,
-// under its tags and display names; those without samples are left out, as
-// AIPerf leaves out metrics that do not apply.
+// under its tags and headers; those without samples are left out, as AIPerf
+// leaves out metrics that do not apply.
 func distributions(s report.Summary) []metric {
 	all := []metric{
 		{Tag: "time_to_first_token", Name: "Time to First Token", Unit: "ms", Stats: scaled(s.TTFT, ms)},
 		{Tag: "time_to_first_output_token", Name: "Time to First Output Token", Unit: "ms", Stats: scaled(s.TTFOT, ms)},
 		{Tag: "time_to_second_token", Name: "Time to Second Token", Unit: "ms", Stats: scaled(s.TTST, ms)},
 		{Tag: "request_latency", Name: "Request Latency", Unit: "ms", Stats: scaled(s.Latency, ms)},
+		{Tag: "decode_duration", Name: "Decode Duration", Unit: "ms", Stats: scaled(s.DecodeDuration, ms)},
 		{Tag: "inter_token_latency", Name: "Inter Token Latency", Unit: "ms", Stats: scaled(s.ITL, ms)},
 		{Tag: "inter_chunk_latency", Name: "Inter Chunk Latency", Unit: "ms", Stats: scaled(s.InterChunk, ms)},
 		{Tag: "output_token_throughput_per_user", Name: "Output Token Throughput Per User", Unit: "tokens/sec/user", Stats: scaled(s.OutputTokenThroughputPerUser, 1)},
+		{Tag: "e2e_output_token_throughput", Name: "E2E Output Token Throughput", Unit: "tokens/sec/user", Stats: scaled(s.E2EOutputThroughput, 1)},
+		{Tag: "prefill_throughput_per_user", Name: "Prefill Throughput Per User", Unit: "tokens/sec/user", Stats: scaled(s.PrefillThroughputPerUser, 1)},
 		{Tag: "output_sequence_length", Name: "Output Sequence Length", Unit: "tokens", Stats: scaled(s.OutputTokens, 1)},
 		{Tag: "input_sequence_length", Name: "Input Sequence Length", Unit: "tokens", Stats: scaled(s.InputTokens, 1)},
+		{Tag: "output_token_count", Name: "Output Token Count", Unit: "tokens", Stats: scaled(s.OutputTokenCount, 1)},
+		{Tag: "reasoning_token_count", Name: "Reasoning Token Count", Unit: "tokens", Stats: scaled(s.ReasoningTokens, 1)},
+		{Tag: "usage_prompt_tokens", Name: "Usage Prompt Tokens", Unit: "tokens", Stats: scaled(s.UsagePromptTokens, 1)},
+		{Tag: "usage_completion_tokens", Name: "Usage Completion Tokens", Unit: "tokens", Stats: scaled(s.UsageCompletionTokens, 1)},
+		{Tag: "usage_total_tokens", Name: "Usage Total Tokens", Unit: "tokens", Stats: scaled(s.UsageTotalTokens, 1)},
+		{Tag: "usage_prompt_tokens_diff_pct", Name: "Usage Prompt Diff %", Unit: "%", Stats: scaled(s.UsagePromptDiffPct, 1)},
+		{Tag: "usage_completion_tokens_diff_pct", Name: "Usage Completion Diff %", Unit: "%", Stats: scaled(s.UsageCompletionDiffPct, 1)},
+		{Tag: "osl_mismatch_diff_pct", Name: "OSL Mismatch Diff %", Unit: "%", Stats: scaled(s.OSLMismatchDiffPct, 1)},
+		{Tag: "credit_to_start_latency", Name: "Credit-to-Start Latency", Unit: "ms", Stats: scaled(s.CreditToStart, ms)},
 	}
 	out := all[:0]
 	for _, m := range all {
@@ -118,28 +223,94 @@ func distributions(s report.Summary) []metric {
 	return out
 }
 
-// singles are the run-wide values, AIPerf's summary section.
+// singles are the run-wide values, AIPerf's summary section; like AIPerf,
+// those that do not apply (goodput without an SLO, usage totals without
+// usage) are left out.
 func singles(r Run) []metric {
 	s := r.Summary
 	out := []metric{
-		{Tag: "output_token_throughput", Name: "Output Token Throughput", Unit: "tokens/sec", Value: s.OutputTokenThroughput},
-		{Tag: "total_token_throughput", Name: "Total Token Throughput", Unit: "tokens/sec", Value: s.TotalTokenThroughput},
 		{Tag: "request_throughput", Name: "Request Throughput", Unit: "requests/sec", Value: s.RequestThroughput},
 		{Tag: "request_count", Name: "Request Count", Unit: "requests", Value: float64(s.OK)},
-	}
-	if s.Failed > 0 {
-		out = append(out, metric{Tag: "error_request_count", Name: "Error Request Count", Unit: "requests", Value: float64(s.Failed)})
+		{Tag: "output_token_throughput", Name: "Output Token Throughput", Unit: "tokens/sec", Value: s.OutputTokenThroughput},
 	}
 	if r.SLO != (report.SLO{}) {
 		out = append(out,
-			metric{Tag: "good_request_count", Name: "Good Request Count", Unit: "requests", Value: float64(s.Good)},
-			metric{Tag: "goodput", Name: "Goodput", Unit: "requests/sec", Value: s.Goodput})
+			metric{Tag: "goodput", Name: "Goodput", Unit: "requests/sec", Value: s.Goodput},
+			metric{Tag: "good_request_count", Name: "Good Request Count", Unit: "requests", Value: float64(s.Good)})
+		if s.OK+s.Failed > 0 {
+			out = append(out, metric{Tag: "good_request_fraction", Name: "GoodRequestFraction", Unit: "ratio", Value: float64(s.Good) / float64(s.OK+s.Failed)})
+		}
+	}
+	out = append(out, metric{Tag: "total_output_tokens", Name: "Total Output Tokens", Unit: "tokens", Value: s.OutputTokenCount.Sum})
+	if s.ReasoningTokensTotal > 0 {
+		out = append(out, metric{Tag: "total_reasoning_tokens", Name: "Total Reasoning Tokens", Unit: "tokens", Value: s.ReasoningTokensTotal})
+	}
+	out = append(out,
+		metric{Tag: "benchmark_duration", Name: "Benchmark Duration", Unit: "sec", Value: s.DurationSeconds},
+		metric{Tag: "total_isl", Name: "Total Input Sequence Length", Unit: "tokens", Value: s.InputTokensTotal},
+		metric{Tag: "total_osl", Name: "Total Output Sequence Length", Unit: "tokens", Value: s.OutputTokensTotal})
+	if s.Failed > 0 {
+		out = append(out, metric{Tag: "error_request_count", Name: "Error Request Count", Unit: "requests", Value: float64(s.Failed)})
+	}
+	if s.OSLMismatchDiffPct.Count > 0 {
+		out = append(out, metric{Tag: "osl_mismatch_count", Name: "OSL Mismatch Count", Unit: "requests", Value: float64(s.OSLMismatches)})
+	}
+	if s.UsagePromptDiffPct.Count+s.UsageCompletionDiffPct.Count > 0 {
+		out = append(out, metric{Tag: "usage_discrepancy_count", Name: "Usage Discrepancy Count", Unit: "requests", Value: float64(s.UsageDiscrepancies)})
+	}
+	out = append(out,
+		metric{Tag: "request_error_rate", Name: "Request Error Rate", Unit: "%", Value: s.RequestErrorRate},
+		metric{Tag: "completed_request_count", Name: "Completed Requests (Success + Error)", Unit: "requests", Value: float64(s.OK + s.Failed)})
+	for _, u := range []struct {
+		tag, name string
+		st        report.Stats
+	}{
+		{"total_usage_total_tokens", "Total Usage Total Tokens", s.UsageTotalTokens},
+		{"total_usage_prompt_tokens", "Total Usage Prompt Tokens", s.UsagePromptTokens},
+		{"total_usage_completion_tokens", "Total Usage Completion Tokens", s.UsageCompletionTokens},
+	} {
+		if u.st.Count > 0 {
+			out = append(out, metric{Tag: u.tag, Name: u.name, Unit: "tokens", Value: u.st.Sum})
+		}
 	}
 	return append(out,
-		metric{Tag: "benchmark_duration", Name: "Benchmark Duration", Unit: "sec", Value: s.DurationSeconds},
-		metric{Tag: "total_osl", Name: "Total Output Sequence Length", Unit: "tokens", Value: s.OutputTokensTotal},
-		metric{Tag: "total_isl", Name: "Total Input Sequence Length", Unit: "tokens", Value: s.InputTokensTotal},
-	)
+		metric{Tag: "total_token_throughput", Name: "Total Token Throughput", Unit: "tokens/sec", Value: s.TotalTokenThroughput},
+		metric{Tag: "input_token_throughput", Name: "Input Token Throughput", Unit: "tokens/sec", Value: s.InputTokenThroughput})
+}
+
+// declaredOrder are the metrics AIPerf's JsonExportData declares, in its
+// order: they come first in profile_export_aiperf.json, before
+// telemetry_data and input_config; every other metric follows end_time, in
+// extraOrder (the order AIPerf computes them in).
+var declaredOrder = []string{
+	"request_throughput", "request_latency", "request_count", "time_to_first_token", "time_to_second_token",
+	"inter_token_latency", "output_token_throughput", "output_token_throughput_per_user", "output_sequence_length",
+	"input_sequence_length", "goodput", "good_request_count", "output_token_count", "reasoning_token_count",
+	"inter_chunk_latency", "total_output_tokens", "total_reasoning_tokens", "benchmark_duration", "total_isl",
+	"total_osl", "error_request_count",
+}
+
+var extraOrder = []string{
+	"usage_total_tokens", "usage_prompt_tokens", "usage_completion_tokens", "time_to_first_output_token",
+	"decode_duration", "prefill_throughput_per_user", "osl_mismatch_diff_pct", "e2e_output_token_throughput",
+	"usage_prompt_tokens_diff_pct", "usage_completion_tokens_diff_pct", "osl_mismatch_count", "usage_discrepancy_count", "request_error_rate",
+	"completed_request_count", "total_usage_total_tokens", "total_usage_prompt_tokens", "good_request_fraction",
+	"total_usage_completion_tokens", "total_token_throughput", "input_token_throughput", "credit_to_start_latency",
+}
+
+// ordered returns r's metrics by tag, in the order of tags.
+func ordered(r Run, tags []string) []metric {
+	byTag := map[string]metric{}
+	for _, m := range append(distributions(r.Summary), singles(r)...) {
+		byTag[m.Tag] = m
+	}
+	var out []metric
+	for _, t := range tags {
+		if m, ok := byTag[t]; ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // statistics are a distribution's statistics under AIPerf's names, in its
@@ -148,19 +319,29 @@ func statistics(st *report.Stats) obj {
 	return obj{{"avg", st.Avg},
 		{"p1", st.P1}, {"p5", st.P5}, {"p10", st.P10}, {"p25", st.P25}, {"p50", st.P50},
 		{"p75", st.P75}, {"p90", st.P90}, {"p95", st.P95}, {"p99", st.P99},
-		{"min", st.Min}, {"max", st.Max}, {"std", st.Std}}
+		{"min", st.Min}, {"max", st.Max}, {"std", st.Std}, {"count", float64(st.Count)}, {"sum", st.Sum}}
 }
 
 func statsObj(unit string, st *report.Stats) obj {
-	return append(obj{{"unit", unit}}, statistics(st)...)
+	s := append(obj{{"unit", unit}}, statistics(st)...)
+	s[len(s)-2].v = st.Count // an integer in AIPerf's file
+	return s
 }
 
-// isoTime is AIPerf's start_time/end_time form, with the zone spelled out.
+func (m metric) json() obj {
+	if m.Stats != nil {
+		return statsObj(m.Unit, m.Stats)
+	}
+	return obj{{"unit", m.Unit}, {"avg", m.Value}}
+}
+
+// isoTime is AIPerf's start_time/end_time: Python's isoformat of a local
+// time, without a zone.
 func isoTime(t time.Time) any {
 	if t.IsZero() {
 		return nil
 	}
-	return t.UTC().Format("2006-01-02T15:04:05.000000-07:00")
+	return t.Local().Format("2006-01-02T15:04:05.000000")
 }
 
 // errorGroup is one line of error_summary: requests that failed for the same
@@ -192,30 +373,62 @@ func errorGroups(reqs []report.RequestRecord) []errorGroup {
 	return groups
 }
 
-// JSON returns profile_export_inferprobe.json: AIPerf's
-// profile_export_aiperf.json layout (metric tag → unit and statistics, then
-// the summary, status, error_summary and input_config), plus an "inferprobe"
-// object with what AIPerf does not have.
+// Schema of the AIPerf files inferprobe writes.
+const (
+	aiperfSchemaVersion = "1.4"
+	aiperfVersion       = "0.13.0"
+)
+
+// JSON returns profile_export_aiperf.json in AIPerf 0.13's schema (schema
+// version 1.4): the metrics AIPerf's export model declares, telemetry_data,
+// input_config, run_info, the run's status and error_summary, the other
+// metrics, and then an "inferprobe" object with what AIPerf does not have.
 func JSON(r Run) ([]byte, error) {
-	var doc obj
-	for _, m := range distributions(r.Summary) {
-		doc = append(doc, kv{m.Tag, statsObj(m.Unit, m.Stats)})
-	}
-	for _, m := range singles(r) {
-		doc = append(doc, kv{m.Tag, obj{{"unit", m.Unit}, {"avg", m.Value}}})
-	}
-	if r.SLO == (report.SLO{}) {
-		doc = append(doc, kv{"goodput", nil})
+	id := r.benchmarkID()
+	doc := obj{{"schema_version", aiperfSchemaVersion}, {"aiperf_version", aiperfVersion}, {"benchmark_id", id}}
+	for _, m := range ordered(r, declaredOrder) {
+		doc = append(doc, kv{m.Tag, m.json()})
 	}
 	errs := []obj{} // [] rather than null without errors, as AIPerf writes it
 	for _, g := range errorGroups(r.Requests) {
 		errs = append(errs, obj{{"error_details", obj{{"code", g.Status}, {"type", string(g.Reason)}, {"message", g.Message}}}, {"count", g.Count}})
 	}
+	start, end := isoTime(r.Summary.Start), isoTime(r.Summary.End)
+	doc = append(doc,
+		kv{"telemetry_data", obj{
+			{"summary", obj{{"endpoints_configured", []string{}}, {"endpoints_successful", []string{}}, {"start_time", start}, {"end_time", end}}},
+			{"endpoints", obj{}}, {"error_summary", []obj{}},
+		}},
+		kv{"input_config", r.Config.inputConfig(r.SLO, r.GPUTelemetry)},
+		kv{"run_info", obj{{"benchmark_id", id}, {"random_seed", r.Config.Seed}, {"trial", 0}, {"cli_command", r.Config.Command}}},
+		kv{"was_cancelled", r.Interrupted},
+		kv{"is_complete", !r.Interrupted},
+		kv{"error_summary", errs},
+		kv{"start_time", start},
+		kv{"end_time", end},
+	)
+	for _, m := range ordered(r, extraOrder) {
+		doc = append(doc, kv{m.Tag, m.json()})
+	}
+	doc = append(doc, kv{"inferprobe", r.extras()})
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil // AIPerf's file ends without one
+}
+
+// extras are what inferprobe reports beyond AIPerf, under its own key.
+func (r Run) extras() obj {
 	reasons := obj{}
 	for _, reason := range sortedReasons(r.Summary.Errors) {
 		reasons = append(reasons, kv{string(reason), r.Summary.Errors[reason]})
 	}
 	extras := obj{
+		{"version", version.Version},
 		{"sequence_digest", r.Digest},
 		{"client_saturated", r.ClientBound != ""},
 		{"client_saturation_reason", r.ClientBound},
@@ -224,26 +437,22 @@ func JSON(r Run) ([]byte, error) {
 		{"token_counts", tokenSource(r.Summary)},
 		{"output_length_mismatches", r.Summary.OutputLengthMismatches},
 		{"output_length_note", mismatchNote(r.Summary)},
+		{"requests_without_details", r.Summary.DetailsDropped},
 	}
 	if lag := scaled(r.Summary.ScheduleLag, ms); lag != nil {
 		extras = append(extras, kv{"schedule_lag", statsObj("ms", lag)})
 	}
-	doc = append(doc,
-		kv{"was_cancelled", r.Interrupted},
-		kv{"start_time", isoTime(r.Summary.Start)},
-		kv{"end_time", isoTime(r.Summary.End)},
-		kv{"error_summary", errs},
-		kv{"input_config", r.Config.inputConfig()},
-		kv{"inferprobe", extras},
-	)
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
+	if wait := scaled(r.Summary.CapWait, ms); wait != nil {
+		extras = append(extras, kv{"concurrency_wait", statsObj("ms", wait)})
 	}
-	return b.Bytes(), nil
+	return extras
+}
+
+// benchmarkID is AIPerf's 12-hex-digit run id: here from the sequence and
+// the start, so that the files of one run agree and two runs differ.
+func (r Run) benchmarkID() string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s/%d", r.Digest, r.Summary.Start.UnixNano()))
+	return hex.EncodeToString(sum[:6])
 }
 
 // mismatchNote says how many successful requests came back with another

@@ -5,8 +5,11 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +20,10 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// AIPerf writes its start and end times in local time; the golden files
+// hold them in UTC wherever the tests run.
+func init() { time.Local = time.UTC }
 
 // fixedRun is a run of 24 requests with made-up but fixed timings: TTFT
 // rising with the sequence number, every other request opening with a
@@ -31,7 +38,11 @@ func fixedRun(t *testing.T) Run {
 	for i := range 24 {
 		sched := t0.Add(ms(250 * i))
 		rec := &prober.Record{Seq: uint64(i), Scheduled: sched, Sent: sched.Add(ms(i % 3)), FirstOutput: i % 2,
-			InputTokens: 100 + i, OutputTokens: 8, Outcome: prober.OutcomeOK, Status: 200}
+			InputTokens: 112 + i, UsagePromptTokens: 112 + i, PromptTokens: 100 + i, OutputTokens: 8, Outcome: prober.OutcomeOK, Status: 200,
+			Ack: ms(2), Body: fmt.Appendf(nil, `{"model":"Qwen/Qwen3-0.6B","messages":[{"role":"user","content":"prompt %d"}],"max_completion_tokens":8}`, i)}
+		if i >= 20 { // one session of three turns (23 is replaced below)
+			rec.Session = "conv-a"
+		}
 		for c := range 8 {
 			rec.Chunks = append(rec.Chunks, ms(80+5*i+(10+i%4)*c+(c*i)%3))
 		}
@@ -54,7 +65,8 @@ func fixedRun(t *testing.T) Run {
 	return Run{
 		Summary: r.Summary(), Requests: r.Requests(), SLO: slo,
 		Config: Config{Model: "Qwen/Qwen3-0.6B", EndpointType: "chat", Streaming: true, URL: "http://127.0.0.1:8000/v1",
-			Seed: 42, RequestRate: 4, ArrivalPattern: "poisson", RequestCount: 24,
+			Seed: 42, RequestRate: 4, ArrivalPattern: "poisson", RequestCount: 24, ExtraInputs: map[string]any{"ignore_eos": true},
+			Dataset: "synthetic", ISLMean: 100, ISLStd: 5, OSLMean: 8, Tokenizer: "Qwen/Qwen3-0.6B", ArtifactDir: "artifacts/example",
 			Command: "inferprobe bench --model Qwen/Qwen3-0.6B --url localhost:8000 --streaming --request-rate 4 --request-count 24 --random-seed 42"},
 		Digest:      "3f1c0ffee",
 		ClientBound: "schedule lag p99 12ms ≥ 10ms",
@@ -88,9 +100,14 @@ func TestGolden(t *testing.T) {
 		name string
 		make func(Run) ([]byte, error)
 	}{
-		{"profile_export_inferprobe.json", JSON},
-		{"profile_export_inferprobe.csv", CSV},
+		{"profile_export_aiperf.json", JSON},
+		{"profile_export_aiperf.csv", CSV},
 		{"profile_export.jsonl", func(Run) ([]byte, error) { return jsonl.Bytes(), nil }},
+		{"inputs.json", func(r Run) ([]byte, error) {
+			var b bytes.Buffer
+			err := WriteInputs(&b, r)
+			return b.Bytes(), err
+		}},
 		{"report.html", HTML},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,25 +168,37 @@ func TestJSONLayout(t *testing.T) {
 	if err := json.Unmarshal(doc["inferprobe"], &extras); err != nil || extras.Digest != "3f1c0ffee" || !extras.Saturated || extras.Lag.Unit != "ms" {
 		t.Errorf("inferprobe extras = %s (%v)", doc["inferprobe"], err)
 	}
-	var cfg struct {
+	var info struct {
 		Command string `json:"cli_command"`
 	}
-	if err := json.Unmarshal(doc["input_config"], &cfg); err != nil || !strings.HasPrefix(cfg.Command, "inferprobe bench") {
-		t.Errorf("input_config lacks the command: %s", doc["input_config"])
+	if err := json.Unmarshal(doc["run_info"], &info); err != nil || !strings.HasPrefix(info.Command, "inferprobe bench") {
+		t.Errorf("run_info lacks the command: %s", doc["run_info"])
 	}
 }
 
-// TestCSVSections: AIPerf's two sections, then ours, separated by blank lines.
+// TestCSVSections: AIPerf's two sections, ours, and AIPerf's GPU
+// telemetry header, separated by blank lines, with CRLF line ends as
+// Python's csv module writes them.
 func TestCSVSections(t *testing.T) {
 	b, err := CSV(fixedRun(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sections := strings.Split(strings.TrimSpace(string(b)), "\n\n")
-	if len(sections) != 3 {
-		t.Fatalf("%d sections, want 3:\n%s", len(sections), b)
+	if bytes.Count(b, []byte("\n")) != bytes.Count(b, []byte("\r\n")) {
+		t.Errorf("lines do not all end in CRLF:\n%q", b)
 	}
-	for i, want := range []string{"Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std", "Metric,Value", "inferprobe,Value"} {
+	var sections []string
+	for sec := range strings.SplitSeq(strings.TrimSpace(string(b)), "\r\n\r\n") {
+		if sec = strings.TrimSpace(sec); sec != "" {
+			sections = append(sections, sec)
+		}
+	}
+	wants := []string{"Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std", "Metric,Value", "inferprobe,Value",
+		"Endpoint,GPU_Index,GPU_Name,GPU_UUID,Platform,Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std"}
+	if len(sections) != len(wants) {
+		t.Fatalf("%d sections, want %d:\n%s", len(sections), len(wants), b)
+	}
+	for i, want := range wants {
 		rows, err := csv.NewReader(strings.NewReader(sections[i])).ReadAll()
 		if err != nil {
 			t.Fatalf("section %d: %v", i, err)
@@ -177,13 +206,27 @@ func TestCSVSections(t *testing.T) {
 		if got := strings.Join(rows[0], ","); got != want {
 			t.Errorf("section %d header %q, want %q", i, got, want)
 		}
+		if i < 2 {
+			var names []string
+			for _, row := range rows[1:] {
+				names = append(names, row[0])
+			}
+			// AIPerf sorts by tag, which mostly sorts the names too.
+			if len(names) < 5 {
+				t.Errorf("section %d has only %v", i, names)
+			}
+		}
 	}
-	if !strings.Contains(sections[0], "\nTime to First Token (ms),") || !strings.Contains(sections[0], "\nTime to First Output Token (ms),") || !strings.Contains(sections[1], "\nRequest Throughput (requests/sec),") {
-		t.Errorf("AIPerf row names missing:\n%s", b)
+	for _, want := range []string{"\r\nTime to First Token (ms),", "\r\nTime to First Output Token (ms),", "\r\nDecode Duration (ms),",
+		"\r\nUsage Prompt Diff % (%),", "\r\nRequest Throughput (requests/sec),", "\r\nRequest Error Rate (%),"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("AIPerf row %q missing:\n%s", strings.TrimSpace(want), b)
+		}
 	}
-	// AIPerf names counts without their unit and writes them as integers.
-	for _, want := range []string{"\nRequest Count,21\n", "\nError Request Count,2\n", "\nGood Request Count,8\n"} {
-		if !strings.Contains(sections[1]+"\n", want) {
+	// AIPerf names counts without their unit, with two decimals like the rest.
+	for _, want := range []string{"\r\nRequest Count,21.00\r\n", "\r\nError Request Count,2.00\r\n", "\r\nGood Request Count,8.00\r\n",
+		"\r\nCompleted Requests (Success + Error),23.00\r\n"} {
+		if !strings.Contains(sections[1]+"\r\n", want) {
 			t.Errorf("summary section lacks %q as AIPerf writes it:\n%s", strings.TrimSpace(want), sections[1])
 		}
 	}
@@ -203,7 +246,7 @@ func TestFailuresAtTheirEnd(t *testing.T) {
 			t.Errorf("errors/s in second %d = %v, want %v", i, p.y, want)
 		}
 	}
-	line, err := requestLine(failed).MarshalJSON()
+	line, err := requestLine(failed, 1, conversation{id: "session_000000"}, false).MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +313,63 @@ func TestMismatchesReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(csvOut, []byte("\nOutput Length Mismatches,2\n")) {
+	if !bytes.Contains(csvOut, []byte("\r\nOutput Length Mismatches,2\r\n")) {
 		t.Errorf("the CSV lacks the mismatch count:\n%s", csvOut)
+	}
+}
+
+// TestEveryMetricPlaced: each metric the exports know has its place in
+// profile_export_aiperf.json's order, once; a metric missing from both
+// lists would be silently left out of the JSON.
+func TestEveryMetricPlaced(t *testing.T) {
+	one := report.Stats{Count: 1, Avg: 1, Sum: 1}
+	s := report.Summary{OK: 1, Failed: 1, ReasoningTokensTotal: 1}
+	for _, st := range []*report.Stats{&s.TTFT, &s.TTFOT, &s.TTST, &s.ITL, &s.InterChunk, &s.Latency, &s.InputTokens, &s.OutputTokens,
+		&s.OutputTokenThroughputPerUser, &s.DecodeDuration, &s.E2EOutputThroughput, &s.PrefillThroughputPerUser, &s.OutputTokenCount,
+		&s.ReasoningTokens, &s.UsagePromptTokens, &s.UsageCompletionTokens, &s.UsageTotalTokens, &s.UsagePromptDiffPct,
+		&s.OSLMismatchDiffPct, &s.CreditToStart, &s.UsageCompletionDiffPct} {
+		*st = one
+	}
+	run := Run{Summary: s, SLO: report.SLO{TTFT: time.Second}}
+	place := map[string]int{}
+	for _, tag := range append(slices.Clone(declaredOrder), extraOrder...) {
+		place[tag]++
+	}
+	all := append(distributions(run.Summary), singles(run)...)
+	if len(all) != 21+len(singles(run)) {
+		t.Fatalf("%d distributions, want all 21 set above", len(all)-len(singles(run)))
+	}
+	for _, m := range all {
+		if place[m.Tag] != 1 {
+			t.Errorf("%s is in the JSON's order lists %d times, want once", m.Tag, place[m.Tag])
+		}
+	}
+}
+
+// TestRequestIDs: the ids AIPerf's records carry follow from the seed and
+// the request alone (the headers that will carry them must be matched with
+// the lines), are UUID-shaped, and differ between requests, seeds and
+// conversations.
+func TestRequestIDs(t *testing.T) {
+	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	req, corr := RequestIDs(42, 7, "session_000007")
+	if again, againCorr := RequestIDs(42, 7, "session_000007"); again != req || againCorr != corr {
+		t.Errorf("ids vary between calls: %s %s, then %s %s", req, corr, again, againCorr)
+	}
+	seen := map[string]bool{}
+	for _, id := range []string{req, corr} {
+		if !uuid.MatchString(id) {
+			t.Errorf("%q is not a version-4-shaped UUID", id)
+		}
+	}
+	for _, tc := range []struct {
+		seed, seq uint64
+		conv      string
+	}{{42, 7, "session_000007"}, {43, 7, "session_000007"}, {42, 8, "session_000008"}, {42, 9, "conv-a"}} {
+		r, c := RequestIDs(tc.seed, tc.seq, tc.conv)
+		if seen[r] || seen[c] {
+			t.Errorf("seed %d, seq %d, %s: an id repeats (%s, %s)", tc.seed, tc.seq, tc.conv, r, c)
+		}
+		seen[r], seen[c] = true, true
 	}
 }

@@ -112,7 +112,7 @@ func (f figure) draw() (drawn, error) {
 			}
 			sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(2.2), Shape: draw.CrossGlyph{}}
 			p.Add(sc)
-			key = append(key, keyEntry{Label: s.label, Color: hex(c), Dots: true})
+			key = append(key, keyEntry{Label: s.label, Color: cssColor(c), Dots: true})
 			continue
 		}
 		l, err := plotter.NewLine(xys)
@@ -121,7 +121,7 @@ func (f figure) draw() (drawn, error) {
 		}
 		l.LineStyle = draw.LineStyle{Color: c, Width: vg.Points(1.3), Dashes: dashes[i%len(dashes)]}
 		p.Add(l)
-		key = append(key, keyEntry{Label: s.label, Color: hex(c), Dash: dashArray(l.Dashes)})
+		key = append(key, keyEntry{Label: s.label, Color: cssColor(c), Dash: dashArray(l.Dashes)})
 	}
 	if f.floor > 0 {
 		l, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: f.floor}, {X: p.X.Max, Y: f.floor}})
@@ -130,7 +130,7 @@ func (f figure) draw() (drawn, error) {
 		}
 		l.LineStyle = draw.LineStyle{Color: floorColor, Width: vg.Points(0.8), Dashes: dashes[1]}
 		p.Add(l)
-		key = append(key, keyEntry{Label: "configured " + num(f.floor), Color: hex(floorColor), Dash: dashArray(l.Dashes)})
+		key = append(key, keyEntry{Label: "configured " + num(f.floor), Color: cssColor(floorColor), Dash: dashArray(l.Dashes)})
 	}
 	if f.logX {
 		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
@@ -160,7 +160,7 @@ func (f figure) draw() (drawn, error) {
 	return drawn{SVG: template.HTML(out), Key: key}, nil
 }
 
-func hex(c color.Color) string {
+func cssColor(c color.Color) string {
 	r, g, b, _ := c.RGBA()
 	return fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
 }
