@@ -46,14 +46,17 @@ func TestBenchWorkload(t *testing.T) {
 		var isls []float64
 		for line := range strings.Lines(string(b)) {
 			var rec struct {
-				Metrics map[string]struct {
-					Value float64 `json:"value"`
+				Metrics struct {
+					// The server's count: the simulator's, of every message's words.
+					UsagePromptTokens struct {
+						Value float64 `json:"value"`
+					} `json:"usage_prompt_tokens"`
 				} `json:"metrics"`
 			}
 			if err := json.Unmarshal([]byte(line), &rec); err != nil {
 				t.Fatal(err)
 			}
-			isls = append(isls, rec.Metrics["input_sequence_length"].Value)
+			isls = append(isls, rec.Metrics.UsagePromptTokens.Value)
 		}
 		return m[1], isls
 	}
