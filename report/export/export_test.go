@@ -49,6 +49,7 @@ func fixedRun(t *testing.T) Run {
 		case 23:
 			*rec = prober.Record{Seq: 23, Scheduled: sched, Outcome: prober.OutcomeCancelled}
 		}
+		rec.ID = prober.NewRequestID(42, "bench", rec.Seq)
 		r.Observe(rec)
 	}
 	return Run{

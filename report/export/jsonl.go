@@ -36,6 +36,7 @@ func requestLine(q report.RequestRecord) obj {
 	}
 	meta := obj{
 		{"session_num", q.Seq},
+		{"x_request_id", q.ID.String()},
 		{"turn_index", 0},
 		{"request_start_ns", start},
 		{"request_end_ns", end},
