@@ -17,6 +17,13 @@ const (
 	nativeMaxBuckets   = 640
 )
 
+// Exemplar label names: the request ID as sent in X-Request-ID, and the trace
+// ID of its traceparent, which Grafana links to a trace backend.
+const (
+	ExemplarRequestID = "request_id"
+	ExemplarTraceID   = "trace_id"
+)
+
 // Classic buckets, for Prometheus servers that do not ingest native histograms.
 var (
 	ttftBuckets     = []float64{.01, .025, .05, .1, .15, .2, .3, .5, .75, 1, 1.5, 2, 3, 5, 10, 20, 30, 60}
