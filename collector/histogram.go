@@ -21,6 +21,13 @@ const (
 	nativeMaxBuckets   = 640
 )
 
+// Exemplar label names: the request ID as sent in X-Request-ID, and the trace
+// ID of its traceparent, which Grafana links to a trace backend.
+const (
+	ExemplarRequestID = "request_id"
+	ExemplarTraceID   = "trace_id"
+)
+
 // Classic buckets, for Prometheus servers that do not ingest native histograms. The latency
 // histograms use the bounds of native schema 3, 2^(k/8): buckets 2^(1/8) ≈ 9 % wide, so a
 // classic quantile (interpolated inside the bucket holding the exact one) is within 9 % of it and

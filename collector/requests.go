@@ -72,15 +72,17 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 // Series is one label set's metrics, resolved once so that recording a request
 // does no label lookups.
 type Series struct {
-	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag, capWait prometheus.Observer
-	ok, failed, cancelled                                                    prometheus.Counter
-	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          prometheus.Counter
-	connRetries                                                              prometheus.Counter
-	inFlight                                                                 prometheus.Gauge
-	errors, compressed                                                       *prometheus.CounterVec
-	tokenSources                                                             [prober.NumTokenSources]prometheus.Counter // by prober.TokenSource
-	slo                                                                      report.SLO
-	saturation                                                               *Saturation
+	// ttft, ttfot, itl and duration carry an exemplar naming the request.
+	ttft, ttfot, itl, duration                                      prometheus.ExemplarObserver
+	ttst, icl, inTokens, outTokens, lag, capWait                    prometheus.Observer
+	ok, failed, cancelled                                           prometheus.Counter
+	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches prometheus.Counter
+	connRetries                                                     prometheus.Counter
+	inFlight                                                        prometheus.Gauge
+	errors, compressed                                              *prometheus.CounterVec
+	tokenSources                                                    [prober.NumTokenSources]prometheus.Counter // by prober.TokenSource
+	slo                                                             report.SLO
+	saturation                                                      *Saturation
 }
 
 // FeedSaturation makes every series created afterwards report its requests'
@@ -92,8 +94,8 @@ func (r *Requests) FeedSaturation(sat *Saturation) { r.saturation = sat }
 func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 	v := l.values()
 	s := &Series{
-		ttft: r.ttft.WithLabelValues(v...), ttfot: r.ttfot.WithLabelValues(v...), ttst: r.ttst.WithLabelValues(v...),
-		itl: r.itl.WithLabelValues(v...), icl: r.icl.WithLabelValues(v...), duration: r.duration.WithLabelValues(v...),
+		ttft: exemplarObserver(r.ttft, v), ttfot: exemplarObserver(r.ttfot, v), ttst: r.ttst.WithLabelValues(v...),
+		itl: exemplarObserver(r.itl, v), icl: r.icl.WithLabelValues(v...), duration: exemplarObserver(r.duration, v),
 		inTokens: r.inTokens.WithLabelValues(v...), outTokens: r.outTokens.WithLabelValues(v...), lag: r.lag.WithLabelValues(v...),
 		capWait:        r.capWait.WithLabelValues(v...),
 		ok:             r.requests.WithLabelValues(append(v, "ok")...),
@@ -117,6 +119,12 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 		s.tokenSources[src] = r.tokenSources.WithLabelValues(append(v, prober.TokenSource(src).String())...)
 	}
 	return s
+}
+
+// exemplarObserver is h's histogram for label values v; client_golang's
+// histograms all take exemplars.
+func exemplarObserver(h *prometheus.HistogramVec, v []string) prometheus.ExemplarObserver {
+	return h.WithLabelValues(v...).(prometheus.ExemplarObserver)
 }
 
 // Forget drops every series of one request stream, so a probe removed by a
@@ -161,11 +169,17 @@ func (s *Series) Observe(rec *prober.Record) {
 		s.failed.Inc()
 		s.errors.WithLabelValues(string(c.Reason)).Inc()
 	}
+	// One exemplar label set serves the request's four observations; a
+	// record without an ID (never the case for a sent request) gets none.
+	var exemplar prometheus.Labels
+	if !rec.ID.IsZero() {
+		exemplar = prometheus.Labels{ExemplarRequestID: rec.ID.String(), ExemplarTraceID: rec.ID.TraceID()}
+	}
 	if c.HasTTFT {
-		s.ttft.Observe(c.TTFT.Seconds())
+		s.ttft.ObserveWithExemplar(c.TTFT.Seconds(), exemplar)
 	}
 	if c.HasTTFOT {
-		s.ttfot.Observe(c.TTFOT.Seconds())
+		s.ttfot.ObserveWithExemplar(c.TTFOT.Seconds(), exemplar)
 	}
 	if c.HasTTST {
 		s.ttst.Observe(c.TTST.Seconds())
@@ -177,9 +191,9 @@ func (s *Series) Observe(rec *prober.Record) {
 		return
 	}
 	if c.ITL > 0 {
-		s.itl.Observe(c.ITL.Seconds())
+		s.itl.ObserveWithExemplar(c.ITL.Seconds(), exemplar)
 	}
-	s.duration.Observe(c.Duration.Seconds())
+	s.duration.ObserveWithExemplar(c.Duration.Seconds(), exemplar)
 	s.inTokens.Observe(float64(c.InputTokens))
 	s.outTokens.Observe(float64(c.OutputTokens))
 	s.inTokensTotal.Add(float64(c.InputTokens))

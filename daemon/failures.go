@@ -73,6 +73,9 @@ type TargetError struct {
 	Scenario  string    `json:"scenario"`
 	Status    int       `json:"status,omitempty"`
 	LastError string    `json:"last_error"`
+	// LastRequestID is its request ID (X-Request-ID), to find it in the
+	// server's logs.
+	LastRequestID string `json:"last_request_id"`
 }
 
 func newFailures(logger *slog.Logger) *failures {
@@ -126,11 +129,13 @@ func (r *failureRecorder) Observe(rec *prober.Record) {
 		if r.redact != nil {
 			msg = r.redact.Replace(msg)
 		}
-		r.f.failed(r.target, r.scenario, rec.Reason, rec.Status, clipText(msg))
+		r.f.failed(r.target, r.scenario, rec, clipText(msg))
 	}
 }
 
-func (f *failures) failed(target, scenario string, reason prober.Reason, status int, msg string) {
+// failed notes rec, a failed request to target, whose error is msg.
+func (f *failures) failed(target, scenario string, rec *prober.Record, msg string) {
+	reason, status, id := rec.Reason, rec.Status, rec.ID.String()
 	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -144,7 +149,7 @@ func (f *failures) failed(target, scenario string, reason prober.Reason, status 
 		f.pairs[k] = p
 	}
 	p.Count++
-	p.LastAt, p.Scenario, p.Status, p.LastError = now, scenario, status, msg
+	p.LastAt, p.Scenario, p.Status, p.LastError, p.LastRequestID = now, scenario, status, msg, id
 	if p.Failing {
 		p.streak++
 		return
@@ -157,7 +162,7 @@ func (f *failures) failed(target, scenario string, reason prober.Reason, status 
 	if status != 0 {
 		attrs = append(attrs, slog.Int("status", status))
 	}
-	attrs = append(attrs, slog.String("err", msg), slog.String("hint", failureHints[reason]))
+	attrs = append(attrs, slog.String("err", msg), slog.String("request_id", id), slog.String("hint", failureHints[reason]))
 	if p.quiet {
 		level = slog.LevelDebug
 		p.debugOnly++

@@ -76,8 +76,10 @@ func TestFailureLog(t *testing.T) {
 	f.retain(map[string]*prober.Target{"a": tA, "b": tB})
 	probe, burst := f.recorder(tA, "steady"), f.recorder(tA, "nightly")
 	other := f.recorder(tB, "other")
+	var seq uint64
 	fail := func(r prober.Recorder, reason prober.Reason, status int, msg string) {
-		r.Observe(&prober.Record{Outcome: prober.OutcomeError, Reason: reason, Status: status, Err: msg})
+		r.Observe(&prober.Record{Seq: seq, ID: prober.NewRequestID(1, "p", seq), Outcome: prober.OutcomeError, Reason: reason, Status: status, Err: msg})
+		seq++
 	}
 	ok := func(r prober.Recorder) { r.Observe(&prober.Record{Outcome: prober.OutcomeOK}) }
 	// want checks the lines logged since the last call: level, message
@@ -110,7 +112,7 @@ func TestFailureLog(t *testing.T) {
 	fail(other, prober.ReasonHTTP429, 429, "HTTP 429: slow down")
 	want("failures",
 		logLine{slog.LevelWarn, failing, map[string]string{"target": "a", "reason": "http_5xx", "scenario": "steady", "status": "503",
-			"err": `HTTP 503: {"error":"overloaded, key REDACTED is fine"}`}},
+			"err": `HTTP 503: {"error":"overloaded, key REDACTED is fine"}`, "request_id": prober.NewRequestID(1, "p", 0).String()}},
 		logLine{slog.LevelWarn, failing, map[string]string{"target": "a", "reason": "connect", "scenario": "nightly"}},
 		logLine{slog.LevelWarn, failing, map[string]string{"target": "b", "reason": "http_429"}})
 
@@ -143,7 +145,8 @@ func TestFailureLog(t *testing.T) {
 		t.Fatalf("snapshot %+v, want a's connect and http_5xx", got)
 	}
 	c, s := got[0], got[1]
-	if c.Failing || c.Count != 1 || c.Scenario != "nightly" || c.RecoveredAt.IsZero() || c.LastError != "dial tcp 127.0.0.1:9: connect: connection refused" {
+	if c.Failing || c.Count != 1 || c.Scenario != "nightly" || c.RecoveredAt.IsZero() || c.LastError != "dial tcp 127.0.0.1:9: connect: connection refused" ||
+		c.LastRequestID != prober.NewRequestID(1, "p", 100).String() {
 		t.Errorf("connect: %+v", c)
 	}
 	if !s.Failing || s.Count != 102 || s.Status != 500 || !s.RecoveredAt.IsZero() || !s.Since.Equal(now) {

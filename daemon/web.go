@@ -18,6 +18,10 @@ func (d *Daemon) Handler(enableLifecycle bool, burstAPI BurstAPIOptions) (http.H
 	mux.Handle("/metrics", promhttp.InstrumentMetricHandler(d.registry,
 		promhttp.HandlerFor(d.registry, promhttp.HandlerOpts{
 			ErrorLog: promhttpLogger{d}, Registry: d.registry,
+			// OpenMetrics text carries the classic buckets' exemplars;
+			// protobuf, which Prometheus asks for when it scrapes native
+			// histograms, carries the native histograms' too.
+			EnableOpenMetrics: true,
 		})))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "Healthy.")

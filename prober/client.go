@@ -94,6 +94,7 @@ var errGaveUp = errors.New("cancelled by the client")
 func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 	rec := &Record{
 		Seq:                req.Seq,
+		ID:                 req.ID,
 		Scheduled:          req.Scheduled,
 		FirstOutput:        -1,
 		InputTokens:        req.InputTokens,
@@ -216,6 +217,7 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 		if req.Session != "" {
 			hreq.Header.Set(t.sessionHeader, req.Session)
 		}
+		t.setIDHeaders(hreq.Header, req.ID)
 
 		rec.Sent = time.Time{}
 		attempt := c.now()

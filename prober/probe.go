@@ -58,6 +58,7 @@ type Probe struct {
 	cancelAfter time.Duration
 	cancels     *rand.Rand
 	next        uint64 // sequence number of the next request of the whole sequence
+	seed        uint64 // the scenario's, from which request IDs derive
 	sent        *sequence
 	limit       Limit
 	// sendingEnded is closed once Run will send nothing more: its schedule
@@ -118,6 +119,7 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard Sha
 		shard:  shard,
 		source: source,
 		sent:   newSequence(),
+		seed:   seed,
 
 		sendingEnded: make(chan struct{}),
 	}
@@ -378,3 +380,6 @@ func sleepUntil(ctx context.Context, timer *time.Timer, at time.Time) bool {
 	}
 	return ctx.Err() == nil
 }
+
+// requestID is the identity of the probe's request seq.
+func (p *Probe) requestID(seq uint64) RequestID { return NewRequestID(p.seed, p.Name, seq) }

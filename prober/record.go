@@ -65,7 +65,11 @@ func (s TokenSource) String() string {
 // Record is everything measured about one request. Times are offsets from Sent,
 // the instant just before the request was written to the connection.
 type Record struct {
-	Seq       uint64
+	Seq uint64
+	// ID is the request's identity (NewRequestID), sent in its ID headers
+	// unless the target turned them off, and the key that joins the record
+	// with the server's logs and traces and with an exemplar.
+	ID        RequestID
 	Scheduled time.Time // when the scheduler wanted it sent
 	Sent      time.Time // the time origin of the request
 	// CapWait is how long the request was held past Scheduled by

@@ -13,7 +13,9 @@ import (
 type Request struct {
 	Seq       uint64
 	Scheduled time.Time
-	Body      []byte
+	// ID is the request's identity, sent in its ID headers.
+	ID   RequestID
+	Body []byte
 	// Session is the multi-turn session the request belongs to, sent in the
 	// target's session header; empty for single requests.
 	Session string

@@ -25,10 +25,10 @@ func (r *run) do(seq uint64, req *Request, err error, scheduled time.Time, capWa
 	var out *Record
 	if err != nil {
 		// Unreachable after NewProbe's check, but a request is never lost silently.
-		out = &Record{Seq: seq, Scheduled: scheduled, Sent: time.Now(), FirstOutput: -1}
+		out = &Record{Seq: seq, ID: r.probe.requestID(seq), Scheduled: scheduled, Sent: time.Now(), FirstOutput: -1}
 		out.fail(ReasonProtocol, 0, err)
 	} else {
-		req.Seq, req.Scheduled = seq, scheduled
+		req.Seq, req.ID, req.Scheduled = seq, r.probe.requestID(seq), scheduled
 		out = r.exec.Do(r.reqCtx, r.probe.Target, req)
 		out.PromptTokens, out.Session, out.Body = req.InputTokens, req.Session, req.Body
 	}
@@ -49,7 +49,7 @@ func (r *run) do(seq uint64, req *Request, err error, scheduled time.Time, capWa
 func (r *run) fail(pl planned) {
 	r.rec.Started()
 	now := time.Now()
-	out := &Record{Seq: pl.seq, Scheduled: now, Sent: now, FirstOutput: -1}
+	out := &Record{Seq: pl.seq, ID: r.probe.requestID(pl.seq), Scheduled: now, Sent: now, FirstOutput: -1}
 	out.fail(ReasonDataset, 0, pl.err)
 	r.rec.Observe(out)
 }

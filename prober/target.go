@@ -30,8 +30,12 @@ type Target struct {
 	tok            *tokenizer.Tokenizer
 	maxTokensField string
 	sessionHeader  string
-	conn           connKey
-	tls            *tls.Config // nil: Go's defaults
+	// sendRequestID and sendTraceparent say which of a request's ID headers
+	// go out: all unless the target turned them off (request_ids: false),
+	// and never one the target's headers set themselves.
+	sendRequestID, sendTraceparent bool
+	conn                           connKey
+	tls                            *tls.Config // nil: Go's defaults
 }
 
 // connKey is what sets a target's connections apart: targets with the same
@@ -68,19 +72,22 @@ func NewTarget(name string, t *scenarios.Target) (*Target, error) {
 	if stream {
 		h.Set("Accept", "text/event-stream")
 	}
+	ids := t.SendsRequestIDs()
 	tg := &Target{
-		Name:           name,
-		Model:          t.Model,
-		Spec:           *t,
-		url:            strings.TrimRight(t.URL, "/") + path,
-		codec:          c,
-		header:         h,
-		stream:         stream,
-		timeout:        time.Duration(t.Timeout),
-		stallTimeout:   time.Duration(t.StallTimeout),
-		maxTokensField: scenarios.MaxTokens,
-		sessionHeader:  t.SessionHeaderName(),
-		conn:           connKey{caFile: t.TLS.CAFile, insecure: t.TLS.InsecureSkipVerify, h2: t.UseHTTP2(), reuse: t.KeepsAlive()},
+		Name:            name,
+		Model:           t.Model,
+		Spec:            *t,
+		url:             strings.TrimRight(t.URL, "/") + path,
+		codec:           c,
+		header:          h,
+		stream:          stream,
+		timeout:         time.Duration(t.Timeout),
+		stallTimeout:    time.Duration(t.StallTimeout),
+		maxTokensField:  scenarios.MaxTokens,
+		sessionHeader:   t.SessionHeaderName(),
+		sendRequestID:   ids && h.Get(RequestIDHeader) == "",
+		sendTraceparent: ids && h.Get(TraceparentHeader) == "",
+		conn:            connKey{caFile: t.TLS.CAFile, insecure: t.TLS.InsecureSkipVerify, h2: t.UseHTTP2(), reuse: t.KeepsAlive()},
 	}
 	if t.MaxTokensField != "" {
 		tg.maxTokensField = t.MaxTokensField

@@ -75,6 +75,7 @@ const MaxKeptBytes = 256 << 20
 // explains it.
 type RequestRecord struct {
 	Seq       uint64
+	ID        prober.RequestID
 	Scheduled time.Time // when the scheduler wanted it sent
 	Sent      time.Time // the time origin; zero when it was never sent
 	Status    int       // HTTP status; 0 without a response
@@ -95,7 +96,7 @@ func (r *Report) Started() {}
 // at high request rates.
 func (r *Report) Observe(rec *prober.Record) {
 	c := Contribute(rec, r.slo)
-	req := RequestRecord{Seq: rec.Seq, Scheduled: rec.Scheduled, Sent: rec.Sent, Status: rec.Status, Session: rec.Session, Contribution: c}
+	req := RequestRecord{Seq: rec.Seq, ID: rec.ID, Scheduled: rec.Scheduled, Sent: rec.Sent, Status: rec.Status, Session: rec.Session, Contribution: c}
 	req.chunks = nil
 	if rec.Outcome != prober.OutcomeOK {
 		req.Err = rec.Err

@@ -91,6 +91,11 @@ type Target struct {
 	// KeepAlive reuses connections between requests. Default true; false
 	// opens a connection per request (setup is still not billed to TTFT).
 	KeepAlive *bool `yaml:"keep_alive"`
+	// RequestIDs sends each request's ID in X-Request-ID and W3C
+	// traceparent headers, so that the server's logs and traces join
+	// inferprobe's records. Default true; a header of the same name in
+	// Headers is sent instead of that one.
+	RequestIDs *bool `yaml:"request_ids"`
 	// Template describes the request and the reply of endpoint template,
 	// and is required there and refused elsewhere.
 	Template *Template `yaml:"template"`

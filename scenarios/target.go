@@ -31,6 +31,9 @@ func (t *Target) UseHTTP2() bool { return t.HTTP2 == nil || *t.HTTP2 }
 // KeepsAlive reports whether connections are reused between requests.
 func (t *Target) KeepsAlive() bool { return t.KeepAlive == nil || *t.KeepAlive }
 
+// SendsRequestIDs reports whether requests carry their ID headers.
+func (t *Target) SendsRequestIDs() bool { return t.RequestIDs == nil || *t.RequestIDs }
+
 func (t *Target) validate(l *loader, path string) {
 	t.checkURL(l, join(path, "url"))
 	ep, ok := LookupEndpoint(t.Endpoint)

@@ -122,6 +122,10 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 		t.KeepAlive = &f.keepAlive
 		b.set(benchTarget+".keep_alive", "--keep-alive")
 	}
+	if *f.set["request-ids"] {
+		t.RequestIDs = &f.requestIDs
+		b.set(benchTarget+".request_ids", "--request-ids")
+	}
 	b.set(benchProbe+".target", "--model")
 	if f.apiKey != "" {
 		if err := os.Setenv(apiKeyEnv, f.apiKey); err != nil {

@@ -403,6 +403,7 @@ func (p *Pool) Utilisation() (cpu float64, schedLatencyP99 time.Duration) {
 func unsent(req *prober.Request, outcome prober.Outcome, reason prober.Reason, msg string) *prober.Record {
 	return &prober.Record{
 		Seq:                req.Seq,
+		ID:                 req.ID,
 		Scheduled:          req.Scheduled,
 		FirstOutput:        -1,
 		InputTokens:        req.InputTokens,

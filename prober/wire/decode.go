@@ -133,6 +133,7 @@ func (d *Decoder) Credit() (*Credit, error) {
 	c := &Credit{ID: p.uvarint(), Target: p.uvarint()}
 	r := &c.Request
 	r.Seq = p.uvarint()
+	p.id(&r.ID)
 	r.Scheduled = fromUnixNano(p.varint())
 	r.InputTokens = p.int()
 	r.PinnedOutputTokens = p.int()
@@ -174,8 +175,9 @@ func (d *Decoder) Record() (uint64, *prober.Record, error) {
 		return 0, nil, err
 	}
 	id := p.uvarint()
-	r := &prober.Record{Seq: p.uvarint(), Scheduled: fromUnixNano(p.varint()), Sent: fromUnixNano(p.varint()),
-		CapWait: time.Duration(p.varint())}
+	r := &prober.Record{Seq: p.uvarint()}
+	p.id(&r.ID)
+	r.Scheduled, r.Sent, r.CapWait = fromUnixNano(p.varint()), fromUnixNano(p.varint()), time.Duration(p.varint())
 	// Every delta takes at least a byte, so the count cannot ask for more
 	// than the frame could hold.
 	if n := p.uvarint(); n > uint64(len(p.b)) {
@@ -334,6 +336,16 @@ func (p *reader) bytes() []byte {
 	s := p.b[:n:n]
 	p.b = p.b[n:]
 	return s
+}
+
+// id reads a request ID: 16 trace ID bytes, 8 span ID bytes.
+func (p *reader) id(id *prober.RequestID) {
+	if len(p.b) < len(id.Trace)+len(id.Span) {
+		p.fail("request ID cut short")
+		return
+	}
+	p.b = p.b[copy(id.Trace[:], p.b):]
+	p.b = p.b[copy(id.Span[:], p.b):]
 }
 
 func (p *reader) string() string { return string(p.bytes()) }

@@ -61,6 +61,7 @@ func (e *Encoder) Credit(c *Credit) error {
 	e.buf = binary.AppendUvarint(e.buf, c.ID)
 	e.buf = binary.AppendUvarint(e.buf, c.Target)
 	e.buf = binary.AppendUvarint(e.buf, r.Seq)
+	e.buf = appendID(e.buf, r.ID)
 	e.buf = binary.AppendVarint(e.buf, unixNano(r.Scheduled))
 	e.buf = binary.AppendVarint(e.buf, int64(r.InputTokens))
 	e.buf = binary.AppendVarint(e.buf, int64(r.PinnedOutputTokens))
@@ -90,6 +91,7 @@ func (e *Encoder) Record(id uint64, r *prober.Record) error {
 	e.begin(TypeRecord)
 	b := binary.AppendUvarint(e.buf, id)
 	b = binary.AppendUvarint(b, r.Seq)
+	b = appendID(b, r.ID)
 	b = binary.AppendVarint(b, unixNano(r.Scheduled))
 	b = binary.AppendVarint(b, unixNano(r.Sent))
 	b = binary.AppendVarint(b, int64(r.CapWait))
@@ -160,6 +162,12 @@ func boolByte(v bool) byte {
 		return 1
 	}
 	return 0
+}
+
+// appendID writes a request ID as its 16 trace ID bytes, then its 8 span ID
+// bytes.
+func appendID(b []byte, id prober.RequestID) []byte {
+	return append(append(b, id.Trace[:]...), id.Span[:]...)
 }
 
 func appendString(b []byte, s string) []byte {

@@ -8,18 +8,19 @@
 // A frame is a 4-byte big-endian length n, then n bytes: one type byte and
 // the payload; 1 <= n <= MaxFrameSize. In payloads, uvarint and varint are
 // encoding/binary's (varint zig-zag encoded), str is a uvarint length and
-// that many bytes, and a time is a varint of Unix nanoseconds, 0 for the
+// that many bytes, a request ID is its 16 trace ID bytes and then its 8 span
+// ID bytes, and a time is a varint of Unix nanoseconds, 0 for the
 // zero time.
 //
 //	type         dir   payload
 //	1 hello      both  "inferprobe-wire", version uvarint, pid uvarint
 //	2 target     down  id uvarint, name str, spec str (scenarios.Target as JSON, API key included)
-//	3 credit     down  id uvarint, target id uvarint, seq uvarint, scheduled time,
+//	3 credit     down  id uvarint, target id uvarint, seq uvarint, request ID, scheduled time,
 //	                   input tokens varint, pinned output tokens varint, cancel after
 //	                   varint ns (-1 for none), session str, body str
 //	4 cancel     down  credit id uvarint
 //	5 shutdown   down  (empty): cancel every request, send the records, exit
-//	6 record     up    credit id uvarint, seq uvarint, scheduled time, sent time,
+//	6 record     up    credit id uvarint, seq uvarint, request ID, scheduled time, sent time,
 //	                   cap wait varint ns, chunk count uvarint, chunk offsets as
 //	                   varint ns deltas (the first from 0), first output varint,
 //	                   first chunk tokens varint, duration varint ns, input tokens
@@ -46,7 +47,7 @@ import (
 )
 
 // Version is the protocol version; any change to a frame's layout bumps it.
-const Version = 6
+const Version = 7
 
 // MaxFrameSize bounds a frame (type byte and payload). It leaves room for
 // request bodies far larger than any prompt a model accepts, and bounds what

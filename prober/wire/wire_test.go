@@ -20,7 +20,7 @@ var t0 = time.Unix(1_750_000_000, 123_456_789)
 // sampleRecord is a streamed record with n content chunks about 20ms apart.
 func sampleRecord(n int) *prober.Record {
 	r := &prober.Record{
-		Seq: 42, Scheduled: t0, Sent: t0.Add(150 * time.Microsecond), CapWait: 100 * time.Microsecond,
+		Seq: 42, ID: prober.NewRequestID(1, "p", 42), Scheduled: t0, Sent: t0.Add(150 * time.Microsecond), CapWait: 100 * time.Microsecond,
 		FirstOutput: 3, FirstChunkTokens: 1, InputTokens: 512, UsagePromptTokens: 530, ClientOutputTokens: n + 1, OutputTokens: n, ReasoningTokens: n / 2,
 		TokenSource: prober.TokensFromUsage, PinnedOutputTokens: n, Status: 200,
 		Encoding: prober.EncodingZstd, ConnRetried: true,
@@ -42,7 +42,7 @@ func TestRoundTrip(t *testing.T) {
 		APIKeyEnv: "KEY", APIKey: "sk-secret",
 	}}
 	credit := &Credit{ID: 1 << 40, Target: 7, Request: prober.Request{
-		Seq: 9, Scheduled: t0, Body: []byte(`{"model":"m"}`), Session: "s-1", InputTokens: 128, PinnedOutputTokens: 64,
+		Seq: 9, ID: prober.NewRequestID(1, "p", 9), Scheduled: t0, Body: []byte(`{"model":"m"}`), Session: "s-1", InputTokens: 128, PinnedOutputTokens: 64,
 		Cancel: true, CancelAfter: 2 * time.Second,
 	}}
 	failed := &prober.Record{Seq: 3, Scheduled: t0, FirstOutput: -1, Outcome: prober.OutcomeError,
@@ -90,7 +90,7 @@ func TestRoundTrip(t *testing.T) {
 	next(TypeCredit)
 	got, err := dec.Credit()
 	if err != nil || got.ID != credit.ID || got.Target != 7 || !got.Request.Scheduled.Equal(t0) ||
-		got.Request.Seq != 9 || string(got.Request.Body) != `{"model":"m"}` || got.Request.InputTokens != 128 || got.Request.PinnedOutputTokens != 64 ||
+		got.Request.Seq != 9 || got.Request.ID != credit.Request.ID || string(got.Request.Body) != `{"model":"m"}` || got.Request.InputTokens != 128 || got.Request.PinnedOutputTokens != 64 ||
 		!got.Request.Cancel || got.Request.CancelAfter != 2*time.Second {
 		t.Errorf("Credit = %+v, %v", got, err)
 	}
@@ -184,8 +184,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"wrong type", frame(TypeCancel, []byte{1}), helloErr, "decoding a cancel frame as hello", nil},
 		{"left over bytes", frame(TypeCancel, []byte{1, 2}), cancelErr, "malformed cancel frame: 1 bytes left over", nil},
 		{"missing varint", frame(TypeCancel, nil), cancelErr, "malformed cancel frame: bad or missing unsigned varint", nil},
-		{"chunk count beyond the frame", frame(TypeRecord, []byte{1, 1, 0, 0, 0, 0xff, 0xff, 0x03}), recordErr,
+		{"chunk count beyond the frame", frame(TypeRecord, append(append([]byte{1, 1}, make([]byte, 24)...), 0, 0, 0, 0xff, 0xff, 0x03)), recordErr,
 			"malformed record frame: chunk count 65535 exceeds the frame", nil},
+		{"request ID cut short", frame(TypeRecord, []byte{1, 1, 0, 0}), recordErr, "malformed record frame: request ID cut short", nil},
 		{"string beyond the frame", frame(TypeTarget, []byte{1, 50, 'a'}), targetErr, "malformed target frame: length 50 exceeds the frame", nil},
 		{"bad target spec", frame(TypeTarget, []byte{1, 1, 'a', 1, '{'}), targetErr, "target a: decoding its spec", nil},
 	} {

@@ -60,6 +60,7 @@ func fixedRun(t *testing.T) Run {
 		case 23:
 			*rec = prober.Record{Seq: 23, Scheduled: sched, Outcome: prober.OutcomeCancelled}
 		}
+		rec.ID = prober.NewRequestID(42, "bench", rec.Seq)
 		r.Observe(rec)
 	}
 	return Run{
@@ -346,30 +347,27 @@ func TestEveryMetricPlaced(t *testing.T) {
 	}
 }
 
-// TestRequestIDs: the ids AIPerf's records carry follow from the seed and
-// the request alone (the headers that will carry them must be matched with
-// the lines), are UUID-shaped, and differ between requests, seeds and
-// conversations.
-func TestRequestIDs(t *testing.T) {
+// TestCorrelationID: a conversation's x_correlation_id follows from the
+// seed and the conversation alone, is UUID-shaped, and differs between
+// seeds and conversations.
+func TestCorrelationID(t *testing.T) {
 	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-	req, corr := RequestIDs(42, 7, "session_000007")
-	if again, againCorr := RequestIDs(42, 7, "session_000007"); again != req || againCorr != corr {
-		t.Errorf("ids vary between calls: %s %s, then %s %s", req, corr, again, againCorr)
+	corr := CorrelationID(42, "session_000007")
+	if again := CorrelationID(42, "session_000007"); again != corr {
+		t.Errorf("ids vary between calls: %s, then %s", corr, again)
+	}
+	if !uuid.MatchString(corr) {
+		t.Errorf("%q is not a version-4-shaped UUID", corr)
 	}
 	seen := map[string]bool{}
-	for _, id := range []string{req, corr} {
-		if !uuid.MatchString(id) {
-			t.Errorf("%q is not a version-4-shaped UUID", id)
-		}
-	}
 	for _, tc := range []struct {
-		seed, seq uint64
-		conv      string
-	}{{42, 7, "session_000007"}, {43, 7, "session_000007"}, {42, 8, "session_000008"}, {42, 9, "conv-a"}} {
-		r, c := RequestIDs(tc.seed, tc.seq, tc.conv)
-		if seen[r] || seen[c] {
-			t.Errorf("seed %d, seq %d, %s: an id repeats (%s, %s)", tc.seed, tc.seq, tc.conv, r, c)
+		seed uint64
+		conv string
+	}{{42, "session_000007"}, {43, "session_000007"}, {42, "session_000008"}, {42, "conv-a"}} {
+		c := CorrelationID(tc.seed, tc.conv)
+		if seen[c] {
+			t.Errorf("seed %d, %s: an id repeats (%s)", tc.seed, tc.conv, c)
 		}
-		seen[r], seen[c] = true, true
+		seen[c] = true
 	}
 }

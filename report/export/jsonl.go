@@ -70,8 +70,7 @@ func conversations(reqs []report.RequestRecord) []conversation {
 }
 
 // requestID derives a UUID-shaped id (version 4 layout) from the seed, the
-// kind of id and what it names, so that the same seed gives the same ids
-// and the headers that will carry them can be matched with these lines.
+// kind of id and what it names, so that the same seed gives the same ids.
 func requestID(seed uint64, kind, name string) string {
 	h := sha256.New()
 	var b [8]byte
@@ -84,10 +83,10 @@ func requestID(seed uint64, kind, name string) string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }
 
-// RequestIDs are the x_request_id and x_correlation_id of request seq of
-// conversation conv, for a run with seed.
-func RequestIDs(seed, seq uint64, conv string) (request, correlation string) {
-	return requestID(seed, "request", fmt.Sprint(seq)), requestID(seed, "correlation", conv)
+// CorrelationID is the x_correlation_id of conversation conv in a run with
+// seed; a request's x_request_id is the ID it was sent with (Record.ID).
+func CorrelationID(seed uint64, conv string) string {
+	return requestID(seed, "correlation", conv)
 }
 
 // requestLine is q's line; withSLO says the run judged requests against an
@@ -102,10 +101,10 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO
 		start = q.Sent
 	}
 	end := start.Add(q.Duration)
-	xRequest, xCorrelation := RequestIDs(seed, q.Seq, conv.id)
+	xCorrelation := CorrelationID(seed, conv.id)
 	meta := obj{
 		{"session_num", conv.num},
-		{"x_request_id", xRequest},
+		{"x_request_id", q.ID.String()},
 		{"x_correlation_id", xCorrelation},
 		{"conversation_id", conv.id},
 		{"turn_index", conv.turn},

@@ -1,0 +1,149 @@
+package prober
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/scenarios"
+)
+
+func TestRequestIDFormat(t *testing.T) {
+	id := NewRequestID(42, "a", 7)
+	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	if !uuid.MatchString(id.String()) {
+		t.Errorf("request ID %q is not a version 8 UUID", id)
+	}
+	if got, want := strings.ReplaceAll(id.String(), "-", ""), id.TraceID(); got != want {
+		t.Errorf("request ID %s is not the trace ID %s", got, want)
+	}
+	traceparent := regexp.MustCompile(`^00-[0-9a-f]{32}-[0-9a-f]{16}-01$`)
+	if tp := id.Traceparent(); !traceparent.MatchString(tp) || !strings.Contains(tp, id.TraceID()) {
+		t.Errorf("traceparent %q is malformed or lacks trace ID %s", tp, id.TraceID())
+	}
+	for _, other := range []RequestID{NewRequestID(43, "a", 7), NewRequestID(42, "b", 7), NewRequestID(42, "a", 8)} {
+		if other.Trace == id.Trace || other.Span == id.Span {
+			t.Errorf("%s shares a trace or span ID with %s", other.Traceparent(), id.Traceparent())
+		}
+	}
+}
+
+// TestRequestIDsOfRuns checks what a run sends: the same IDs for the same
+// seed, and disjoint IDs across shards, each the one its place in the whole
+// sequence gives.
+func TestRequestIDsOfRuns(t *testing.T) {
+	const arrival = "{rate: 20000}"
+	ids := func(seed uint64, shard Shard, n int) map[RequestID]uint64 {
+		reqs, _ := runUntil(t, newProbe(t, probeYAML(seed, arrival, ""), shard), n)
+		out := map[RequestID]uint64{}
+		for _, req := range reqs {
+			if want := NewRequestID(seed, "a", req.Seq); req.ID != want {
+				t.Fatalf("shard %v: seq %d sent ID %s, want %s", shard, req.Seq, req.ID, want)
+			}
+			out[req.ID] = req.Seq
+		}
+		if len(out) != len(reqs) {
+			t.Fatalf("shard %v: %d requests sent %d distinct IDs", shard, len(reqs), len(out))
+		}
+		return out
+	}
+	// A run may send a few more than asked before it stops; the first 60
+	// are in every run.
+	first, second := ids(5, Shard{}, 60), ids(5, Shard{}, 60)
+	for id, seq := range first {
+		if _, ok := second[id]; !ok && seq < 60 {
+			t.Fatalf("seq %d: ID %s not sent by a second run with the same seed", seq, id)
+		}
+	}
+	for id := range ids(6, Shard{}, 60) {
+		if _, ok := first[id]; ok {
+			t.Fatalf("another seed sent ID %s too", id)
+		}
+	}
+	seen := map[RequestID]Shard{}
+	for i := range 3 {
+		shard := Shard{i, 3}
+		for id, seq := range ids(5, shard, 20) {
+			if other, ok := seen[id]; ok {
+				t.Fatalf("shards %v and %v both sent ID %s", other, shard, id)
+			}
+			seen[id] = shard
+			if seq < 60 && first[id] != seq {
+				t.Errorf("shard %v: seq %d sent ID %s, unlike the unsharded run", shard, seq, id)
+			}
+		}
+	}
+}
+
+func TestRequestIDHeaders(t *testing.T) {
+	got := make(chan http.Header, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":2,"completion_tokens":1}}`))
+	}))
+	defer srv.Close()
+	off := false
+	id := NewRequestID(1, "a", 3)
+	for _, tc := range []struct {
+		name                   string
+		ids                    *bool
+		headers                map[string]string
+		requestID, traceparent string
+	}{
+		{"default", nil, nil, id.String(), id.Traceparent()},
+		{"turned off", &off, nil, "", ""},
+		{"the target's own header", nil, map[string]string{"x-request-id": "mine"}, "mine", id.Traceparent()},
+	} {
+		stream := false
+		tg, err := NewTarget("t", &scenarios.Target{URL: srv.URL, Endpoint: "chat", Model: "m", Stream: &stream,
+			Headers: tc.headers, RequestIDs: tc.ids, Timeout: scenarios.Duration(5 * time.Second), StallTimeout: scenarios.Duration(5 * time.Second)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := NewRequest(tg, dataset.Prompt{Text: "hello", InputTokens: 2, OutputTokens: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ID = id
+		rec := NewClient().Do(context.Background(), tg, req)
+		if rec.Outcome != OutcomeOK || rec.ID != id {
+			t.Fatalf("%s: record %+v, want ok with ID %s", tc.name, rec, id)
+		}
+		h := <-got
+		if h.Get("X-Request-ID") != tc.requestID || h.Get("traceparent") != tc.traceparent {
+			t.Errorf("%s: sent X-Request-ID %q, traceparent %q; want %q, %q", tc.name,
+				h.Get("X-Request-ID"), h.Get("traceparent"), tc.requestID, tc.traceparent)
+		}
+	}
+}
+
+// TestRequestIDAllocs pins what the IDs cost a request: nothing to derive,
+// and two allocations (one string, one slice) for both header values.
+func TestRequestIDAllocs(t *testing.T) {
+	var id RequestID
+	if n := testing.AllocsPerRun(100, func() { id = NewRequestID(1, "probe", 9) }); n != 0 {
+		t.Errorf("NewRequestID allocates %v times, want 0", n)
+	}
+	tg := &Target{sendRequestID: true, sendTraceparent: true}
+	h := make(http.Header, 8)
+	if n := testing.AllocsPerRun(100, func() { tg.setIDHeaders(h, id) }); n > 2 {
+		t.Errorf("setting the ID headers allocates %v times, want at most 2", n)
+	}
+}
+
+func BenchmarkRequestIDHeaders(b *testing.B) {
+	tg := &Target{sendRequestID: true, sendTraceparent: true}
+	h := make(http.Header, 8)
+	b.ReportAllocs()
+	var seq uint64
+	for b.Loop() {
+		tg.setIDHeaders(h, NewRequestID(1, "probe", seq))
+		seq++
+	}
+}
