@@ -159,6 +159,9 @@ type Target struct {
 	LegendFormat string      `json:"legendFormat"`
 	Range        bool        `json:"range"`
 	RefID        string      `json:"refId"`
+	// Exemplar asks Prometheus for the query's exemplars, which name the
+	// request behind a point (request_id, trace_id).
+	Exemplar bool `json:"exemplar,omitempty"`
 }
 
 // Templating holds the dashboard's variables.
@@ -379,6 +382,13 @@ type query struct {
 
 func q(expr, legend string) query { return query{expr, legend} }
 
+// exemplarFamilies are the histograms whose observations carry exemplars
+// (collector/requests.go).
+var exemplarFamilies = []string{
+	"inferprobe_time_to_first_token_seconds", "inferprobe_time_to_first_output_token_seconds",
+	"inferprobe_inter_token_latency_seconds", "inferprobe_request_duration_seconds",
+}
+
 // targets turns queries into targets with refIds A, B, …; instant queries
 // are evaluated once at the end of the range, the others over it.
 func targets(instant bool, format string, qs []query) []Target {
@@ -387,6 +397,7 @@ func targets(instant bool, format string, qs []query) []Target {
 		ts[i] = Target{
 			Datasource: ds, EditorMode: "code", Expr: qu.expr, Format: format, Instant: instant,
 			LegendFormat: qu.legend, Range: !instant, RefID: string(rune('A' + i)),
+			Exemplar: !instant && slices.ContainsFunc(exemplarFamilies, func(f string) bool { return strings.Contains(qu.expr, f) }),
 		}
 	}
 	return ts
