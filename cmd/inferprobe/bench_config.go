@@ -15,7 +15,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -240,93 +239,4 @@ func (f *benchFlags) targetURL() (string, error) {
 	u, _ := url.Parse(base) // baseURL made it
 	u.Path = strings.TrimSuffix(prefix, "/")
 	return u.String(), nil
-}
-
-func (f *benchFlags) arrival(b *benchScenario, a *scenarios.Arrival) error {
-	const path = benchProbe + ".arrival"
-	if f.arrivalPattern == "concurrency-burst" && *f.set["request-rate"] {
-		return errors.New("--arrival-pattern concurrency-burst sends at --concurrency without a rate; drop --request-rate, or choose poisson, constant or gamma")
-	}
-	switch {
-	case *f.set["request-rate"]:
-		a.Pattern, a.Rate = f.arrivalPattern, f.requestRate
-		b.set(path+".pattern", "--arrival-pattern")
-		b.set(path+".rate", "--request-rate")
-		if f.arrivalPattern == scenarios.ArrivalGamma {
-			a.Smoothness = f.smoothness
-			b.set(path+".smoothness", "--arrival-smoothness")
-		}
-		if *f.set["concurrency"] {
-			a.MaxConcurrency = f.concurrency
-			b.set(path+".max_concurrency", "--concurrency")
-		}
-	case f.replays():
-		// A replayed trace sends at its own times; only a cap applies.
-		if *f.set["concurrency"] {
-			a.MaxConcurrency = f.concurrency
-			b.set(path+".max_concurrency", "--concurrency")
-		}
-	default:
-		a.Pattern, a.Concurrency = scenarios.ArrivalConcurrency, max(f.concurrency, 1)
-		if *f.set["concurrency"] {
-			a.Concurrency = f.concurrency
-		}
-		b.set(path+".pattern", "--concurrency")
-		b.set(path+".concurrency", "--concurrency")
-	}
-	return nil
-}
-
-func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
-	const path = benchProbe + ".dataset"
-	if f.inputFile == "" {
-		if f.fixedSchedule {
-			return errors.New("--fixed-schedule replays the timestamps of an --input-file; give one, or drop --fixed-schedule")
-		}
-		d.Synthetic = &scenarios.Synthetic{
-			InputTokens:  scenarios.Lengths{Mean: f.islMean, Stddev: f.islStddev},
-			OutputTokens: scenarios.Lengths{Mean: f.oslMean, Stddev: f.oslStddev},
-		}
-		b.set(path+".synthetic.input_tokens.mean", "--synthetic-input-tokens-mean")
-		b.set(path+".synthetic.input_tokens.stddev", "--synthetic-input-tokens-stddev")
-		b.set(path+".synthetic.output_tokens.mean", "--output-tokens-mean")
-		b.set(path+".synthetic.output_tokens.stddev", "--output-tokens-stddev")
-		return f.workload.apply(b, d, path)
-	}
-	if f.fixedSchedule && f.datasetFormat == scenarios.FormatRandomPool {
-		return errors.New("--fixed-schedule replays timestamps, which a random_pool does not keep: its entries are drawn at random; drop --fixed-schedule, or use --custom-dataset-type single_turn")
-	}
-	d.File = &scenarios.File{Path: f.inputFile, Format: f.datasetFormat, Timing: scenarios.TimingArrival}
-	if f.replays() {
-		d.File.Timing = scenarios.TimingReplay
-	}
-	b.set(path+".file.path", "--input-file")
-	b.set(path+".file.format", "--custom-dataset-type")
-	b.set(path+".file.timing", "--fixed-schedule")
-	return f.workload.applyToFile(b, d, path)
-}
-
-// replays reports whether the run sends at the input file's timestamps:
-// with --fixed-schedule, and, as AIPerf does, for a trace given without a
-// rate, a concurrency or --no-fixed-schedule.
-func (f *benchFlags) replays() bool {
-	return f.inputFile != "" && (f.fixedSchedule ||
-		slices.Contains(traceFormats, f.datasetFormat) && !*f.set["fixed-schedule"] && !*f.set["request-rate"] && !*f.set["concurrency"])
-}
-
-// limit is the length the flags give the run (--conversation-num: each
-// conversation once); zero leaves it to the engine
-// (one pass over --input-file, or 10 requests, as AIPerf).
-func (f *benchFlags) limit() prober.Limit {
-	var l prober.Limit // both: whichever ends first, as AIPerf
-	if *f.set["benchmark-duration"] {
-		l.Duration = time.Duration(f.duration * float64(time.Second))
-	}
-	if *f.set["request-count"] {
-		l.Requests = uint64(max(f.requestCount, 0))
-	}
-	if l == (prober.Limit{}) && f.workload.given(conversationFlags...) {
-		return f.workload.limit(f.seed)
-	}
-	return l
 }

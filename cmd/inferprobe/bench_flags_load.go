@@ -207,8 +207,3 @@ func seconds(flag string, s float64) (time.Duration, error) {
 	}
 	return time.Duration(s * float64(time.Second)), nil
 }
-
-// unset forgets the fields under prefix, which a later flag replaced.
-func (b *benchScenario) unset(prefix string) {
-	b.written = slices.DeleteFunc(b.written, func(p string) bool { return len(p) > len(prefix) && p[:len(prefix)] == prefix })
-}
