@@ -111,7 +111,7 @@ AIPERF_REQS := e2e/testdata/aiperf/requirements.txt
 aiperf: $(AIPERF)/installed.txt
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	  apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
-	@$(AIPERF)/bin/pip show aiperf | grep -m1 '^Version'
+	@$(AIPERF)/bin/python -c 'import importlib.metadata as m; print("aiperf", m.version("aiperf"))'
 	@chromium --version 2>/dev/null | head -1
 
 $(AIPERF)/installed.txt: $(AIPERF_REQS)
