@@ -118,6 +118,12 @@ func (c *lateFINConn) Read(p []byte) (int, error) {
 	n, err := c.TCPConn.Read(p)
 	if n > 0 {
 		c.answered.Store(true)
+		if c.gate == nil {
+			// The server closes right after its answer; the client must not
+			// get ahead of that close, or its next request could reach the
+			// server before the close and be reset, not refused unwritten.
+			c.awaitPeerClose()
+		}
 	}
 	if err == io.EOF {
 		timeout := time.After(2 * time.Second)
@@ -132,6 +138,19 @@ func (c *lateFINConn) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// awaitPeerClose waits until the peer's FIN has reached this side's TCP.
+func (c *lateFINConn) awaitPeerClose() {
+	raw, err := c.TCPConn.SyscallConn()
+	if err != nil {
+		return
+	}
+	for deadline := time.Now().Add(faultWait); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if st, ok := readTCPState(raw); !ok || st.peerClosed {
+			return
+		}
+	}
 }
 
 func (c *lateFINConn) Close() error {
