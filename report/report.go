@@ -34,6 +34,8 @@ type Report struct {
 	chunkCounted                            bool // some token counts are chunk counts, not usage
 	tokenizerCounted                        bool // some came from the target's tokenizer
 	requests                                []RequestRecord
+	connRetries                             int
+	compressed                              map[prober.Encoding]int
 }
 
 // ReportOption configures a Report.
@@ -88,6 +90,15 @@ func (r *Report) Observe(rec *prober.Record) {
 		r.lag = append(r.lag, c.Lag.Seconds())
 	}
 	r.capWait = append(r.capWait, c.CapWait.Seconds())
+	if c.ConnRetried {
+		r.connRetries++
+	}
+	if c.Encoding != prober.EncodingIdentity {
+		if r.compressed == nil {
+			r.compressed = map[prober.Encoding]int{}
+		}
+		r.compressed[c.Encoding]++
+	}
 	switch c.Outcome {
 	case prober.OutcomeOK:
 		r.ok++
@@ -221,6 +232,13 @@ type Summary struct {
 	// TokensFromTokenizer says some were counted with the target's
 	// tokenizer on the received text, because the server sent no usage.
 	TokensFromTokenizer bool `json:"tokens_from_tokenizer"`
+	// ConnectionRetries counts the requests sent again on a fresh connection
+	// because their first attempt, on a reused connection the server had
+	// closed, provably never reached it (inferprobe_connection_retries_total).
+	ConnectionRetries int `json:"connection_retries"`
+	// CompressedResponses counts the replies that came compressed, by
+	// Content-Encoding (inferprobe_compressed_responses_total).
+	CompressedResponses map[string]int `json:"compressed_responses,omitempty"`
 }
 
 // Summary computes the summary of what was observed so far.
@@ -239,6 +257,11 @@ func (r *Report) Summary() Summary {
 	}
 	for k, v := range r.errors {
 		s.Errors[k] = v
+	}
+	s.ConnectionRetries = r.connRetries
+	s.CompressedResponses = make(map[string]int, len(r.compressed))
+	for enc, n := range r.compressed {
+		s.CompressedResponses[enc.String()] = n
 	}
 	for _, v := range r.inTokens {
 		s.InputTokensTotal += v
