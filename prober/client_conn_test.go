@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/dataset"
@@ -83,6 +84,11 @@ func TestConnectionPolicy(t *testing.T) {
 				}
 				if rec := client.Do(context.Background(), tg, req); rec.Outcome != prober.OutcomeOK {
 					t.Fatalf("request %d: %v %q: %s", i, rec.Outcome, rec.Reason, rec.Err)
+				}
+				if i == 0 {
+					// Connections are reused once the server has been seen to
+					// keep one open after its response.
+					time.Sleep(2 * prober.KeepAliveProbation)
 				}
 			}
 			s.mu.Lock()

@@ -207,6 +207,7 @@ func TestStaleKeepAliveResent(t *testing.T) {
 	tg := testTarget(t, url, nil)
 	c := NewClient()
 	c.dial = dialLateFIN(nil)
+	c.peerFor(tg).learn(peerKeeps) // past the probation that would avoid the race
 	const n = 8
 	recs := sendEach(t, c, tg, n)
 	retried := 0
@@ -243,7 +244,9 @@ func TestReceivedRequestNotResent(t *testing.T) {
 				return end
 			}, nil)
 			tg := testTarget(t, url, nil)
-			recs := sendEach(t, NewClient(), tg, 2)
+			c := NewClient()
+			c.peerFor(tg).learn(peerKeeps)
+			recs := sendEach(t, c, tg, 2)
 			if recs[0].Outcome != OutcomeOK {
 				t.Fatalf("first request: %v %q %s", recs[0].Outcome, recs[0].Reason, recs[0].Err)
 			}
@@ -268,6 +271,7 @@ func TestStaleKeepAliveFINCrossesRequest(t *testing.T) {
 	tg := testTarget(t, url, nil)
 	c := NewClient()
 	c.dial = dialLateFIN(gate)
+	c.peerFor(tg).learn(peerKeeps)
 	recs := sendEach(t, c, tg, 2)
 	for i, rec := range recs {
 		if rec.Outcome != OutcomeOK {
@@ -279,5 +283,56 @@ func TestStaleKeepAliveFINCrossesRequest(t *testing.T) {
 	}
 	if got := countPrompts(received(), 2); got[0] != 1 || got[1] != 1 {
 		t.Errorf("the server read the requests %v times, want once each", got)
+	}
+}
+
+// TestServerClosingAfterEachResponseNotRaced: a server closes every
+// connection right after its response while advertising keep-alive, and a
+// closed loop sends its next request the moment a response ends. Reusing
+// the connection races the server's close: a request that reaches the
+// server just before it is reset, may have been received, and fails as
+// connect. None fails: requests do not reuse a connection until the server
+// has been seen to keep one open, and this one is seen closing it.
+func TestServerClosingAfterEachResponseNotRaced(t *testing.T) {
+	url, received := keepAliveServer(t, func(int) string { return "answer-close" }, nil)
+	tg := testTarget(t, url, nil)
+	c := NewClient()
+	const workers, each = 4, 50
+	recs := make([][]*Record, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				req, err := NewRequest(tg, dataset.Prompt{Text: fmt.Sprintf("prompt %d", w*each+i), InputTokens: 2, OutputTokens: 2}, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				recs[w] = append(recs[w], c.Do(context.Background(), tg, req))
+			}
+		})
+	}
+	wg.Wait()
+	failed, retried := 0, 0
+	for _, rs := range recs {
+		for _, rec := range rs {
+			if rec.Outcome != OutcomeOK {
+				failed++
+				if failed <= 3 {
+					t.Errorf("%v %q %s", rec.Outcome, rec.Reason, rec.Err)
+				}
+			}
+			if rec.ConnRetried {
+				retried++
+			}
+		}
+	}
+	if failed > 0 || retried > 0 {
+		t.Errorf("%d of %d requests failed and %d were sent again, want none", failed, workers*each, retried)
+	}
+	for i, k := range countPrompts(received(), workers*each) {
+		if k != 1 {
+			t.Errorf("request %d reached the server %d times, want once", i, k)
+		}
 	}
 }
