@@ -228,6 +228,7 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 	hc, p := c.httpClient(t), c.peerFor(t)
 	if p != nil && !p.reuses(c.now()) {
 		hc, p = c.freshClient(t), nil
+		rec.KeepAliveWithheld = true
 	}
 	for {
 		conn.peer = p
@@ -261,6 +262,7 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 		if conn.refused && conn.neverReached(err) && ctx.Err() == nil {
 			// Not sent: a connection of its own, as if none had been idle.
 			hc, p = c.freshClient(t), nil
+			rec.KeepAliveWithheld = true
 			continue
 		}
 		if p != nil && conn.conn != nil && ctx.Err() == nil {

@@ -313,9 +313,12 @@ func TestServerClosingAfterEachResponseNotRaced(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	failed, retried := 0, 0
+	failed, retried, withheld := 0, 0, 0
 	for _, rs := range recs {
 		for _, rec := range rs {
+			if rec.KeepAliveWithheld {
+				withheld++
+			}
 			if rec.Outcome != OutcomeOK {
 				failed++
 				if failed <= 3 {
@@ -329,6 +332,10 @@ func TestServerClosingAfterEachResponseNotRaced(t *testing.T) {
 	}
 	if failed > 0 || retried > 0 {
 		t.Errorf("%d of %d requests failed and %d were sent again, want none", failed, workers*each, retried)
+	}
+	// Those sent before any response began had nothing idle to reuse.
+	if withheld < workers*each-workers {
+		t.Errorf("%d requests counted on a connection of their own, want at least %d", withheld, workers*each-workers)
 	}
 	for i, k := range countPrompts(received(), workers*each) {
 		if k != 1 {

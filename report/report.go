@@ -34,7 +34,7 @@ type Report struct {
 	chunkCounted                            bool // some token counts are chunk counts, not usage
 	tokenizerCounted                        bool // some came from the target's tokenizer
 	requests                                []RequestRecord
-	connRetries                             int
+	connRetries, keepAliveWithheld          int
 	compressed                              map[prober.Encoding]int
 }
 
@@ -92,6 +92,9 @@ func (r *Report) Observe(rec *prober.Record) {
 	r.capWait = append(r.capWait, c.CapWait.Seconds())
 	if c.ConnRetried {
 		r.connRetries++
+	}
+	if c.KeepAliveWithheld {
+		r.keepAliveWithheld++
 	}
 	if c.Encoding != prober.EncodingIdentity {
 		if r.compressed == nil {
@@ -236,6 +239,10 @@ type Summary struct {
 	// because their first attempt, on a reused connection the server had
 	// closed, provably never reached it (inferprobe_connection_retries_total).
 	ConnectionRetries int `json:"connection_retries"`
+	// KeepAliveWithheld counts the requests that went out on a connection
+	// of their own although keep-alive was on, as the server closes
+	// connections right after its responses (inferprobe_keep_alive_withheld_total).
+	KeepAliveWithheld int `json:"keep_alive_withheld"`
 	// CompressedResponses counts the replies that came compressed, by
 	// Content-Encoding (inferprobe_compressed_responses_total).
 	CompressedResponses map[string]int `json:"compressed_responses,omitempty"`
@@ -258,7 +265,7 @@ func (r *Report) Summary() Summary {
 	for k, v := range r.errors {
 		s.Errors[k] = v
 	}
-	s.ConnectionRetries = r.connRetries
+	s.ConnectionRetries, s.KeepAliveWithheld = r.connRetries, r.keepAliveWithheld
 	s.CompressedResponses = make(map[string]int, len(r.compressed))
 	for enc, n := range r.compressed {
 		s.CompressedResponses[enc.String()] = n

@@ -226,6 +226,7 @@ func JSON(r Run) ([]byte, error) {
 		{"output_length_mismatches", r.Summary.OutputLengthMismatches},
 		{"output_length_note", mismatchNote(r.Summary)},
 		{"connection_retries", r.Summary.ConnectionRetries},
+		{"keep_alive_withheld", r.Summary.KeepAliveWithheld},
 		{"compressed_responses", r.Summary.CompressedResponses},
 		{"connection_note", connectionNote(r.Summary)},
 	}
@@ -264,14 +265,18 @@ func mismatchNote(s report.Summary) string {
 }
 
 // connectionNote says how many requests were sent again on a fresh
-// connection and how many replies came compressed, and what each means;
-// "" when neither happened.
+// connection, how many were kept off reused ones and how many replies came
+// compressed, and what each means; "" when none of that happened.
 func connectionNote(s report.Summary) string {
 	var notes []string
 	if n := s.ConnectionRetries; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests were sent again on a fresh connection, as the reused connection they first went out on "+
 			"had been closed by the server and provably never carried them (each is counted once); a server that closes after each response "+
 			"is better probed with --no-keep-alive", n))
+	}
+	if n := s.KeepAliveWithheld; n > 0 {
+		notes = append(notes, fmt.Sprintf("%d requests went out on a connection of their own although keep-alive was on, as the server "+
+			"closes connections right after its responses (or had not yet been seen keeping one open); --no-keep-alive says so", n))
 	}
 	if len(s.CompressedResponses) > 0 {
 		encs := make([]string, 0, len(s.CompressedResponses))
