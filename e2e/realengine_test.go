@@ -556,8 +556,17 @@ func TestRealEngineClosedLoopNoConnectErrors(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("bench exited %d:\n%s", code, out)
 		}
-		errs, _ := readBenchReport(t, filepath.Join(work, "out")).extras(t)
-		t.Logf("errors by reason: %v; the server served %d", errs, e.served())
+		report := readBenchReport(t, filepath.Join(work, "out"))
+		errs, _ := report.extras(t)
+		var conns struct {
+			Retries  int `json:"connection_retries"`
+			Withheld int `json:"keep_alive_withheld"`
+		}
+		if err := json.Unmarshal(report.doc["inferprobe"], &conns); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("errors by reason: %v; %d sent again on a fresh connection, %d on a connection of their own; the server served %d",
+			errs, conns.Retries, conns.Withheld, e.served())
 		failed := 0
 		for reason, n := range errs {
 			failed += n
