@@ -38,8 +38,7 @@ func NewClient() *Client {
 }
 
 // peerFor returns what is known of t's server's keep-alive; nil when t's
-// connections are not reused. (An HTTP/2 connection never becomes a probe:
-// its streams are not raced by a close, so requests reuse it.)
+// connections are not reused.
 func (c *Client) peerFor(t *Target) *peer {
 	if !t.conn.reuse {
 		return nil
@@ -253,7 +252,11 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 			rec.Sent = attempt
 		}
 		if err == nil {
-			if p != nil {
+			switch {
+			case p != nil && conn.got == nil:
+				// HTTP/2: a close does not race its streams.
+				p.learn(peerKeeps)
+			case p != nil:
 				p.began()
 				kept = keptResponse{p, conn.got}
 			}
