@@ -225,7 +225,7 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 	}, WroteRequest: func(httptrace.WroteRequestInfo) { wrote() }}
 	ctx = httptrace.WithClientTrace(ctx, trace)
 	hc, p := c.httpClient(t), c.peerFor(t)
-	if p != nil && !p.reuses(c.now()) {
+	if p != nil && !p.reuses(c.now(), false) {
 		hc, p = c.freshClient(t), nil
 		rec.KeepAliveWithheld = true
 	}
@@ -257,7 +257,6 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 				// HTTP/2: a close does not race its streams.
 				p.learn(peerKeeps)
 			case p != nil:
-				p.began()
 				kept = keptResponse{p, conn.got}
 			}
 			return resp, kept

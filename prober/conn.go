@@ -174,7 +174,7 @@ func (r *reuse) note(info httptrace.GotConnInfo, now time.Time) {
 	}
 	r.conn, r.written = conn, conn.written.Load()
 	conn.ackedBefore.Store(-1)
-	r.refused = r.peer != nil && !r.peer.reuses(now)
+	r.refused = r.peer != nil && !r.peer.reuses(now, true)
 	conn.refuse.Store(r.refused)
 	conn.check.Store(true)
 }
@@ -201,12 +201,11 @@ func (r *reuse) neverReached(err error) bool {
 // the request may reach it after its last byte but before its close, and is
 // then reset — possibly received, so never sent again, and a failure. That
 // race is avoided, not resolved: until a server has been seen to keep a
-// connection open for keepAliveProbation after a response, requests to it
-// go out on connections of their own (the first ones, sent before any
-// response began, excepted: nothing is idle to reuse yet), and once it has
-// been seen to close one — that first connection's FIN, or a reused
-// connection found closed — they always do. Nothing is resent on a guess:
-// the choice is only whether to reuse.
+// connection open for keepAliveProbation after a response, a request to it
+// is not written on a connection that carried one (it opens its own), and
+// once the server has been seen to close one — that first connection's FIN,
+// or a reused connection found closed — none is. Nothing is resent on a
+// guess: the choice is only whether to reuse.
 
 // keepAliveProbation is how long the first connection that carried a whole
 // response is watched for the server's close before connections are reused:
@@ -228,10 +227,8 @@ const (
 type peer struct {
 	state atomic.Int32 // a peerState
 	mu    sync.Mutex
-	// begun counts responses under way on reusable connections while no
-	// whole one has come; probe is the first connection that carried a
-	// whole response, at probeEnd.
-	begun    int
+	// probe is the first connection that carried a whole response, at
+	// probeEnd; nil until one has.
 	probe    *trackedConn
 	probeEnd time.Time
 }
@@ -240,8 +237,10 @@ func (p *peer) learn(s peerState) {
 	p.state.CompareAndSwap(int32(peerUnknown), int32(s))
 }
 
-// reuses reports whether a request sent at now may reuse a connection.
-func (p *peer) reuses(now time.Time) bool {
+// reuses reports whether a request at now may go out on a transport that
+// reuses connections (idle false) or, handed a connection that carried a
+// response (idle true), on that one.
+func (p *peer) reuses(now time.Time, idle bool) bool {
 	switch peerState(p.state.Load()) {
 	case peerKeeps:
 		return true
@@ -251,7 +250,9 @@ func (p *peer) reuses(now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.probe == nil {
-		return p.begun == 0
+		// No response has been heard to end, so none is idle to be raced —
+		// but one handed out now ended before Do heard of it.
+		return !idle
 	}
 	if now.Sub(p.probeEnd) < keepAliveProbation {
 		return false
@@ -264,25 +265,15 @@ func (p *peer) reuses(now time.Time) bool {
 	return true
 }
 
-// began notes that a response began on reusable connection c; ended, that
-// it ended, whole or not. Only while the server is unknown.
-func (p *peer) began() {
-	if peerState(p.state.Load()) != peerUnknown {
-		return
-	}
-	p.mu.Lock()
-	p.begun++
-	p.mu.Unlock()
-}
-
+// ended notes that a response on connection c ended, whole or not, while
+// the server's keep-alive is unknown.
 func (p *peer) ended(c *trackedConn, whole bool, now time.Time) {
-	if peerState(p.state.Load()) != peerUnknown {
+	if !whole || peerState(p.state.Load()) != peerUnknown {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.begun--
-	if whole && p.probe == nil && c != nil {
+	if p.probe == nil {
 		p.probe, p.probeEnd = c, now
 		c.watch.Store(p)
 		if c.sawEOF.Load() {
