@@ -26,7 +26,7 @@ type Requests struct {
 	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag, capWait *prometheus.HistogramVec
 	requests, errors, tokenSources, compressed                               *prometheus.CounterVec
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          *prometheus.CounterVec
-	connRetries                                                              *prometheus.CounterVec
+	connRetries, keepAliveWithheld                                           *prometheus.CounterVec
 	inFlight                                                                 *prometheus.GaugeVec
 	saturation                                                               *Saturation // fed every request's lag when set
 }
@@ -49,23 +49,24 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		// A wait for a slot lasts until a request ahead finishes, so it is on the scale of request durations.
 		capWait: histogramVec("concurrency_wait_seconds", "Time a request was held past its scheduled send by max_concurrency (0 when a slot was free or there is no cap).", durationBuckets, requestLabels),
 
-		requests:       counter("requests_total", "Requests finished, by outcome (ok, error, cancelled).", "outcome"),
-		errors:         counter("request_errors_total", "Failed requests, by reason.", "reason"),
-		tokenSources:   counter("requests_by_token_source_total", "Successful requests by where their token counts came from: usage (the server's), tokenizer (the target's, on the received text) or chunks (one token per content chunk, an estimate).", "token_source"),
-		inTokensTotal:  counter("input_tokens_total", "Prompt tokens sent."),
-		outTokensTotal: counter("output_tokens_total", "Output tokens received."),
-		reasoningTotal: counter("reasoning_tokens_total", "Output tokens the server's usage counts as reasoning (completion_tokens_details.reasoning_tokens); part of output_tokens_total."),
-		good:           counter("good_requests_total", "Requests that succeeded and met every SLO of their scenario (goodput)."),
-		mismatches:     counter("output_length_mismatches_total", "Requests whose output length differed from the length the scenario pinned (min_tokens / ignore_eos)."),
-		connRetries:    counter("connection_retries_total", "Requests sent again on a fresh connection because their first attempt, on a reused connection the server had already closed, provably never reached it."),
-		compressed:     counter("compressed_responses_total", "Replies that came compressed although no compression was asked for (a server or proxy compressed them), by Content-Encoding; they are decoded.", "encoding"),
+		requests:          counter("requests_total", "Requests finished, by outcome (ok, error, cancelled).", "outcome"),
+		errors:            counter("request_errors_total", "Failed requests, by reason.", "reason"),
+		tokenSources:      counter("requests_by_token_source_total", "Successful requests by where their token counts came from: usage (the server's), tokenizer (the target's, on the received text) or chunks (one token per content chunk, an estimate).", "token_source"),
+		inTokensTotal:     counter("input_tokens_total", "Prompt tokens sent."),
+		outTokensTotal:    counter("output_tokens_total", "Output tokens received."),
+		reasoningTotal:    counter("reasoning_tokens_total", "Output tokens the server's usage counts as reasoning (completion_tokens_details.reasoning_tokens); part of output_tokens_total."),
+		good:              counter("good_requests_total", "Requests that succeeded and met every SLO of their scenario (goodput)."),
+		mismatches:        counter("output_length_mismatches_total", "Requests whose output length differed from the length the scenario pinned (min_tokens / ignore_eos)."),
+		connRetries:       counter("connection_retries_total", "Requests sent again on a fresh connection because their first attempt, on a reused connection the server had already closed, provably never reached it."),
+		keepAliveWithheld: counter("keep_alive_withheld_total", "Requests to a target with keep_alive on that went out on a connection of their own, as its server closes connections right after its responses (or had not yet been seen keeping one open); a steady rate means the server does not keep connections alive: set keep_alive: false."),
+		compressed:        counter("compressed_responses_total", "Replies that came compressed although no compression was asked for (a server or proxy compressed them), by Content-Encoding; they are decoded.", "encoding"),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "in_flight_requests", Help: "Requests sent and not yet finished.",
 		}, requestLabels),
 	}
 	reg.MustRegister(r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait,
 		r.requests, r.errors, r.tokenSources, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches,
-		r.connRetries, r.compressed, r.inFlight)
+		r.connRetries, r.keepAliveWithheld, r.compressed, r.inFlight)
 	return r
 }
 
@@ -77,7 +78,7 @@ type Series struct {
 	ttst, icl, inTokens, outTokens, lag, capWait                    prometheus.Observer
 	ok, failed, cancelled                                           prometheus.Counter
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches prometheus.Counter
-	connRetries                                                     prometheus.Counter
+	connRetries, keepAliveWithheld                                  prometheus.Counter
 	inFlight                                                        prometheus.Gauge
 	errors, compressed                                              *prometheus.CounterVec
 	tokenSources                                                    [prober.NumTokenSources]prometheus.Counter // by prober.TokenSource
@@ -97,21 +98,22 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 		ttft: exemplarObserver(r.ttft, v), ttfot: exemplarObserver(r.ttfot, v), ttst: r.ttst.WithLabelValues(v...),
 		itl: exemplarObserver(r.itl, v), icl: r.icl.WithLabelValues(v...), duration: exemplarObserver(r.duration, v),
 		inTokens: r.inTokens.WithLabelValues(v...), outTokens: r.outTokens.WithLabelValues(v...), lag: r.lag.WithLabelValues(v...),
-		capWait:        r.capWait.WithLabelValues(v...),
-		ok:             r.requests.WithLabelValues(append(v, "ok")...),
-		failed:         r.requests.WithLabelValues(append(v, "error")...),
-		cancelled:      r.requests.WithLabelValues(append(v, "cancelled")...),
-		inTokensTotal:  r.inTokensTotal.WithLabelValues(v...),
-		outTokensTotal: r.outTokensTotal.WithLabelValues(v...),
-		reasoningTotal: r.reasoningTotal.WithLabelValues(v...),
-		good:           r.good.WithLabelValues(v...),
-		mismatches:     r.mismatches.WithLabelValues(v...),
-		connRetries:    r.connRetries.WithLabelValues(v...),
-		inFlight:       r.inFlight.WithLabelValues(v...),
-		errors:         r.errors.MustCurryWith(l.match()),
-		compressed:     r.compressed.MustCurryWith(l.match()),
-		slo:            slo,
-		saturation:     r.saturation,
+		capWait:           r.capWait.WithLabelValues(v...),
+		ok:                r.requests.WithLabelValues(append(v, "ok")...),
+		failed:            r.requests.WithLabelValues(append(v, "error")...),
+		cancelled:         r.requests.WithLabelValues(append(v, "cancelled")...),
+		inTokensTotal:     r.inTokensTotal.WithLabelValues(v...),
+		outTokensTotal:    r.outTokensTotal.WithLabelValues(v...),
+		reasoningTotal:    r.reasoningTotal.WithLabelValues(v...),
+		good:              r.good.WithLabelValues(v...),
+		mismatches:        r.mismatches.WithLabelValues(v...),
+		connRetries:       r.connRetries.WithLabelValues(v...),
+		keepAliveWithheld: r.keepAliveWithheld.WithLabelValues(v...),
+		inFlight:          r.inFlight.WithLabelValues(v...),
+		errors:            r.errors.MustCurryWith(l.match()),
+		compressed:        r.compressed.MustCurryWith(l.match()),
+		slo:               slo,
+		saturation:        r.saturation,
 	}
 	// Every source is exported from the start, so a server that stops
 	// sending usage shows as a series rising from 0, not one appearing.
@@ -135,7 +137,7 @@ func (r *Requests) Forget(l Labels) {
 		DeletePartialMatch(prometheus.Labels) int
 	}{r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait,
 		r.requests, r.errors, r.tokenSources, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches,
-		r.connRetries, r.compressed, r.inFlight} {
+		r.connRetries, r.keepAliveWithheld, r.compressed, r.inFlight} {
 		v.DeletePartialMatch(match)
 	}
 }
@@ -156,6 +158,9 @@ func (s *Series) Observe(rec *prober.Record) {
 	s.capWait.Observe(c.CapWait.Seconds())
 	if c.ConnRetried {
 		s.connRetries.Inc()
+	}
+	if c.KeepAliveWithheld {
+		s.keepAliveWithheld.Inc()
 	}
 	if c.Encoding != prober.EncodingIdentity {
 		s.compressed.WithLabelValues(c.Encoding.String()).Inc()

@@ -218,6 +218,11 @@ func TestObserve(t *testing.T) {
 			merge(okWant, map[string]sample{"inferprobe_connection_retries_total": {value: 1}}),
 		},
 		{
+			"on a connection of its own although keep-alive is on",
+			withRecord(func(r *prober.Record) { r.KeepAliveWithheld = true }),
+			merge(okWant, map[string]sample{"inferprobe_keep_alive_withheld_total": {value: 1}}),
+		},
+		{
 			// A retry happened whatever became of the request.
 			"cancelled after a retry",
 			withRecord(func(r *prober.Record) { r.ConnRetried, r.Outcome = true, prober.OutcomeCancelled }),
@@ -598,8 +603,8 @@ func TestForget(t *testing.T) {
 	}
 	beforeA, beforeB := families()
 	// Every request family: 10 histograms, 3 outcomes, 1 reason, 3 token
-	// sources, 6 counters, 1 encoding, 1 gauge.
-	if len(beforeA) != 25 || !maps.Equal(beforeA, beforeB) {
+	// sources, 7 counters, 1 encoding, 1 gauge.
+	if len(beforeA) != 26 || !maps.Equal(beforeA, beforeB) {
 		t.Fatalf("before Forget: a has %d series %v, b has %v", len(beforeA), slices.Sorted(maps.Keys(beforeA)), slices.Sorted(maps.Keys(beforeB)))
 	}
 

@@ -24,6 +24,7 @@ type Client struct {
 
 	mu      sync.Mutex
 	clients map[connKey]*http.Client // one transport per connection policy
+	peers   map[string]*peer         // by target URL: its server's keep-alive (conn.go)
 }
 
 // NewClient returns a client with connection reuse sized for many concurrent streams.
@@ -32,7 +33,24 @@ func NewClient() *Client {
 		now:     time.Now,
 		dial:    (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		clients: map[connKey]*http.Client{},
+		peers:   map[string]*peer{},
 	}
+}
+
+// peerFor returns what is known of t's server's keep-alive; nil when t's
+// connections are not reused.
+func (c *Client) peerFor(t *Target) *peer {
+	if !t.conn.reuse {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.peers[t.url]
+	if p == nil {
+		p = &peer{}
+		c.peers[t.url] = p
+	}
+	return p
 }
 
 // httpClient returns the client for t's connection policy (TLS, HTTP/2,
@@ -130,12 +148,15 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 		}()
 	}
 
-	resp := c.send(ctx, t, req, rec, wrote)
+	resp, kept := c.send(ctx, t, req, rec, wrote)
 	if resp == nil {
 		return rec
 	}
 	defer resp.Body.Close()
 	rec.Ack = c.now().Sub(rec.Sent)
+	if kept.peer != nil {
+		defer func() { kept.peer.ended(kept.conn, rec.Outcome == OutcomeOK, c.now()) }()
+	}
 	rec.Status = resp.StatusCode
 	what := streamSSE
 	if t.stream {
@@ -193,22 +214,29 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 // recorded in rec. A first attempt that provably never reached the server
 // (a stale keep-alive connection: see conn.go) is sent again, once, on a
 // fresh connection, and the record says so.
-// wrote is called each time the request has been written.
-func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record, wrote func()) *http.Response {
+// wrote is called each time the request has been written. A response on a
+// connection that may be reused while its server's keep-alive is unknown
+// comes with kept, whose peer Do tells when it has ended.
+func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record, wrote func()) (_ *http.Response, kept keptResponse) {
 	var conn reuse
 	// The time origin: just before the request is written to the connection,
 	// so connection setup is not billed to the server's TTFT.
 	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
-		conn.note(info)
 		rec.Sent = c.now()
+		conn.note(info, rec.Sent)
 	}, WroteRequest: func(httptrace.WroteRequestInfo) { wrote() }}
 	ctx = httptrace.WithClientTrace(ctx, trace)
-	hc := c.httpClient(t)
+	hc, p := c.httpClient(t), c.peerFor(t)
+	if p != nil && !p.reuses(c.now(), false) {
+		hc, p = c.freshClient(t), nil
+		rec.KeepAliveWithheld = true
+	}
 	for {
+		conn.peer = p
 		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(req.Body))
 		if err != nil {
 			rec.fail(ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
-			return nil
+			return nil, kept
 		}
 		// Without GetBody the transport never resends the request itself:
 		// every resend is ours, proven safe, and counted.
@@ -227,7 +255,23 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 			rec.Sent = attempt
 		}
 		if err == nil {
-			return resp
+			switch {
+			case p != nil && conn.got == nil:
+				// HTTP/2: a close does not race its streams.
+				p.learn(peerKeeps)
+			case p != nil:
+				kept = keptResponse{p, conn.got}
+			}
+			return resp, kept
+		}
+		if conn.refused && conn.neverReached(err) && ctx.Err() == nil {
+			// Not sent: a connection of its own, as if none had been idle.
+			hc, p = c.freshClient(t), nil
+			rec.KeepAliveWithheld = true
+			continue
+		}
+		if p != nil && conn.conn != nil && ctx.Err() == nil {
+			p.learn(peerCloses) // a reused connection was found closed
 		}
 		if rec.ConnRetried || ctx.Err() != nil || !conn.neverReached(err) {
 			if conn.conn != nil && ctx.Err() == nil {
@@ -235,10 +279,17 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 			}
 			rec.Duration = c.now().Sub(rec.Sent)
 			rec.fail(classify(ctx, err, ReasonConnect), 0, err)
-			return nil
+			return nil, kept
 		}
-		rec.ConnRetried, hc = true, c.freshClient(t)
+		rec.ConnRetried, hc, p = true, c.freshClient(t), nil
 	}
+}
+
+// keptResponse is a response on a connection that may be reused, while its
+// server's keep-alive is unknown.
+type keptResponse struct {
+	peer *peer
+	conn *trackedConn
 }
 
 // maxLead is how far ahead of its scheduled time a request may reach Do and

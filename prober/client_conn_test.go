@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/dataset"
@@ -84,6 +85,11 @@ func TestConnectionPolicy(t *testing.T) {
 				if rec := client.Do(context.Background(), tg, req); rec.Outcome != prober.OutcomeOK {
 					t.Fatalf("request %d: %v %q: %s", i, rec.Outcome, rec.Reason, rec.Err)
 				}
+				if i == 0 {
+					// Connections are reused once the server has been seen to
+					// keep one open after its response.
+					time.Sleep(2 * prober.KeepAliveProbation)
+				}
 			}
 			s.mu.Lock()
 			defer s.mu.Unlock()
@@ -100,5 +106,55 @@ func TestConnectionPolicy(t *testing.T) {
 				t.Errorf("session headers %q, want s0 s1 s2", s.sessions)
 			}
 		})
+	}
+}
+
+// TestHTTP2ConcurrentRequestsShareConnection: requests over HTTP/2 share
+// its one connection while another is in flight: a server's close does not
+// race HTTP/2 streams, so they are not kept off it until the server's
+// keep-alive is known, as HTTP/1 requests are.
+func TestHTTP2ConcurrentRequestsShareConnection(t *testing.T) {
+	s := &seen{remotes: map[string]bool{}}
+	release, holding := make(chan struct{}), make(chan struct{})
+	stream := streamServer(s)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Conversation") == "held" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			close(holding)
+			<-release
+		}
+		stream.ServeHTTP(w, r)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	tg := newTarget(t, srv.URL+"/v1", func(st *scenarios.Target) {
+		st.TLS.InsecureSkipVerify, st.SessionHeader = true, "X-Conversation"
+	})
+	client := prober.NewClient()
+	do := func(session string) *prober.Record {
+		req, err := prober.NewRequest(tg, dataset.Prompt{Text: "hi", OutputTokens: 1, Session: session}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return client.Do(context.Background(), tg, req)
+	}
+	held := make(chan *prober.Record, 1)
+	go func() { held <- do("held") }()
+	<-holding
+	time.Sleep(10 * time.Millisecond) // its headers are read
+	for i := range 3 {
+		if rec := do(fmt.Sprint("s", i)); rec.Outcome != prober.OutcomeOK || rec.KeepAliveWithheld {
+			t.Errorf("%v %q: %s; on a connection of its own: %v", rec.Outcome, rec.Reason, rec.Err, rec.KeepAliveWithheld)
+		}
+	}
+	close(release)
+	<-held
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.remotes) != 1 {
+		t.Errorf("%d connections for 4 requests over HTTP/2, want 1", len(s.remotes))
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http/httptrace"
+	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // Stale keep-alive connections. Some servers (llama.cpp's among them) close
@@ -27,6 +29,10 @@ import (
 // already closed it: nothing of the request is written.
 var errPeerClosed = errors.New("the server had closed the connection")
 
+// errNotReused refuses a request a reused connection, as its server is not
+// yet known to keep connections open (peer): nothing of it is written.
+var errNotReused = errors.New("connection not reused")
+
 // trackedConn is a client connection that keeps what that proof needs: the
 // bytes written on it, the peer's acknowledged byte count before a request
 // is written and when the peer's FIN is read, and whether it was. It costs
@@ -37,8 +43,8 @@ type trackedConn struct {
 	raw     syscall.RawConn // for the TCP state; nil when the conn has no descriptor
 	written atomic.Int64
 	// check is set when a request is given the connection again: its first
-	// write looks at the TCP state first.
-	check atomic.Bool
+	// write looks at the TCP state first, or refuses when refuse is set.
+	check, refuse atomic.Bool
 	// ackedBefore is the peer's acknowledged byte count when the latest
 	// request began to be written; -1 when it cannot be read.
 	ackedBefore atomic.Int64
@@ -46,6 +52,9 @@ type trackedConn struct {
 	// FIN was read or, failing that, when it was closed; -1 until then.
 	ackedAtEnd atomic.Int64
 	sawEOF     atomic.Bool
+	// watch is the server whose keep-alive this connection tests (peer):
+	// set on the first connection that carried a whole response to it.
+	watch atomic.Pointer[peer]
 }
 
 func newTrackedConn(c net.Conn) *trackedConn {
@@ -60,6 +69,9 @@ func newTrackedConn(c net.Conn) *trackedConn {
 
 func (c *trackedConn) Write(p []byte) (int, error) {
 	if c.check.Swap(false) {
+		if c.refuse.Load() {
+			return 0, errNotReused
+		}
 		st, ok := c.tcp()
 		if ok && st.peerClosed {
 			return 0, errPeerClosed
@@ -76,6 +88,9 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 	if err == io.EOF {
 		c.sawEOF.Store(true)
 		c.noteEnd()
+		if p := c.watch.Load(); p != nil {
+			p.learn(peerCloses)
+		}
 	}
 	return n, err
 }
@@ -131,14 +146,17 @@ func dialTracked(dial func(ctx context.Context, network, addr string) (net.Conn,
 type reuse struct {
 	conn    *trackedConn
 	written int64
+	got     *trackedConn // the HTTP/1 connection got, reused or not
+	// peer is the server's keep-alive, while it is unknown; refused is set
+	// when the connection got was reused before the server was seen to keep
+	// one: nothing of the request is then written on it.
+	peer    *peer
+	refused bool
 }
 
 // note records the connection an attempt got (httptrace's GotConn).
-func (r *reuse) note(info httptrace.GotConnInfo) {
-	*r = reuse{}
-	if !info.Reused {
-		return
-	}
+func (r *reuse) note(info httptrace.GotConnInfo, now time.Time) {
+	*r = reuse{peer: r.peer}
 	c := info.Conn
 	if tc, ok := c.(*tls.Conn); ok {
 		if tc.ConnectionState().NegotiatedProtocol == "h2" {
@@ -150,8 +168,14 @@ func (r *reuse) note(info httptrace.GotConnInfo) {
 	if !ok {
 		return
 	}
+	r.got = conn
+	if !info.Reused {
+		return
+	}
 	r.conn, r.written = conn, conn.written.Load()
 	conn.ackedBefore.Store(-1)
+	r.refused = r.peer != nil && !r.peer.reuses(now, true)
+	conn.refuse.Store(r.refused)
 	conn.check.Store(true)
 }
 
@@ -170,4 +194,90 @@ func (r *reuse) neverReached(err error) bool {
 	clean := r.conn.sawEOF.Load() || errors.Is(err, io.EOF)
 	before, end := r.conn.ackedBefore.Load(), r.conn.ackedAtEnd.Load()
 	return clean && before >= 0 && end == before
+}
+
+// A server that closes every connection right after its response, while
+// advertising keep-alive (llama.cpp's), races each request that reuses one:
+// the request may reach it after its last byte but before its close, and is
+// then reset — possibly received, so never sent again, and a failure. That
+// race is avoided, not resolved: until a server has been seen to keep a
+// connection open for keepAliveProbation after a response, a request to it
+// is not written on a connection that carried one (it opens its own), and
+// once the server has been seen to close one — that first connection's FIN,
+// or a reused connection found closed — none is. Nothing is resent on a
+// guess: the choice is only whether to reuse.
+
+// keepAliveProbation is how long the first connection that carried a whole
+// response is watched for the server's close before connections are reused:
+// such a server closes as it sends its last byte, and its FIN follows that
+// byte on the wire, whatever the network's delay. A server that closes later
+// than this still races; a request that then fails is a connect error, and
+// the close is learnt.
+const keepAliveProbation = 20 * time.Millisecond
+
+type peerState int32
+
+const (
+	peerUnknown peerState = iota
+	peerKeeps
+	peerCloses
+)
+
+// peer is what a client has learnt of one server's keep-alive.
+type peer struct {
+	state atomic.Int32 // a peerState
+	mu    sync.Mutex
+	// probe is the first connection that carried a whole response, at
+	// probeEnd; nil until one has.
+	probe    *trackedConn
+	probeEnd time.Time
+}
+
+func (p *peer) learn(s peerState) {
+	p.state.CompareAndSwap(int32(peerUnknown), int32(s))
+}
+
+// reuses reports whether a request at now may go out on a transport that
+// reuses connections (idle false) or, handed a connection that carried a
+// response (idle true), on that one.
+func (p *peer) reuses(now time.Time, idle bool) bool {
+	switch peerState(p.state.Load()) {
+	case peerKeeps:
+		return true
+	case peerCloses:
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.probe == nil {
+		// No response has been heard to end, so none is idle to be raced —
+		// but one handed out now ended before Do heard of it.
+		return !idle
+	}
+	if now.Sub(p.probeEnd) < keepAliveProbation {
+		return false
+	}
+	if st, ok := p.probe.tcp(); p.probe.sawEOF.Load() || ok && st.peerClosed {
+		p.learn(peerCloses)
+		return false
+	}
+	p.learn(peerKeeps)
+	return true
+}
+
+// ended notes that a response on connection c ended, whole or not, while
+// the server's keep-alive is unknown.
+func (p *peer) ended(c *trackedConn, whole bool, now time.Time) {
+	if !whole || peerState(p.state.Load()) != peerUnknown {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.probe == nil {
+		p.probe, p.probeEnd = c, now
+		c.watch.Store(p)
+		if c.sawEOF.Load() {
+			p.learn(peerCloses)
+		}
+	}
 }

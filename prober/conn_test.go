@@ -118,6 +118,12 @@ func (c *lateFINConn) Read(p []byte) (int, error) {
 	n, err := c.TCPConn.Read(p)
 	if n > 0 {
 		c.answered.Store(true)
+		if c.gate == nil {
+			// The server closes right after its answer; the client must not
+			// get ahead of that close, or its next request could reach the
+			// server before the close and be reset, not refused unwritten.
+			c.awaitPeerClose()
+		}
 	}
 	if err == io.EOF {
 		timeout := time.After(2 * time.Second)
@@ -132,6 +138,19 @@ func (c *lateFINConn) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// awaitPeerClose waits until the peer's FIN has reached this side's TCP.
+func (c *lateFINConn) awaitPeerClose() {
+	raw, err := c.TCPConn.SyscallConn()
+	if err != nil {
+		return
+	}
+	for deadline := time.Now().Add(faultWait); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if st, ok := readTCPState(raw); !ok || st.peerClosed {
+			return
+		}
+	}
 }
 
 func (c *lateFINConn) Close() error {
@@ -188,6 +207,7 @@ func TestStaleKeepAliveResent(t *testing.T) {
 	tg := testTarget(t, url, nil)
 	c := NewClient()
 	c.dial = dialLateFIN(nil)
+	c.peerFor(tg).learn(peerKeeps) // past the probation that would avoid the race
 	const n = 8
 	recs := sendEach(t, c, tg, n)
 	retried := 0
@@ -224,7 +244,9 @@ func TestReceivedRequestNotResent(t *testing.T) {
 				return end
 			}, nil)
 			tg := testTarget(t, url, nil)
-			recs := sendEach(t, NewClient(), tg, 2)
+			c := NewClient()
+			c.peerFor(tg).learn(peerKeeps)
+			recs := sendEach(t, c, tg, 2)
 			if recs[0].Outcome != OutcomeOK {
 				t.Fatalf("first request: %v %q %s", recs[0].Outcome, recs[0].Reason, recs[0].Err)
 			}
@@ -249,6 +271,7 @@ func TestStaleKeepAliveFINCrossesRequest(t *testing.T) {
 	tg := testTarget(t, url, nil)
 	c := NewClient()
 	c.dial = dialLateFIN(gate)
+	c.peerFor(tg).learn(peerKeeps)
 	recs := sendEach(t, c, tg, 2)
 	for i, rec := range recs {
 		if rec.Outcome != OutcomeOK {
@@ -260,5 +283,63 @@ func TestStaleKeepAliveFINCrossesRequest(t *testing.T) {
 	}
 	if got := countPrompts(received(), 2); got[0] != 1 || got[1] != 1 {
 		t.Errorf("the server read the requests %v times, want once each", got)
+	}
+}
+
+// TestServerClosingAfterEachResponseNotRaced: a server closes every
+// connection right after its response while advertising keep-alive, and a
+// closed loop sends its next request the moment a response ends. Reusing
+// the connection races the server's close: a request that reaches the
+// server just before it is reset, may have been received, and fails as
+// connect. None fails: requests do not reuse a connection until the server
+// has been seen to keep one open, and this one is seen closing it.
+func TestServerClosingAfterEachResponseNotRaced(t *testing.T) {
+	url, received := keepAliveServer(t, func(int) string { return "answer-close" }, nil)
+	tg := testTarget(t, url, nil)
+	c := NewClient()
+	const workers, each = 4, 50
+	recs := make([][]*Record, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				req, err := NewRequest(tg, dataset.Prompt{Text: fmt.Sprintf("prompt %d", w*each+i), InputTokens: 2, OutputTokens: 2}, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				recs[w] = append(recs[w], c.Do(context.Background(), tg, req))
+			}
+		})
+	}
+	wg.Wait()
+	failed, retried, withheld := 0, 0, 0
+	for _, rs := range recs {
+		for _, rec := range rs {
+			if rec.KeepAliveWithheld {
+				withheld++
+			}
+			if rec.Outcome != OutcomeOK {
+				failed++
+				if failed <= 3 {
+					t.Errorf("%v %q %s", rec.Outcome, rec.Reason, rec.Err)
+				}
+			}
+			if rec.ConnRetried {
+				retried++
+			}
+		}
+	}
+	if failed > 0 || retried > 0 {
+		t.Errorf("%d of %d requests failed and %d were sent again, want none", failed, workers*each, retried)
+	}
+	// Those sent before any response began had nothing idle to reuse.
+	if withheld < workers*each-workers {
+		t.Errorf("%d requests counted on a connection of their own, want at least %d", withheld, workers*each-workers)
+	}
+	for i, k := range countPrompts(received(), workers*each) {
+		if k != 1 {
+			t.Errorf("request %d reached the server %d times, want once", i, k)
+		}
 	}
 }

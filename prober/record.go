@@ -121,6 +121,11 @@ type Record struct {
 	// it, and the request was sent again on a fresh connection: the record
 	// is the second attempt's.
 	ConnRetried bool
+	// KeepAliveWithheld is set when the target keeps connections alive but
+	// the request went out on a connection of its own, as its server closes
+	// connections right after its responses or had not yet been seen keeping
+	// one open (conn.go).
+	KeepAliveWithheld bool
 
 	Outcome Outcome
 	Reason  Reason

@@ -24,9 +24,10 @@ type Contribution struct {
 	CapWait time.Duration // the time max_concurrency held it
 
 	// How the request travelled, whatever its outcome: sent again after a
-	// stale keep-alive connection, and the reply's Content-Encoding.
-	ConnRetried bool
-	Encoding    prober.Encoding
+	// stale keep-alive connection, on a connection of its own although
+	// keep-alive is on, and the reply's Content-Encoding.
+	ConnRetried, KeepAliveWithheld bool
+	Encoding                       prober.Encoding
 
 	// The timings, each with whether the request got that far; none for a
 	// cancelled request.
@@ -68,7 +69,7 @@ func Contribute(rec *prober.Record, slo SLO) Contribution {
 	c := Contribution{
 		Outcome: rec.Outcome, Reason: rec.Reason,
 		HasLag: !rec.Sent.IsZero(), CapWait: rec.CapWait, Duration: rec.Duration, Ack: rec.Ack,
-		ConnRetried: rec.ConnRetried, Encoding: rec.Encoding,
+		ConnRetried: rec.ConnRetried, KeepAliveWithheld: rec.KeepAliveWithheld, Encoding: rec.Encoding,
 	}
 	if c.HasLag {
 		c.Lag = rec.Lag()

@@ -43,6 +43,8 @@ type Report struct {
 	chunkCounted                            bool // some token counts are chunk counts, not usage
 	tokenizerCounted                        bool // some came from the target's tokenizer
 	requests                                []RequestRecord
+	connRetries, keepAliveWithheld          int
+	compressed                              map[prober.Encoding]int
 }
 
 // ReportOption configures a Report.
@@ -119,6 +121,18 @@ func (r *Report) Observe(rec *prober.Record) {
 		r.creditToStart = append(r.creditToStart, rec.Sent.Sub(rec.Scheduled).Seconds())
 	}
 	r.capWait = append(r.capWait, c.CapWait.Seconds())
+	if c.ConnRetried {
+		r.connRetries++
+	}
+	if c.KeepAliveWithheld {
+		r.keepAliveWithheld++
+	}
+	if c.Encoding != prober.EncodingIdentity {
+		if r.compressed == nil {
+			r.compressed = map[prober.Encoding]int{}
+		}
+		r.compressed[c.Encoding]++
+	}
 	switch c.Outcome {
 	case prober.OutcomeOK:
 		r.ok++
@@ -308,6 +322,17 @@ type Summary struct {
 	// DetailsDropped counts the requests exported without their chunk
 	// gaps and body: the report's budget for them was spent.
 	DetailsDropped int `json:"details_dropped"`
+	// ConnectionRetries counts the requests sent again on a fresh connection
+	// because their first attempt, on a reused connection the server had
+	// closed, provably never reached it (inferprobe_connection_retries_total).
+	ConnectionRetries int `json:"connection_retries"`
+	// KeepAliveWithheld counts the requests that went out on a connection
+	// of their own although keep-alive was on, as the server closes
+	// connections right after its responses (inferprobe_keep_alive_withheld_total).
+	KeepAliveWithheld int `json:"keep_alive_withheld"`
+	// CompressedResponses counts the replies that came compressed, by
+	// Content-Encoding (inferprobe_compressed_responses_total).
+	CompressedResponses map[string]int `json:"compressed_responses,omitempty"`
 }
 
 // Summary computes the summary of what was observed so far.
@@ -335,6 +360,11 @@ func (r *Report) Summary() Summary {
 	s.UsageDiscrepancies, s.OSLMismatches, s.DetailsDropped = r.usageDiscrepancies, r.oslMismatches, r.dropped
 	if ended := r.ok + r.failed; ended > 0 {
 		s.RequestErrorRate = 100 * float64(r.failed) / float64(ended)
+	}
+	s.ConnectionRetries, s.KeepAliveWithheld = r.connRetries, r.keepAliveWithheld
+	s.CompressedResponses = make(map[string]int, len(r.compressed))
+	for enc, n := range r.compressed {
+		s.CompressedResponses[enc.String()] = n
 	}
 	for _, v := range r.inTokens {
 		s.InputTokensTotal += v

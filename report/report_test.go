@@ -150,3 +150,26 @@ func TestSummaryJSON(t *testing.T) {
 		t.Errorf("a zero start is omitted: %s", b)
 	}
 }
+
+// TestConnectionRetriesAndCompression: the summary counts the requests sent
+// again on a fresh connection, those kept off reused connections, and the
+// compressed replies, whatever their outcome, as the daemon's counters do.
+func TestConnectionRetriesAndCompression(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	r := NewReport()
+	for _, rec := range []*prober.Record{
+		{Seq: 0, Sent: t0, Duration: time.Millisecond, FirstOutput: -1, Outcome: prober.OutcomeOK, Status: 200, ConnRetried: true, Encoding: prober.EncodingGzip},
+		{Seq: 1, Sent: t0, Duration: time.Millisecond, FirstOutput: -1, Outcome: prober.OutcomeError, Reason: prober.ReasonTruncated, Status: 200, Encoding: prober.EncodingGzip},
+		{Seq: 2, Sent: t0, Duration: time.Millisecond, FirstOutput: -1, Outcome: prober.OutcomeOK, Status: 200, Encoding: prober.EncodingZstd},
+		{Seq: 3, Sent: t0, Duration: time.Millisecond, FirstOutput: -1, Outcome: prober.OutcomeOK, Status: 200, KeepAliveWithheld: true},
+	} {
+		r.Observe(rec)
+	}
+	s := r.Summary()
+	if s.ConnectionRetries != 1 || s.KeepAliveWithheld != 1 {
+		t.Errorf("%d connection retries and %d requests on a connection of their own, want 1 and 1", s.ConnectionRetries, s.KeepAliveWithheld)
+	}
+	if want := map[string]int{"gzip": 2, "zstd": 1}; !reflect.DeepEqual(s.CompressedResponses, want) {
+		t.Errorf("compressed responses %v, want %v", s.CompressedResponses, want)
+	}
+}

@@ -211,6 +211,7 @@ func (d *Decoder) Record() (uint64, *prober.Record, error) {
 	r.PinnedOutputTokens = p.int()
 	r.Encoding = prober.Encoding(p.byte())
 	r.ConnRetried = p.byte() != 0
+	r.KeepAliveWithheld = p.byte() != 0
 	r.Outcome = prober.Outcome(p.byte())
 	r.Reason = reason(p.bytes())
 	r.Status = p.int()

@@ -113,7 +113,7 @@ func (e *Encoder) Record(id uint64, r *prober.Record) error {
 	b = append(b, byte(r.TokenSource))
 	b = binary.AppendVarint(b, int64(r.PinnedOutputTokens))
 	b = append(b, byte(r.Encoding))
-	b = append(b, boolByte(r.ConnRetried))
+	b = append(b, boolByte(r.ConnRetried), boolByte(r.KeepAliveWithheld))
 	b = append(b, byte(r.Outcome))
 	b = appendString(b, string(r.Reason))
 	b = binary.AppendVarint(b, int64(r.Status))

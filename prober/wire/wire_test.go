@@ -23,7 +23,7 @@ func sampleRecord(n int) *prober.Record {
 		Seq: 42, ID: prober.NewRequestID(1, "p", 42), Scheduled: t0, Sent: t0.Add(150 * time.Microsecond), CapWait: 100 * time.Microsecond,
 		FirstOutput: 3, FirstChunkTokens: 1, InputTokens: 512, UsagePromptTokens: 530, ClientOutputTokens: n + 1, OutputTokens: n, ReasoningTokens: n / 2,
 		TokenSource: prober.TokensFromUsage, PinnedOutputTokens: n, Status: 200,
-		Encoding: prober.EncodingZstd, ConnRetried: true,
+		Encoding: prober.EncodingZstd, ConnRetried: true, KeepAliveWithheld: true,
 	}
 	for i := range n {
 		r.Chunks = append(r.Chunks, 80*time.Millisecond+time.Duration(i)*20*time.Millisecond+time.Duration(i*7919)%time.Millisecond)

@@ -41,6 +41,9 @@ func Console(w io.Writer, r Run, d prober.Digest, seed uint64) {
 	}
 	fmt.Fprintf(w, "%-52s %10d ok, %d errors, %d cancelled\n", "Requests", s.OK, s.Failed, s.Cancelled)
 	consoleErrors(w, s.Errors, r.Requests)
+	if note := connectionNote(s); note != "" {
+		fmt.Fprintf(w, "Note: %s.\n", note)
+	}
 	if note := mismatchNote(s); note != "" {
 		fmt.Fprintf(w, "%-52s %10d of %d successful\n", "Output Length Mismatches", s.OutputLengthMismatches, s.OK)
 		fmt.Fprintf(w, "Note: %s.\n", note)

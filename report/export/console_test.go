@@ -74,3 +74,19 @@ func TestConsoleErrors(t *testing.T) {
 		t.Errorf("no errors printed %q", out.String())
 	}
 }
+
+// TestConnectionNote: connection retries, requests kept off reused
+// connections and compressed replies are said,
+// with what they mean; nothing when there were none.
+func TestConnectionNote(t *testing.T) {
+	if got := connectionNote(report.Summary{}); got != "" {
+		t.Errorf("note %q without retries or compression, want none", got)
+	}
+	got := connectionNote(report.Summary{ConnectionRetries: 3, KeepAliveWithheld: 4, CompressedResponses: map[string]int{"zstd": 1, "gzip": 2}})
+	for _, want := range []string{"3 requests were sent again on a fresh connection", "--no-keep-alive", "4 requests went out on a connection of their own",
+		"(2 gzip, 1 zstd)", "turn it off"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("note lacks %q: %s", want, got)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/version"
@@ -438,6 +439,10 @@ func (r Run) extras() obj {
 		{"output_length_mismatches", r.Summary.OutputLengthMismatches},
 		{"output_length_note", mismatchNote(r.Summary)},
 		{"requests_without_details", r.Summary.DetailsDropped},
+		{"connection_retries", r.Summary.ConnectionRetries},
+		{"keep_alive_withheld", r.Summary.KeepAliveWithheld},
+		{"compressed_responses", r.Summary.CompressedResponses},
+		{"connection_note", connectionNote(r.Summary)},
 	}
 	if lag := scaled(r.Summary.ScheduleLag, ms); lag != nil {
 		extras = append(extras, kv{"schedule_lag", statsObj("ms", lag)})
@@ -466,6 +471,35 @@ func mismatchNote(s report.Summary) string {
 		"Check that the server supports min_tokens and ignore_eos (some take them under another name, or need a start-up option) "+
 		"and send what it takes with --extra-inputs",
 		s.OutputLengthMismatches, s.OK)
+}
+
+// connectionNote says how many requests were sent again on a fresh
+// connection, how many were kept off reused ones and how many replies came
+// compressed, and what each means; "" when none of that happened.
+func connectionNote(s report.Summary) string {
+	var notes []string
+	if n := s.ConnectionRetries; n > 0 {
+		notes = append(notes, fmt.Sprintf("%d requests were sent again on a fresh connection, as the reused connection they first went out on "+
+			"had been closed by the server and provably never carried them (each is counted once); a server that closes after each response "+
+			"is better probed with --no-keep-alive", n))
+	}
+	if n := s.KeepAliveWithheld; n > 0 {
+		notes = append(notes, fmt.Sprintf("%d requests went out on a connection of their own although keep-alive was on, as the server "+
+			"closes connections right after its responses (or had not yet been seen keeping one open); --no-keep-alive says so", n))
+	}
+	if len(s.CompressedResponses) > 0 {
+		encs := make([]string, 0, len(s.CompressedResponses))
+		for enc := range s.CompressedResponses {
+			encs = append(encs, enc)
+		}
+		sort.Strings(encs)
+		for i, enc := range encs {
+			encs[i] = fmt.Sprintf("%d %s", s.CompressedResponses[enc], enc)
+		}
+		notes = append(notes, fmt.Sprintf("replies came compressed although none was asked for (%s): they were decoded and timed at the reads "+
+			"of their compressed bytes, but a compressor between server and client may buffer events; turn it off", strings.Join(encs, ", ")))
+	}
+	return strings.Join(notes, "; ")
 }
 
 func tokenSource(s report.Summary) string {
