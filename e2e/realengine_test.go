@@ -394,7 +394,7 @@ func TestRealEngineTTFTCoversPromptEval(t *testing.T) {
 		for i, rec := range lines {
 			eval, _ := strconv.ParseFloat(evals[i][1], 64)
 			tokens, _ := strconv.Atoi(evals[i][2])
-			ttft := rec.Metrics["time_to_first_token"].Value
+			ttft, _ := rec.Metrics["time_to_first_token"].Value.(float64)
 			fmt.Fprintf(&table, "request %d: prompt eval %.2f ms over %d tokens, TTFT %.2f ms (+%.2f ms)\n", i, eval, tokens, ttft, ttft-eval)
 			if tokens != isl {
 				t.Errorf("request %d: the server evaluated %d prompt tokens, want the %d the tokenizer made", i, tokens, isl)
@@ -416,8 +416,9 @@ type jsonlRecord struct {
 	Metadata struct {
 		Start int `json:"request_start_ns"`
 	} `json:"metadata"`
+	// Values are numbers but for inter_chunk_latency, a list.
 	Metrics map[string]struct {
-		Value float64 `json:"value"`
+		Value any `json:"value"`
 	} `json:"metrics"`
 }
 
