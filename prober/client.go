@@ -25,6 +25,7 @@ type Client struct {
 	mu      sync.Mutex
 	clients map[connKey]*http.Client // one transport per connection policy
 	peers   map[string]*peer         // by target URL: its server's keep-alive (conn.go)
+	opened  map[string][]preopened   // by dial address: connections opened ahead (preopen.go)
 }
 
 // NewClient returns a client with connection reuse sized for many concurrent streams.
@@ -34,6 +35,7 @@ func NewClient() *Client {
 		dial:    (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		clients: map[connKey]*http.Client{},
 		peers:   map[string]*peer{},
+		opened:  map[string][]preopened{},
 	}
 }
 
@@ -74,7 +76,7 @@ func (c *Client) clientFor(key connKey, tlsConfig *tls.Config) *http.Client {
 	}
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         dialTracked(c.dial),
+		DialContext:         c.dialConn,
 		TLSHandshakeTimeout: 10 * time.Second,
 		TLSClientConfig:     tlsConfig,
 		MaxIdleConns:        4096,

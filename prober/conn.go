@@ -1,7 +1,6 @@
 package prober
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -127,17 +126,6 @@ func (s tcpState) acked(ok bool) int64 {
 		return -1
 	}
 	return s.ackedBytes
-}
-
-// dialTracked returns a dial function that tracks the connections dial makes.
-func dialTracked(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(context.Context, string, string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return newTrackedConn(c), nil
-	}
 }
 
 // reuse is what one attempt of a request knows about the connection it

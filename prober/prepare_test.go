@@ -18,7 +18,7 @@ type preparingExec struct {
 	early    int // requests handed over before Prepare returned
 }
 
-func (e *preparingExec) Prepare(_ context.Context, t *Target) func() {
+func (e *preparingExec) Prepare(_ context.Context, t *Target, _ int) func() {
 	time.Sleep(100 * time.Millisecond)
 	e.mu.Lock()
 	defer e.mu.Unlock()

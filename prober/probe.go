@@ -24,10 +24,13 @@ type Executor interface {
 
 // Preparer is an executor that has work to do before it can send to a
 // target without delay (the worker pool: each worker builds the target and
-// loads its tokenizer). Prepare returns when that is done or ctx ends;
-// release says the target is no longer sent to by this caller.
+// loads its tokenizer; a Client opens connections). conns is how many
+// requests the caller will have in flight at once, as far as its schedule
+// fixes that (0 when it does not): the connections to open ahead, where
+// they are reused. Prepare returns when that is done or ctx ends; release
+// says the target is no longer sent to by this caller.
 type Preparer interface {
-	Prepare(ctx context.Context, t *Target) (release func())
+	Prepare(ctx context.Context, t *Target, conns int) (release func())
 }
 
 // Recorder is told when each request starts and how it ended.
@@ -181,7 +184,7 @@ func (p *Probe) Digest() Digest { return p.sent.digest() }
 // are built: start-up is not billed to them as schedule lag.
 func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
 	if pr, ok := exec.(Preparer); ok {
-		release := pr.Prepare(ctx, p.Target)
+		release := pr.Prepare(ctx, p.Target, p.connections())
 		defer release()
 	}
 	r := &run{probe: p, ctx: ctx, reqCtx: reqCtx, exec: exec, rec: rec}
@@ -203,6 +206,21 @@ func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
 	r.start = time.Now()
 	p.schedule.loop(r)
 	r.sending.Done()
+}
+
+// connections is how many requests this shard has in flight as its
+// timeline starts, where its schedule fixes that: a closed loop's
+// concurrency (where its ramp starts), an open loop's cap (1 when the cap
+// ramps); 0 for an open loop without one, whose number in flight follows
+// the server's speed.
+func (p *Probe) connections() int {
+	switch c, ok := p.schedule.(*closedLoop); {
+	case ok:
+		return p.shard.share(c.ramp.from)
+	case p.capRampOver > 0:
+		return min(1, p.maxConcurrency)
+	}
+	return p.maxConcurrency
 }
 
 // planned is the next request of this shard, or the first turn of its next

@@ -53,7 +53,7 @@ type child struct {
 	mu        sync.Mutex
 	calls     map[uint64]*call // given and not yet returned
 	cancels   []uint64         // written credits to cancel
-	pending   []*target        // definitions to send ahead of any credit
+	pending   []wire.Target    // definitions to send ahead of any credit
 	ready     map[uint64]*readiness
 	stuck     bool
 	heartbeat wire.Heartbeat
@@ -325,8 +325,8 @@ func (w *child) sendDefinitions() error {
 	defs := w.pending
 	w.pending = nil
 	w.mu.Unlock()
-	for _, d := range defs {
-		if err := w.define(&d.def); err != nil {
+	for i := range defs {
+		if err := w.define(&defs[i]); err != nil {
 			return err
 		}
 	}
@@ -530,9 +530,10 @@ func (w *child) loseAll(why string, consumed int64) (lost, back int) {
 	return len(calls), back
 }
 
-// prepare asks the worker to build d, unless it has been asked already, and
-// returns a channel closed once it has. Called with Pool.mu held.
-func (w *child) prepare(d *target) <-chan struct{} {
+// prepare asks the worker to build d and open conns connections to it,
+// unless it has been asked already, and returns a channel closed once it
+// has. Called with Pool.mu held.
+func (w *child) prepare(d *target, conns int) <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if r := w.ready[d.def.ID]; r != nil {
@@ -540,7 +541,9 @@ func (w *child) prepare(d *target) <-chan struct{} {
 	}
 	r := &readiness{done: make(chan struct{})}
 	w.ready[d.def.ID] = r
-	w.pending = append(w.pending, d)
+	def := d.def
+	def.Connections = conns
+	w.pending = append(w.pending, def)
 	w.wakeWriter()
 	return r.done
 }

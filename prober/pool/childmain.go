@@ -121,7 +121,7 @@ func (s *server) read(ctx context.Context, dec *wire.Decoder) error {
 			if err != nil {
 				return err
 			}
-			s.define(t)
+			s.define(ctx, t)
 		case wire.TypeCredit:
 			c, err := dec.Credit()
 			if err != nil {
@@ -149,8 +149,9 @@ func (s *server) read(ctx context.Context, dec *wire.Decoder) error {
 // define keeps a target definition, replacing the one with the same name
 // (requests already running hold theirs), and builds it in the background:
 // loading a tokenizer takes long enough to delay the credits of other
-// targets read meanwhile. The parent hears when it is ready.
-func (s *server) define(t *wire.Target) {
+// targets read meanwhile. Then it opens the connections asked for, and the
+// parent hears that it is ready.
+func (s *server) define(ctx context.Context, t *wire.Target) {
 	if old, ok := s.byName[t.Name]; ok {
 		delete(s.targets, old)
 	}
@@ -160,6 +161,9 @@ func (s *server) define(t *wire.Target) {
 	s.requests.Go(func() {
 		wt.t, wt.err = prober.NewTarget(t.Name, &t.Spec)
 		close(wt.built)
+		if wt.err == nil {
+			s.client.Preopen(ctx, wt.t, t.Connections)
+		}
 		ready := wire.Ready{Target: t.ID}
 		if wt.err != nil {
 			ready.Err = wt.err.Error()

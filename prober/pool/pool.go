@@ -193,11 +193,12 @@ var (
 )
 
 // Prepare sends t's definition to every worker in service and returns once
-// each has built it (its tokenizer loaded), has left service, or ctx ends:
+// each has built it (its tokenizer loaded) and opened its share of conns
+// connections to it, has left service, or ctx ends:
 // a probe calls it before its timeline starts, so that a worker's start-up
 // is not billed to the first requests as schedule lag. Until release is
 // called, workers started later build it before they take requests.
-func (p *Pool) Prepare(ctx context.Context, t *prober.Target) (release func()) {
+func (p *Pool) Prepare(ctx context.Context, t *prober.Target, conns int) (release func()) {
 	type wait struct {
 		ready, late, gone <-chan struct{}
 	}
@@ -210,10 +211,16 @@ func (p *Pool) Prepare(ctx context.Context, t *prober.Target) (release func()) {
 		defer p.mu.Unlock()
 		d.users--
 	})
+	var ready []*child
 	for _, s := range p.slots {
 		if w := s.current; w != nil && !w.late.Load() {
-			waits = append(waits, wait{w.prepare(d), w.lateNow, w.gone})
+			ready = append(ready, w)
 		}
+	}
+	for _, w := range ready {
+		// Requests go to the least-loaded worker, so each carries its share.
+		share := (conns + len(ready) - 1) / len(ready)
+		waits = append(waits, wait{w.prepare(d, share), w.lateNow, w.gone})
 	}
 	p.mu.Unlock()
 	for _, w := range waits {

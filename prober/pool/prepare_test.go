@@ -2,12 +2,17 @@ package pool
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -52,7 +57,7 @@ func TestPrepare(t *testing.T) {
 		t.Fatal(err)
 	}
 	tg := tokenizerTarget(t, u, tok)
-	release := p.Prepare(context.Background(), tg)
+	release := p.Prepare(context.Background(), tg, 0)
 	d := definition(p, "sim")
 	for i := range 2 {
 		if w := current(p, i); !holds(p, w, d) {
@@ -117,7 +122,7 @@ func TestPrepareBuildFails(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.Prepare(context.Background(), tg)()
+		p.Prepare(context.Background(), tg, 0)()
 	}()
 	select {
 	case <-done:
@@ -140,7 +145,7 @@ func TestPreparedFirstRequest(t *testing.T) {
 	u := newUpstream(t)
 	p, _ := newPool(t, 1)
 	tg := tokenizerTarget(t, u, tok)
-	defer p.Prepare(context.Background(), tg)()
+	defer p.Prepare(context.Background(), tg, 0)()
 	req := request(t, tg, 1, "normal")
 	req.Scheduled = time.Now().Add(5 * time.Millisecond) // handed over ahead, as the scheduler does
 	r := p.Do(context.Background(), tg, req)
@@ -200,4 +205,37 @@ func TestBuildIsNotClientLoad(t *testing.T) {
 	w.readied(wire.Ready{Target: 1}, t0.Add(1200*time.Millisecond))
 	beat(1500*time.Millisecond, 1000*time.Millisecond, false, 0) // built within the interval
 	beat(2*time.Second, 1100*time.Millisecond, true, 0.2)
+}
+
+// TestPrepareOpensConnections: Prepare has the workers open the probe's
+// connections, shared among them, before it returns, so that the first
+// requests do not dial.
+func TestPrepareOpensConnections(t *testing.T) {
+	var accepted atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: [DONE]\n\n")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			accepted.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	tg, err := prober.NewTarget("sim", &scenarios.Target{URL: srv.URL + "/v1", Endpoint: "chat", Model: "m",
+		Timeout: scenarios.Duration(30 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := newPool(t, 2)
+	defer p.Prepare(context.Background(), tg, 4)()
+	// Dialled is not yet accepted: the server's accept loop may lag.
+	eventually(t, 5*time.Second, "the server did not accept 4 connections", func() bool { return accepted.Load() == 4 })
+	if r := p.Do(context.Background(), tg, request(t, tg, 1, "normal")); r.Outcome != prober.OutcomeOK {
+		t.Fatalf("on a connection opened ahead: %+v", r)
+	}
+	if n := accepted.Load(); n != 4 {
+		t.Errorf("%d connections after the first request, want the 4 opened ahead", n)
+	}
 }

@@ -80,7 +80,7 @@ func (p *Pool) up(s *slot, w *child) {
 		var waits []<-chan struct{}
 		for _, d := range p.targets {
 			if d.users > 0 && !w.holds(d) {
-				waits = append(waits, w.prepare(d))
+				waits = append(waits, w.prepare(d, 0))
 			}
 		}
 		if len(waits) == 0 {

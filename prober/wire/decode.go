@@ -115,6 +115,7 @@ func (d *Decoder) Target() (*Target, error) {
 	}
 	t := &Target{ID: p.uvarint(), Name: p.string()}
 	spec := p.bytes()
+	t.Connections = int(p.uvarint())
 	if err := p.done(); err != nil {
 		return nil, err
 	}

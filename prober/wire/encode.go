@@ -51,6 +51,7 @@ func (e *Encoder) Target(t *Target) error {
 	e.buf = binary.AppendUvarint(e.buf, t.ID)
 	e.buf = appendString(e.buf, t.Name)
 	e.buf = appendString(e.buf, string(spec))
+	e.buf = binary.AppendUvarint(e.buf, uint64(t.Connections))
 	return e.end()
 }
 

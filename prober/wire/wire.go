@@ -14,7 +14,8 @@
 //
 //	type         dir   payload
 //	1 hello      both  "inferprobe-wire", version uvarint, pid uvarint
-//	2 target     down  id uvarint, name str, spec str (scenarios.Target as JSON, API key included)
+//	2 target     down  id uvarint, name str, spec str (scenarios.Target as JSON, API key included),
+//	                   connections to open ahead uvarint
 //	3 credit     down  id uvarint, target id uvarint, seq uvarint, request ID, scheduled time,
 //	                   input tokens varint, pinned output tokens varint, cancel after
 //	                   varint ns (-1 for none), session str, body str
@@ -47,7 +48,7 @@ import (
 )
 
 // Version is the protocol version; any change to a frame's layout bumps it.
-const Version = 7
+const Version = 8
 
 // MaxFrameSize bounds a frame (type byte and payload). It leaves room for
 // request bodies far larger than any prompt a model accepts, and bounds what
@@ -102,6 +103,9 @@ type Target struct {
 	Name string
 	// Spec carries the API key: the pipe is the only way it reaches a worker.
 	Spec scenarios.Target
+	// Connections is how many connections the worker opens to the target
+	// once it has built it, before its ready (prober.Client.Preopen).
+	Connections int
 }
 
 // Credit asks the worker to send one request.

@@ -40,7 +40,7 @@ func TestRoundTrip(t *testing.T) {
 		Headers: map[string]string{"X-Team": "sre"}, Stream: &stream,
 		Timeout: scenarios.Duration(2 * time.Minute), StallTimeout: scenarios.Duration(30 * time.Second),
 		APIKeyEnv: "KEY", APIKey: "sk-secret",
-	}}
+	}, Connections: 3}
 	credit := &Credit{ID: 1 << 40, Target: 7, Request: prober.Request{
 		Seq: 9, ID: prober.NewRequestID(1, "p", 9), Scheduled: t0, Body: []byte(`{"model":"m"}`), Session: "s-1", InputTokens: 128, PinnedOutputTokens: 64,
 		Cancel: true, CancelAfter: 2 * time.Second,
@@ -188,7 +188,7 @@ func TestDecodeErrors(t *testing.T) {
 			"malformed record frame: chunk count 65535 exceeds the frame", nil},
 		{"request ID cut short", frame(TypeRecord, []byte{1, 1, 0, 0}), recordErr, "malformed record frame: request ID cut short", nil},
 		{"string beyond the frame", frame(TypeTarget, []byte{1, 50, 'a'}), targetErr, "malformed target frame: length 50 exceeds the frame", nil},
-		{"bad target spec", frame(TypeTarget, []byte{1, 1, 'a', 1, '{'}), targetErr, "target a: decoding its spec", nil},
+		{"bad target spec", frame(TypeTarget, []byte{1, 1, 'a', 1, '{', 0}), targetErr, "target a: decoding its spec", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dec := NewDecoder(bytes.NewReader(tc.input))
