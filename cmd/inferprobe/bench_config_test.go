@@ -31,6 +31,27 @@ func TestFlagFor(t *testing.T) {
 	}
 }
 
+// checkWritten fails t unless the scenario bench built checks and, written
+// out as yml, loads again.
+func checkWritten(t *testing.T, sc *benchScenario, yml []byte) {
+	t.Helper()
+	if err := scenarios.Check(sc.cfg, "bench", sc.written); err != nil {
+		t.Errorf("scenario does not check: %v\n%s", err, yml)
+	}
+	if _, err := scenarios.Parse(yml, "bench"); err != nil {
+		t.Errorf("scenario written out does not load: %v\n%s", err, yml)
+	}
+}
+
+// wantScenarioError fails t unless building bench's scenario from args
+// fails with an error that says want.
+func wantScenarioError(t *testing.T, args []string, want string) {
+	t.Helper()
+	if _, err := parseBench(t, args...).scenario(); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v: error %v, want %q", args, err, want)
+	}
+}
+
 // parseBench parses args as `inferprobe bench` would.
 func parseBench(t *testing.T, args ...string) *benchFlags {
 	t.Helper()
@@ -95,12 +116,7 @@ func TestBenchScenario(t *testing.T) {
 				}
 			}
 			if sc.cfg.Probes["bench"].Dataset.File == nil {
-				if err := scenarios.Check(sc.cfg, "bench", sc.written); err != nil {
-					t.Errorf("scenario does not check: %v\n%s", err, yml)
-				}
-				if _, err := scenarios.Parse(yml, "bench"); err != nil {
-					t.Errorf("scenario written out does not load: %v\n%s", err, yml)
-				}
+				checkWritten(t, sc, yml)
 			}
 		})
 	}
@@ -119,10 +135,7 @@ func TestBenchSpecErrors(t *testing.T) {
 		{[]string{"--model", "m", "--extra-inputs", "novalue"}, "want key:value"},
 		{[]string{"--model", "m", "--warmup-request-count=-1"}, "must be >= 0"},
 	} {
-		_, err := parseBench(t, tc.args...).scenario()
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
-		}
+		wantScenarioError(t, tc.args, tc.want)
 	}
 }
 

@@ -50,12 +50,7 @@ func TestLoadFlags(t *testing.T) {
 					t.Errorf("scenario lacks %q:\n%s", w, yml)
 				}
 			}
-			if err := scenarios.Check(sc.cfg, "bench", sc.written); err != nil {
-				t.Errorf("scenario does not check: %v\n%s", err, yml)
-			}
-			if _, err := scenarios.Parse(yml, "bench"); err != nil {
-				t.Errorf("scenario written out does not load: %v\n%s", err, yml)
-			}
+			checkWritten(t, sc, yml)
 		})
 	}
 }
@@ -92,10 +87,7 @@ func TestLoadFlagErrors(t *testing.T) {
 		{[]string{"--model", "m", "--input-file", "t.jsonl", "--custom-dataset-type", "mooncake_trace", "--fixed-schedule-auto-offset", "--fixed-schedule-start-offset", "5"},
 			"cannot be used with --fixed-schedule-start-offset"},
 	} {
-		_, err := parseBench(t, tc.args...).scenario()
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
-		}
+		wantScenarioError(t, tc.args, tc.want)
 	}
 }
 

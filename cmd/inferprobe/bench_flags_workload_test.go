@@ -54,12 +54,7 @@ func TestWorkloadFlags(t *testing.T) {
 			if len(sc.notes) != tc.notes {
 				t.Errorf("notes %q, want %d", sc.notes, tc.notes)
 			}
-			if err := scenarios.Check(sc.cfg, "bench", sc.written); err != nil {
-				t.Errorf("scenario does not check: %v\n%s", err, yml)
-			}
-			if _, err := scenarios.Parse(yml, "bench"); err != nil {
-				t.Errorf("scenario written out does not load: %v\n%s", err, yml)
-			}
+			checkWritten(t, sc, yml)
 		})
 	}
 }
