@@ -31,6 +31,26 @@ func TestFlagFor(t *testing.T) {
 	}
 }
 
+// scenarioYAML builds bench's scenario from args and writes it out,
+// failing t unless the YAML holds every string of want.
+func scenarioYAML(t *testing.T, args, want []string) (*benchScenario, []byte) {
+	t.Helper()
+	sc, err := parseBench(t, args...).scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	yml, err := scenarios.Marshal(sc.cfg, sc.written)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !strings.Contains(string(yml), w) {
+			t.Errorf("scenario lacks %q:\n%s", w, yml)
+		}
+	}
+	return sc, yml
+}
+
 // checkWritten fails t unless the scenario bench built checks and, written
 // out as yml, loads again.
 func checkWritten(t *testing.T, sc *benchScenario, yml []byte) {
@@ -102,19 +122,7 @@ func TestBenchScenario(t *testing.T) {
 			[]string{"format: random_pool", "timing: arrival", "rate: 2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := parseBench(t, tc.args...).scenario()
-			if err != nil {
-				t.Fatal(err)
-			}
-			yml, err := scenarios.Marshal(sc.cfg, sc.written)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(string(yml), w) {
-					t.Errorf("scenario lacks %q:\n%s", w, yml)
-				}
-			}
+			sc, yml := scenarioYAML(t, tc.args, tc.want)
 			if sc.cfg.Probes["bench"].Dataset.File == nil {
 				checkWritten(t, sc, yml)
 			}

@@ -37,19 +37,7 @@ func TestLoadFlags(t *testing.T) {
 			[]string{"rate: 0.1", "after: 0s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := parseBench(t, tc.args...).scenario()
-			if err != nil {
-				t.Fatal(err)
-			}
-			yml, err := scenarios.Marshal(sc.cfg, sc.written)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(string(yml), w) {
-					t.Errorf("scenario lacks %q:\n%s", w, yml)
-				}
-			}
+			sc, yml := scenarioYAML(t, tc.args, tc.want)
 			checkWritten(t, sc, yml)
 		})
 	}

@@ -38,19 +38,7 @@ func TestWorkloadFlags(t *testing.T) {
 		{"delay without turns is ignored", []string{"--conversation-turn-delay-mean", "100"}, nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := parseBench(t, append([]string{"--model", "m"}, tc.args...)...).scenario()
-			if err != nil {
-				t.Fatal(err)
-			}
-			yml, err := scenarios.Marshal(sc.cfg, sc.written)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(string(yml), w) {
-					t.Errorf("scenario lacks %q:\n%s", w, yml)
-				}
-			}
+			sc, yml := scenarioYAML(t, append([]string{"--model", "m"}, tc.args...), tc.want)
 			if len(sc.notes) != tc.notes {
 				t.Errorf("notes %q, want %d", sc.notes, tc.notes)
 			}
