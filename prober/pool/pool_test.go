@@ -459,6 +459,19 @@ func TestDrain(t *testing.T) {
 	}
 }
 
+// TestCloseRightAfterNew closes pools as soon as New returns, before their
+// supervisors run: New has already put each worker in service, and stopping
+// must shut it down once (a second close of its stop channel panicked serve
+// when a later start-up step failed and it drained the pool at once).
+func TestCloseRightAfterNew(t *testing.T) {
+	for range 20 {
+		p, _ := newPool(t, 2)
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestParentDeath kills a pool's process with SIGKILL: its workers must not
 // outlive it.
 func TestParentDeath(t *testing.T) {
