@@ -70,8 +70,8 @@ type Collector struct {
 	client   *http.Client
 	logger   *slog.Logger
 	interval time.Duration
-	parser   expfmt.TextParser
 
+	marking   sync.Mutex // one round of scrapes at a time, so readings stay in order
 	mu        sync.Mutex // guards endpoints' scrapes and counts
 	endpoints []*Endpoint
 
@@ -122,7 +122,7 @@ type bucket struct {
 // every interval until Stop.
 func Start(o Options) *Collector {
 	c := &Collector{client: o.Client, logger: o.Logger, interval: o.Interval,
-		parser: expfmt.NewTextParser(model.UTF8Validation), stop: make(chan struct{}), stopped: make(chan struct{})}
+		stop: make(chan struct{}), stopped: make(chan struct{})}
 	if c.client == nil {
 		c.client = &http.Client{Timeout: scrapeTimeout}
 	}
@@ -169,6 +169,8 @@ func (c *Collector) loop() {
 // Mark scrapes every endpoint that is on now and returns the time it is
 // done: a phase that starts then has a reading at or before its start.
 func (c *Collector) Mark() time.Time {
+	c.marking.Lock()
+	defer c.marking.Unlock()
 	var wg sync.WaitGroup
 	for _, e := range c.endpoints {
 		if e.Off == "" {
@@ -233,7 +235,8 @@ func (c *Collector) read(u string) (map[string]family, time.Duration, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, time.Since(start), fmt.Errorf("%s answered %s", u, resp.Status)
 	}
-	mfs, err := c.parser.TextToMetricFamilies(io.LimitReader(resp.Body, maxBody))
+	parser := expfmt.NewTextParser(model.UTF8Validation) // it keeps state: one per reply
+	mfs, err := parser.TextToMetricFamilies(io.LimitReader(resp.Body, maxBody))
 	took := time.Since(start)
 	if err != nil {
 		return nil, took, fmt.Errorf("%w: %v", errNotPrometheus, err)
