@@ -15,8 +15,13 @@ type Summary struct {
 	Running *Level `json:"running_requests,omitempty"`
 	// KVCache is a fraction, 0 to 1.
 	KVCache *Level `json:"kv_cache_usage,omitempty"`
-	// TTFT is the engine's own, from its histogram's increase over the run.
-	TTFT *Latency `json:"ttft_seconds,omitempty"`
+	// TTFT is the engine's own, from its histogram's increase over the run;
+	// ClientTTFT the client's over the same requests, and TTFTGap the
+	// client's less the engine's: the network, queueing outside the engine
+	// (a proxy, the server's HTTP layer) and the client.
+	TTFT       *Latency `json:"ttft_seconds,omitempty"`
+	ClientTTFT *Latency `json:"client_ttft_seconds,omitempty"`
+	TTFTGap    *Latency `json:"ttft_gap_seconds,omitempty"`
 	// Metrics are the engine's metrics read for each concept, and Lacks the
 	// concepts it did not export.
 	Metrics map[Concept]string `json:"metrics,omitempty"`
@@ -35,6 +40,39 @@ type Latency struct {
 	P50   float64 `json:"p50"`
 	P90   float64 `json:"p90"`
 	P99   float64 `json:"p99"`
+}
+
+// Report is the server's side of a run, beside the client's: what the
+// console, the JSON export, the HTML report and a burst's report show.
+type Report struct {
+	Configured []string `json:"endpoints_configured"`
+	Successful []string `json:"endpoints_successful"`
+	// Off says why each endpoint not read was not.
+	Off     map[string]string `json:"off,omitempty"`
+	Engines []Summary         `json:"engines"`
+}
+
+// Report summarises the collection beside client, the client's TTFT over
+// the run (nil: none measured).
+func (c *Collection) Report(client *Latency) *Report {
+	r := &Report{Configured: c.Configured(), Successful: c.Successful(), Engines: c.Summaries()}
+	for _, e := range c.Endpoints {
+		if e.Off != "" {
+			if r.Off == nil {
+				r.Off = map[string]string{}
+			}
+			r.Off[e.URL] = e.Off
+		}
+	}
+	for i := range r.Engines {
+		s := &r.Engines[i]
+		if s.TTFT == nil || client == nil {
+			continue
+		}
+		s.ClientTTFT = client
+		s.TTFTGap = &Latency{Count: client.Count, P50: client.P50 - s.TTFT.P50, P90: client.P90 - s.TTFT.P90, P99: client.P99 - s.TTFT.P99}
+	}
+	return r
 }
 
 // Summaries are the summaries of the endpoints read over the profiling
