@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -89,12 +90,18 @@ type Endpoint struct {
 	// after the first worked; Latency is their total time.
 	Fetches, Failed int
 	Latency         time.Duration
+
+	latest map[string]family // the last reading, whole
 }
 
 // Scrape is one reading of an endpoint.
 type Scrape struct {
 	At       time.Time
 	Families map[string]family
+	// Changed says the reading differs from the one before (AIPerf's
+	// unique updates).
+	Changed bool
+	kept    bool // whole; else only its gauges once another follows
 }
 
 type family struct {
@@ -146,7 +153,7 @@ func Start(o Options) *Collector {
 				"hint", "start the server with its metrics on (llama-server --metrics), give the URL with --server-metrics URL, or --no-server-metrics")
 			continue
 		}
-		e.Scrapes = append(e.Scrapes, Scrape{At: time.Now(), Families: fams})
+		e.add(Scrape{At: time.Now(), Families: fams}, true)
 	}
 	go c.loop()
 	return c
@@ -161,27 +168,31 @@ func (c *Collector) loop() {
 		case <-c.stop:
 			return
 		case <-tick.C:
-			c.Mark()
+			c.round(false)
 		}
 	}
 }
 
 // Mark scrapes every endpoint that is on now and returns the time it is
 // done: a phase that starts then has a reading at or before its start.
-func (c *Collector) Mark() time.Time {
+func (c *Collector) Mark() time.Time { return c.round(true) }
+
+// round scrapes every endpoint that is on; keep keeps the readings whole,
+// as a window's start and end need them.
+func (c *Collector) round(keep bool) time.Time {
 	c.marking.Lock()
 	defer c.marking.Unlock()
 	var wg sync.WaitGroup
 	for _, e := range c.endpoints {
 		if e.Off == "" {
-			wg.Go(func() { c.scrape(e) })
+			wg.Go(func() { c.scrape(e, keep) })
 		}
 	}
 	wg.Wait()
 	return time.Now()
 }
 
-func (c *Collector) scrape(e *Endpoint) {
+func (c *Collector) scrape(e *Endpoint, keep bool) {
 	fams, took, err := c.read(e.URL)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -194,7 +205,30 @@ func (c *Collector) scrape(e *Endpoint) {
 		}
 		return
 	}
-	e.Scrapes = append(e.Scrapes, Scrape{At: time.Now(), Families: fams})
+	e.add(Scrape{At: time.Now(), Families: fams}, keep)
+}
+
+// add appends a reading. The reading before it keeps only its gauges
+// unless it was to be kept whole: a window's counters and histograms are
+// read at its start and its end only, while its gauges are read all along,
+// so an hour's burst keeps an hour of gauges, not an hour of histograms.
+func (e *Endpoint) add(s Scrape, keep bool) {
+	s.Changed, s.kept = !reflect.DeepEqual(s.Families, e.latest), keep
+	if n := len(e.Scrapes); n > 0 && !e.Scrapes[n-1].kept {
+		e.Scrapes[n-1].Families = gaugesOf(e.Scrapes[n-1].Families)
+	}
+	e.latest = s.Families
+	e.Scrapes = append(e.Scrapes, s)
+}
+
+func gaugesOf(fams map[string]family) map[string]family {
+	out := map[string]family{}
+	for name, f := range fams {
+		if f.Type == "gauge" || f.Type == "unknown" {
+			out[name] = f
+		}
+	}
+	return out
 }
 
 // Stop takes a last reading, after the engine had an interval to record the
@@ -205,7 +239,7 @@ func (c *Collector) Stop(start time.Time) *Collection {
 	time.Sleep(c.interval)
 	close(c.stop)
 	<-c.stopped
-	end := c.Mark()
+	end := c.round(true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	col := &Collection{Start: start, End: end}

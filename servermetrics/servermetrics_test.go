@@ -91,6 +91,20 @@ func TestCollectorCountsTheRunOnly(t *testing.T) {
 	if s.TTFT.Count != 20 || s.TTFT.P50 < 0.04 || s.TTFT.P50 > 0.06 || s.TTFT.P99 < 0.25 || s.TTFT.P99 > 0.5 {
 		t.Errorf("server TTFT = %+v", s.TTFT)
 	}
+	// Only the readings at the start, the measured requests' start and the
+	// end keep their histograms; the others only their gauges.
+	whole := 0
+	for _, s := range col.Endpoints[0].Scrapes {
+		if _, ok := s.Families["vllm:time_to_first_token_seconds"]; ok {
+			whole++
+		}
+		if _, ok := s.Families["vllm:num_requests_running"]; !ok {
+			t.Error("a reading lost its gauges")
+		}
+	}
+	if n := len(col.Endpoints[0].Scrapes); whole != 3 || n < 4 {
+		t.Errorf("%d of %d readings kept whole, want 3", whole, n)
+	}
 	info := col.Info()[col.Endpoints[0].URL]
 	if info.TotalFetches < 3 || info.UniqueUpdates < 2 {
 		t.Errorf("endpoint info = %+v", info)

@@ -2,7 +2,6 @@ package servermetrics
 
 import (
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -403,8 +402,8 @@ func (c *Collection) Info() map[string]Info {
 			in.AvgFetchLatencyMs = float64(e.Latency) / float64(e.Fetches) / float64(time.Millisecond)
 		}
 		var updates []time.Time
-		for i, s := range e.Scrapes {
-			if i == 0 || !reflect.DeepEqual(s.Families, e.Scrapes[i-1].Families) {
+		for _, s := range e.Scrapes {
+			if s.Changed {
 				updates = append(updates, s.At)
 			}
 		}

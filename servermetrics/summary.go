@@ -2,6 +2,8 @@ package servermetrics
 
 import (
 	"slices"
+
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // Summary is what one engine did over a run's profiling window, in the
@@ -52,9 +54,13 @@ type Report struct {
 	Engines []Summary         `json:"engines"`
 }
 
-// Report summarises the collection beside client, the client's TTFT over
-// the run (nil: none measured).
-func (c *Collection) Report(client *Latency) *Report {
+// Report summarises the collection beside clientTTFT, the client's TTFT
+// over the same run, in seconds.
+func (c *Collection) Report(clientTTFT report.Stats) *Report {
+	var client *Latency
+	if t := clientTTFT; t.Count > 0 {
+		client = &Latency{Count: int64(t.Count), P50: t.P50, P90: t.P90, P99: t.P99}
+	}
 	r := &Report{Configured: c.Configured(), Successful: c.Successful(), Engines: c.Summaries()}
 	for _, e := range c.Endpoints {
 		if e.Off != "" {
