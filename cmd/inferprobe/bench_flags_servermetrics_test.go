@@ -43,5 +43,12 @@ func TestServerMetricsFlags(t *testing.T) {
 		if c := f.server.exportConfig(); c.Enabled != tc.on || !slices.Equal(c.Formats, tc.formats) {
 			t.Errorf("%q: input_config server_metrics %+v, want formats %q", tc.args, c, tc.formats)
 		}
+		sc, err := f.scenario()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sc.cfg.Targets["bench"].ServerMetrics; got != map[bool]string{true: "", false: "off"}[tc.on] {
+			t.Errorf("%q: the scenario's server_metrics %q", tc.args, got)
+		}
 	}
 }
