@@ -236,7 +236,9 @@ func gaugesOf(fams map[string]family) map[string]family {
 // returns what the endpoints gave, with the profiling window from start to
 // the last reading.
 func (c *Collector) Stop(start time.Time) *Collection {
-	time.Sleep(c.interval)
+	if slices.ContainsFunc(c.endpoints, func(e *Endpoint) bool { return e.Off == "" }) {
+		time.Sleep(c.interval)
+	}
 	close(c.stop)
 	<-c.stopped
 	end := c.round(true)

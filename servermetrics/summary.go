@@ -19,8 +19,9 @@ type Summary struct {
 	KVCache *Level `json:"kv_cache_usage,omitempty"`
 	// TTFT is the engine's own, from its histogram's increase over the run;
 	// ClientTTFT the client's over the same requests, and TTFTGap the
-	// client's less the engine's: the network, queueing outside the engine
-	// (a proxy, the server's HTTP layer) and the client.
+	// client's less the engine's (its Count the client's): the network,
+	// queueing outside the engine (a proxy, the server's HTTP layer) and the
+	// client.
 	TTFT       *Latency `json:"ttft_seconds,omitempty"`
 	ClientTTFT *Latency `json:"client_ttft_seconds,omitempty"`
 	TTFTGap    *Latency `json:"ttft_gap_seconds,omitempty"`
