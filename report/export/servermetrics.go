@@ -27,11 +27,7 @@ func (r Run) ServerSide() *servermetrics.Report {
 	if r.ServerMetrics == nil {
 		return nil
 	}
-	var client *servermetrics.Latency
-	if t := r.Summary.TTFT; t.Count > 0 {
-		client = &servermetrics.Latency{Count: int64(t.Count), P50: t.P50, P90: t.P90, P99: t.P99}
-	}
-	return r.ServerMetrics.Report(client)
+	return r.ServerMetrics.Report(r.Summary.TTFT)
 }
 
 // serverFormats are the server metrics files the run writes: none when no
@@ -284,6 +280,9 @@ func ConsoleServerMetrics(w io.Writer, r Run) {
 				row("client", e.ClientTTFT)
 				row("client - server", e.TTFTGap)
 				fmt.Fprintln(w, "  client - server: the network, queueing outside the engine (its HTTP layer, a proxy) and the client; the server's percentiles are interpolated in its histogram's buckets.")
+				if g := e.TTFTGap; min(g.P50, g.P90, g.P99) < 0 {
+					fmt.Fprintln(w, "  A negative difference is within the width of the engine's buckets around that percentile, not time the client saved.")
+				}
 			}
 		}
 		if len(e.Lacks) > 0 {
