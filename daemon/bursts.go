@@ -480,7 +480,8 @@ func (m *burstManager) launchOne(r *burstRun) {
 	r.run = finite.New(plan, m.d.exec,
 		finite.WithRecorder(prober.Tee(m.d.requests.Series(r.labels, plan.SLO), m.d.failures.recorder(target, e.name))),
 		finite.WithGPUWindow(m.gpu),
-		finite.WithLogger(m.d.logger.With("burst", e.name, "run", r.info.ID)))
+		finite.WithLogger(m.d.logger.With("burst", e.name, "run", r.info.ID)),
+		withServerMetrics(target))
 	r.mu.Unlock()
 	m.metrics.Running(e.name, r.info.Target, true)
 	m.d.logger.Info("burst run started", "burst", e.name, "run", r.info.ID, "trigger", r.info.Trigger, "target", r.info.Target)
@@ -610,6 +611,9 @@ func (m *burstManager) finish(r *burstRun, res finite.Result) {
 	}
 	r.mu.Unlock()
 	report := &BurstReport{Summary: res.Summary, Digest: res.Digest.String(), GPU: res.GPU}
+	if res.ServerMetrics != nil && len(res.ServerMetrics.Successful()) > 0 {
+		report.ServerMetrics = res.ServerMetrics.Report(res.Summary.TTFT)
+	}
 	if result == RunSucceeded {
 		m.metrics.SetLast(r.info.Burst, r.info.Target, collector.BurstResult{Summary: report.Summary, End: unixSeconds(now)})
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/servermetrics"
 )
 
 // Errors of the burst controls; the API maps each to its status code.
@@ -123,4 +124,8 @@ type BurstReport struct {
 	Summary report.Summary   `json:"summary"` // summary.good counts the requests that met every SLO
 	GPU     *gpu.WindowStats `json:"gpu,omitempty"`
 	Digest  string           `json:"sequence_digest"`
+	// ServerMetrics is what the target's own metrics said over the run:
+	// its queue, batch, KV cache and TTFT beside the client's; nil when it
+	// serves none.
+	ServerMetrics *servermetrics.Report `json:"server_metrics,omitempty"`
 }

@@ -56,5 +56,5 @@ func overview() *Dashboard {
 
 	return newDashboard("inferprobe-overview", "inferprobe / Overview",
 		"SLO status, latency quantiles, goodput, errors and throughput per target, from inferprobe's probes.",
-		vars, []Annotation{burstAnnotation(selector(matchTarget))}, slo, latency, throughput)
+		vars, []Annotation{burstAnnotation(selector(matchTarget))}, slo, latency, throughput, engineRow(sel))
 }

@@ -57,10 +57,10 @@ var aiperfCommands = []struct {
 	// Service, UI, GPU telemetry, workers.
 	{"log level, UI", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --log-level WARNING --ui-type none --request-count 5`, 5, ""},
 	{"verbose, simple UI", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming -v --ui simple --request-count 5`, 5, ""},
-	{"GPU telemetry off, workers", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --no-gpu-telemetry --workers-max 2 --request-count 5`, 5, ""},
+	{"GPU telemetry off, workers", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --no-gpu-telemetry --no-server-metrics --workers-max 2 --request-count 5`, 5, ""},
 	{"GPU telemetry", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --gpu-telemetry --request-count 5`, 5, ""},
 	// Accepted options that change nothing here, each noted.
-	{"no-ops", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --url-strategy round-robin --export-level records --no-server-metrics --request-count 5`, 5, "--no-server-metrics is an AIPerf option that changes nothing here"},
+	{"no-ops", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --url-strategy round-robin --export-level records --request-count 5`, 5, "--url-strategy is an AIPerf option that changes nothing here"},
 }
 
 // aiperfRefusals are AIPerf 0.13 command lines that bench cannot run: each

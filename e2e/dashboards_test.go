@@ -29,15 +29,15 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no dashboards in ../dashboards (%v)", err)
 	}
-	addr := freeAddr(t)
+	addr, simAddr := freeAddr(t), freeAddr(t)
 	demo := inferprobe(t, "inferprobe demo", t.TempDir(), "demo", "--web.listen-address="+addr,
-		"--web.enable-burst-api", "--workers=2",
+		"--simulator.listen-address="+simAddr, "--web.enable-burst-api", "--workers=2",
 		// Some failures, so that the error panels have series.
 		"--sim.error-rate=0.05")
 	base := "http://" + addr
 	waitHealthy(t, demo, base+"/metrics", 15*time.Second)
-	prom := startDashboardPrometheus(t, addr, true)
-	classic := startDashboardPrometheus(t, addr, false)
+	prom := startDashboardPrometheus(t, addr, simAddr, true)
+	classic := startDashboardPrometheus(t, addr, simAddr, false)
 	begin := time.Now()
 
 	// Probe traffic first, then a short burst beside it, so that probe and
@@ -207,13 +207,13 @@ type dashboardPrometheus struct {
 	version, mode string
 }
 
-// startDashboardPrometheus scrapes target every second, storing native
+// startDashboardPrometheus scrapes target (inferprobe) and engine every second, storing native
 // histograms or (native false) only the classic buckets, as a Prometheus
 // without native histograms turned on does. It prefers Prometheus 3
 // ($PROMETHEUS, or .cache/bin from `make tools`), which is what the
 // dashboards are for, and falls back to the Prometheus on PATH (Debian's
 // 2.42, native histograms by its feature flag).
-func startDashboardPrometheus(t *testing.T, target string, native bool) *dashboardPrometheus {
+func startDashboardPrometheus(t *testing.T, target, engine string, native bool) *dashboardPrometheus {
 	t.Helper()
 	bin := os.Getenv("PROMETHEUS")
 	if bin == "" {
@@ -238,7 +238,10 @@ func startDashboardPrometheus(t *testing.T, target string, native bool) *dashboa
 	case native:
 		setting, mode = "  scrape_native_histograms: true\n", "native"
 	}
-	config := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n%sscrape_configs:\n  - job_name: inferprobe\n    static_configs:\n      - targets: ['%s']\n", setting, target)
+	// The engine (the demo's simulator) is scraped with the target label of
+	// the demo's target, as docs/metrics.md says, for the engine row.
+	config := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n%sscrape_configs:\n  - job_name: inferprobe\n    static_configs:\n      - targets: ['%s']\n"+
+		"  - job_name: engine\n    static_configs:\n      - targets: ['%s']\n        labels: {target: simulator}\n", setting, target, engine)
 	return &dashboardPrometheus{runPrometheus(t, "prometheus "+mode, bin, config, 60*time.Second, flags...), version, mode}
 }
 

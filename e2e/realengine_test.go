@@ -58,9 +58,12 @@ var engines = []engine{
 		name: "llama-server",
 		start: func(t *testing.T, root, model, addr string) (*process, string) {
 			host, port := splitAddr(t, addr)
+			// Its libraries beside it, wherever the build was made (its
+			// runpath names the build's first directory).
+			t.Setenv("LD_LIBRARY_PATH", filepath.Join(root, llamaCppBuild))
 			p := start(t, "llama-server", t.TempDir(), filepath.Join(root, llamaCppBuild, "llama-server"),
 				"--model", model, "--alias", realEngineModel, "--host", host, "--port", port,
-				"--ctx-size", "4096", "--threads", "1", "--threads-batch", "1", "--seed", "2026")
+				"--ctx-size", "4096", "--threads", "1", "--threads-batch", "1", "--seed", "2026", "--metrics")
 			return p, "http://" + addr + "/health"
 		},
 		honours: "ignore_eos", ignores: "min_tokens", streamUsage: true,

@@ -10,6 +10,7 @@ import (
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/servermetrics"
 )
 
 // Phase is the part of a run that is sending.
@@ -36,6 +37,7 @@ type Run struct {
 	exec   prober.Executor
 	sink   prober.Recorder // nil, or also fed every measured request
 	gpu    *gpu.Window
+	server *servermetrics.Options // nil: the server's metrics are not read
 	logger *slog.Logger
 	report *report.Report
 
@@ -52,6 +54,10 @@ func WithRecorder(rec prober.Recorder) Option { return func(r *Run) { r.sink = r
 
 // WithGPUWindow adds what the GPUs did during the measured requests to the result.
 func WithGPUWindow(w *gpu.Window) Option { return func(r *Run) { r.gpu = w } }
+
+// WithServerMetrics scrapes the server's own metrics during the run (from
+// before the warmup to after the last response) into the result.
+func WithServerMetrics(o servermetrics.Options) Option { return func(r *Run) { r.server = &o } }
 
 // WithLogger logs the run's events (a grace period running out) to l.
 func WithLogger(l *slog.Logger) Option { return func(r *Run) { r.logger = l } }
@@ -115,6 +121,9 @@ type Result struct {
 	// GPU is what the GPUs did over the measured requests; nil without a
 	// window or without a measured span.
 	GPU *gpu.WindowStats
+	// ServerMetrics is what the server's own metrics said over the run; nil
+	// without WithServerMetrics or when nothing was measured.
+	ServerMetrics *servermetrics.Collection
 }
 
 // Execute sends the warmup, then the measured requests, and returns once the
@@ -123,14 +132,30 @@ type Result struct {
 func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 	peak := r.sampleUtilisation()
 	defer peak()
+	var server *servermetrics.Collector
+	var warmupStart time.Time
+	if r.server != nil {
+		o := *r.server
+		if o.Logger == nil {
+			o.Logger = r.logger
+		}
+		server, warmupStart = servermetrics.Start(o), time.Now()
+	}
 
 	if p := r.plan.Warmup; p != nil {
 		warmup := r.Progress()
 		r.startPhase(warmup)
 		p.Run(ctx, reqCtx, r.exec, warmup.Report)
 		if ctx.Err() != nil {
+			if server != nil {
+				server.Stop(time.Now())
+			}
 			return Result{Summary: r.report.Summary(), Report: r.report, Digest: r.Digest(), Stopped: true}
 		}
+	}
+	var profilingStart time.Time
+	if server != nil {
+		profilingStart = server.Mark() // the reading the run's increases count from
 	}
 	r.startPhase(Progress{Phase: PhaseProfiling, Report: r.report, Limit: r.plan.Limit})
 
@@ -153,6 +178,12 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 		Stopped:      ctx.Err() != nil,
 		Measured:     true,
 		GraceExpired: <-graceExpired,
+	}
+	if server != nil {
+		res.ServerMetrics = server.Stop(profilingStart)
+		if r.plan.Warmup != nil {
+			res.ServerMetrics.WarmupStart = warmupStart
+		}
 	}
 	s := res.Summary
 	peakCPU, peakSched := peak()

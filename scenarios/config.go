@@ -96,6 +96,10 @@ type Target struct {
 	// inferprobe's records. Default true; a header of the same name in
 	// Headers is sent instead of that one.
 	RequestIDs *bool `yaml:"request_ids"`
+	// ServerMetrics is where a burst run reads the server's own Prometheus
+	// metrics for its report: a URL, or "off". Default the URL's origin +
+	// /metrics, where vLLM, SGLang, llama-server and TGI serve them.
+	ServerMetrics string `yaml:"server_metrics"`
 	// Template describes the request and the reply of endpoint template,
 	// and is required there and refused elsewhere.
 	Template *Template `yaml:"template"`

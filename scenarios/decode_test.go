@@ -22,7 +22,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"unknown field with suggestion", edit(t, "{rate: 0.2}", "{rat: 0.2}"), `s.yml:8:15: probes.steady.arrival: unknown field "rat"; did you mean "rate"?`},
 		{"unknown field case", edit(t, "    url:", "    URL:"), `s.yml:3:5: targets.qwen: unknown field "URL"; did you mean "url"?`},
 		{"unknown field swapped letters", edit(t, "    model:", "    mdoel:"), `s.yml:4:5: targets.qwen: unknown field "mdoel"; did you mean "model"?`},
-		{"unknown field without suggestion", edit(t, "    model:", "    api_key: x\n    model:"), `s.yml:4:5: targets.qwen: unknown field "api_key"; valid fields: url, endpoint, model, api_key_file, api_key_env, headers, stream, timeout, stall_timeout, session_header, max_tokens_field, tokenizer, tls, http2, keep_alive, request_ids, template`},
+		{"unknown field without suggestion", edit(t, "    model:", "    api_key: x\n    model:"), `s.yml:4:5: targets.qwen: unknown field "api_key"; valid fields: url, endpoint, model, api_key_file, api_key_env, headers, stream, timeout, stall_timeout, session_header, max_tokens_field, tokenizer, tls, http2, keep_alive, request_ids, server_metrics, template`},
 		{"unknown top-level field", "loads: {}\n" + valid, `s.yml:1:1: unknown field "loads"; valid fields: global, targets, probes, bursts`},
 		{"misspelt section", strings.Replace(valid, "probes:", "probe:", 1), `s.yml:5:1: unknown field "probe"; did you mean "probes"?`},
 		{"string for number", edit(t, "rate: 0.2", "rate: fast"), `s.yml:8:21: probes.steady.arrival.rate: must be a number, not the string "fast"`},

@@ -34,8 +34,12 @@ func (t *Target) KeepsAlive() bool { return t.KeepAlive == nil || *t.KeepAlive }
 // SendsRequestIDs reports whether requests carry their ID headers.
 func (t *Target) SendsRequestIDs() bool { return t.RequestIDs == nil || *t.RequestIDs }
 
+// ServerMetricsOff is the server_metrics value that turns them off.
+const ServerMetricsOff = "off"
+
 func (t *Target) validate(l *loader, path string) {
 	t.checkURL(l, join(path, "url"))
+	t.checkServerMetrics(l, join(path, "server_metrics"))
 	ep, ok := LookupEndpoint(t.Endpoint)
 	switch {
 	case !ok:
@@ -139,6 +143,17 @@ func (t *Target) checkURL(l *loader, path string) {
 	}
 	if suffix != "" {
 		l.errorf(path, "is the API base, so leave out %q: endpoint %q adds its own path", suffix, t.Endpoint)
+	}
+}
+
+// checkServerMetrics wants off or an http(s) URL with a host.
+func (t *Target) checkServerMetrics(l *loader, path string) {
+	if t.ServerMetrics == "" || t.ServerMetrics == ServerMetricsOff {
+		return
+	}
+	u, err := url.Parse(t.ServerMetrics)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil {
+		l.errorf(path, "must be %q or an http(s) URL without a password, e.g. server_metrics: http://10.0.0.5:8000/metrics", ServerMetricsOff)
 	}
 }
 

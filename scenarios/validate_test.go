@@ -66,6 +66,7 @@ s.yml:7:13: probes.steady.target: target "qwen" is not defined; defined targets:
 		{"url endpoint path", "http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1/chat/completions/", `s.yml:3:10: targets.qwen.url: is the API base, so leave out "/chat/completions": endpoint "chat" adds its own path`},
 
 		// Target fields.
+		{"server_metrics", "    model: Qwen/Qwen3-0.6B\n", "    model: Qwen/Qwen3-0.6B\n    server_metrics: 127.0.0.1:8000\n", `s.yml:5:21: targets.qwen.server_metrics: must be "off" or an http(s) URL without a password, e.g. server_metrics: http://10.0.0.5:8000/metrics`},
 		{"endpoint", "    model:", "    endpoint: chats\n    model:", `s.yml:4:15: targets.qwen.endpoint: must be one of chat, cohere_rerank, completions, embeddings, messages, nim_ranking, responses, tei_rerank, template, tgi, not "chats"`},
 		{"model missing", "    model: Qwen/Qwen3-0.6B\n", "", `s.yml:2:3: targets.qwen.model: is required, e.g. model: Qwen/Qwen3-0.6B (a name the server lists at GET /v1/models)`},
 		{"model empty", "    model: Qwen/Qwen3-0.6B\n", "    model:\n", `s.yml:4:5: targets.qwen.model: is required, e.g. model: Qwen/Qwen3-0.6B (a name the server lists at GET /v1/models)`},

@@ -251,9 +251,9 @@ var aiperfOptions = []aiperfOption{
 	{"Service", "--stats-interval", ignored, "", whyStatsInterval},
 
 	// Server Metrics
-	{"Server Metrics", "--server-metrics", unsupported, "", whyServerMetrics},
-	{"Server Metrics", "--no-server-metrics", ignored, "", whyNoServerMetrics},
-	{"Server Metrics", "--server-metrics-formats", ignored, "", whyNoServerMetrics},
+	{"Server Metrics", "--server-metrics", supported, "server-metrics", ""},
+	{"Server Metrics", "--no-server-metrics", supported, "server-metrics", ""},
+	{"Server Metrics", "--server-metrics-formats", supported, "server-metrics-formats", ""},
 
 	// Network Latency
 	{"Network Latency", "--network-latency-automatic", unsupported, "", whyNetworkLatency},
@@ -394,7 +394,6 @@ const (
 	whyRankings          = "bench's ranking requests send one query and one passage, sized by --isl"
 	whySynthesis         = "bench does not synthesize traces; replay a recorded one with --input-file and --fixed-schedule"
 	whyAPI               = "bench serves no API; inferprobe serve has /metrics and the burst API"
-	whyServerMetrics     = "bench does not scrape the server; scrape its /metrics with Prometheus beside inferprobe serve"
 	whyControl           = "bench sends no control requests to the server; call the endpoint yourself before the run (e.g. curl -X POST URL/reset_prefix_cache)"
 	whyNetworkLatency    = "bench does not subtract network latency; run it next to the server, or compare with a run against the built-in simulator (inferprobe simulate)"
 	whyWarmupPhase       = "the warmup is sent at the run's own load; its length is --warmup-request-count"
@@ -413,6 +412,5 @@ const (
 	whyNoTokenizerCode   = "inferprobe runs no tokenizer code"
 	whyRecords           = "bench's workers compute each request's record as it ends"
 	whyStatsInterval     = "the progress line is rewritten every second on a terminal, else printed every 5 s"
-	whyNoServerMetrics   = "bench collects no server metrics"
 	whyZMQ               = "bench's worker processes talk over pipes, not ZMQ"
 )

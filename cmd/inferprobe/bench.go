@@ -98,6 +98,10 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		fmt.Fprintf(stderr, "inferprobe bench: wrote the run as burst %q to %s\n", "bench", f.saveScenario)
 	}
 
+	serverOpt, ok := f.serverMetricsRun(stderr)
+	if !ok {
+		return exitUsage
+	}
 	p, err := workers.start(logger, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: starting worker processes: %v\n", err)
@@ -111,6 +115,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		return exitUsage
 	}
 	var opts []finite.Option
+	if serverOpt != nil {
+		opts = append(opts, serverOpt)
+	}
 	if telemetry != nil {
 		defer telemetry.Close()
 		opts = append(opts, finite.WithGPUWindow(telemetry.Window()))
@@ -222,6 +229,7 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 	result := export.Run{
 		Summary: res.Summary, Requests: export.ScrubErrors(res.Report.Requests(), b.f.secrets()), Config: r.config, SLO: r.plan.SLO,
 		Digest: res.Digest.String(), ClientBound: res.ClientBound, Interrupted: res.Stopped, GPUTelemetry: b.gpu,
+		ServerMetrics: res.ServerMetrics,
 	}
 	result.Config.ArtifactDir = r.dir
 	if b.baseline != nil {
@@ -235,6 +243,7 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 		}
 		export.ConsoleGPU(b.stdout, st)
 	}
+	export.ConsoleServerMetrics(b.stdout, result)
 	// A server that echoes the key it refused must not put it in the files.
 	redact := scenarios.Redactor(b.f.secrets())
 	result.ConsoleText, result.Log = []byte(redact.Replace(b.console.String())), []byte(redact.Replace(b.runLog.String()))

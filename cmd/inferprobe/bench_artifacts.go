@@ -24,7 +24,7 @@ func (f *benchFlags) exportConfig(limit prober.Limit, cfg *scenarios.Config) exp
 		Model: target.Model, EndpointType: f.endpointType, Streaming: f.streaming, URL: base, Seed: cfg.Global.Seed,
 		ExtraInputs: probe.Params, Tokenizer: target.Tokenizer, WarmupRequests: f.warmupRequests,
 		RequestCount: int(limit.Requests), Duration: limit.Duration.Seconds(), Command: repeatCommand(f.args),
-		FixedSchedule: f.replays(),
+		FixedSchedule: f.replays(), ServerMetrics: f.server.exportConfig(),
 	}
 	switch d := probe.Dataset; {
 	case d.Synthetic != nil:

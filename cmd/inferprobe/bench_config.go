@@ -125,6 +125,10 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 		t.RequestIDs = &f.requestIDs
 		b.set(benchTarget+".request_ids", "--request-ids")
 	}
+	if !f.server.on { // --save-scenario's burst reads none either
+		t.ServerMetrics = scenarios.ServerMetricsOff
+		b.set(benchTarget+".server_metrics", "--no-server-metrics")
+	}
 	b.set(benchProbe+".target", "--model")
 	if f.apiKey != "" {
 		if err := os.Setenv(apiKeyEnv, f.apiKey); err != nil {

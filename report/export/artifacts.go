@@ -26,8 +26,9 @@ const (
 )
 
 // WriteArtifacts writes every artifact of run into dir: AIPerf's JSON, CSV,
-// JSONL, inputs, console report and logs/, the HTML report, and the
-// command that repeats the run.
+// JSONL, inputs, console report and logs/, server_metrics_export.* when the
+// server's metrics were read, the HTML report, and the command that repeats
+// the run.
 func WriteArtifacts(dir string, run Run) error {
 	if err := os.MkdirAll(filepath.Join(dir, artifactLogs), 0o755); err != nil {
 		return err
@@ -47,6 +48,22 @@ func WriteArtifacts(dir string, run Run) error {
 	files := map[string][]byte{
 		artifactJSON: js, artifactCSV: csv, artifactHTML: page, artifactCommand: []byte(run.Config.Command + "\n"),
 		artifactConsole: run.ConsoleText, filepath.Join(artifactLogs, artifactLog): run.Log,
+	}
+	for _, f := range run.serverFormats() {
+		switch f {
+		case "json":
+			b, err := ServerMetricsJSON(run)
+			if err != nil {
+				return err
+			}
+			files[artifactServerJSON] = b
+		case "csv":
+			b, err := ServerMetricsCSV(run)
+			if err != nil {
+				return err
+			}
+			files[artifactServerCSV] = b
+		}
 	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {

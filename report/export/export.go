@@ -20,6 +20,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/servermetrics"
 )
 
 // Run is everything the exports describe.
@@ -41,6 +42,9 @@ type Run struct {
 	Baseline *Baseline
 	// GPUTelemetry says GPU telemetry was on for the run.
 	GPUTelemetry bool
+	// ServerMetrics is what the server's own metrics said over the run; nil
+	// when they were not read (--no-server-metrics, a daemon without them).
+	ServerMetrics *servermetrics.Collection
 	// ConsoleText is what the console showed of the run, and Log what the
 	// run logged, for profile_export_console.txt and logs/.
 	ConsoleText, Log []byte
@@ -76,6 +80,16 @@ type Config struct {
 	WarmupRequests int
 	// Command repeats the run (without secrets).
 	Command string
+	// ServerMetrics is how the server's metrics were to be read.
+	ServerMetrics ServerMetricsConfig
+}
+
+// ServerMetricsConfig is AIPerf's server_metrics input: on or off, the
+// URLs given beside the discovered one, and the formats written.
+type ServerMetricsConfig struct {
+	Enabled bool
+	URLs    []string
+	Formats []string
 }
 
 // phaseType is AIPerf's phase type for the load: a replay's
@@ -91,8 +105,8 @@ func (c Config) phaseType() string {
 }
 
 // inputConfig is AIPerf 0.13's input_config (its BenchmarkConfig), keys in
-// its order; what inferprobe does not have (server metrics, OTel, MLflow)
-// is written as AIPerf writes it off.
+// its order; what inferprobe does not have (OTel, MLflow) is written as
+// AIPerf writes it off.
 func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
 	endpoint := obj{{"urls", []string{c.URL}}, {"type", c.EndpointType}, {"streaming", c.Streaming}}
 	if len(c.ExtraInputs) > 0 {
@@ -144,7 +158,7 @@ func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
 	}
 	return append(out,
 		kv{"gpu_telemetry", obj{{"enabled", gpu}}},
-		kv{"server_metrics", obj{{"enabled", false}, {"urls", []string{}}, {"formats", []string{}}}},
+		kv{"server_metrics", obj{{"enabled", c.ServerMetrics.Enabled}, {"urls", nonNil(c.ServerMetrics.URLs)}, {"formats", nonNil(c.ServerMetrics.Formats)}}},
 		kv{"network_latency", obj{{"enabled", false}}},
 		kv{"otel", obj{}}, kv{"mlflow", obj{}}, kv{"wandb", obj{}},
 		kv{"runtime", obj{{"ui", "none"}}},
@@ -449,6 +463,9 @@ func (r Run) extras() obj {
 	}
 	if wait := scaled(r.Summary.CapWait, ms); wait != nil {
 		extras = append(extras, kv{"concurrency_wait", statsObj("ms", wait)})
+	}
+	if sr := r.ServerSide(); sr != nil {
+		extras = append(extras, kv{"server_metrics", sr})
 	}
 	return extras
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/servermetrics"
 )
 
 // HTML returns a self-contained report: the statistics table, the
@@ -44,10 +45,11 @@ func HTML(r Run) ([]byte, error) {
 		Groups       []group
 		Start, Ended string
 		Mismatches   string
+		Server       *servermetrics.Report
 	}{
 		Run: r, Dists: distributions(r.Summary), Singles: singles(r), Errors: errorGroups(r.Requests), Mismatches: mismatchNote(r.Summary),
 		Start: r.Summary.Start.UTC().Format(time.RFC3339), Ended: r.Summary.End.UTC().Format(time.RFC3339),
-		Compare: comparison(r), Groups: groups,
+		Compare: comparison(r), Groups: groups, Server: r.ServerSide(),
 	}
 	var b bytes.Buffer
 	if err := page.Execute(&b, data); err != nil {
@@ -92,6 +94,8 @@ func comparison(r Run) *comparisonView {
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f2":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+	"ms":  func(v float64) string { return strconv.FormatFloat(v*ms, 'f', 2, 64) },
+	"pct": func(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) },
 	"slo": func(s report.SLO) bool { return s != report.SLO{} },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -138,7 +142,23 @@ figure{flex:1 1 45%}h2{break-after:avoid}table{font-size:8pt}td,th{padding:1px 4
 {{range .Rules}}<tr{{if .Failed}} class="fail"{{end}}><td>{{.Metric}}</td><td>{{.Baseline}}</td><td>{{.Current}}</td><td>{{.Change}}</td><td>{{if .Failed}}FAIL{{else}}pass{{end}}</td></tr>
 {{end}}</table>{{end}}
 </section>{{end}}
-{{range .Groups}}<h2>{{.Title}}</h2>
+{{with .Server}}<section id="server">
+<h2>The server's own metrics</h2>
+{{range $u, $why := .Off}}<p>None from <code>{{$u}}</code>: {{$why}}.</p>
+{{end}}{{range .Engines}}<h3>{{if .Engine}}{{.Engine}}{{else}}unknown engine{{end}} — <code>{{.Endpoint}}</code></h3>
+<table><tr><th>over the run</th><th>avg</th><th>max</th></tr>
+{{with .Waiting}}<tr><td>Queue (waiting requests)</td><td>{{f2 .Avg}}</td><td>{{f2 .Max}}</td></tr>{{end}}
+{{with .Running}}<tr><td>Running requests</td><td>{{f2 .Avg}}</td><td>{{f2 .Max}}</td></tr>{{end}}
+{{with .KVCache}}<tr><td>KV-cache use (%)</td><td>{{pct .Avg}}</td><td>{{pct .Max}}</td></tr>{{end}}
+</table>
+{{with .TTFT}}<table><tr><th>Time to First Token (ms)</th><th>p50</th><th>p90</th><th>p99</th></tr>
+<tr><td>server ({{.Count}} requests)</td><td>{{ms .P50}}</td><td>{{ms .P90}}</td><td>{{ms .P99}}</td></tr>{{end}}
+{{with .ClientTTFT}}<tr><td>client</td><td>{{ms .P50}}</td><td>{{ms .P90}}</td><td>{{ms .P99}}</td></tr>{{end}}
+{{with .TTFTGap}}<tr><td>client − server</td><td>{{ms .P50}}</td><td>{{ms .P90}}</td><td>{{ms .P99}}</td></tr>{{end}}
+{{if .TTFT}}</table>{{if .TTFTGap}}<p>Client − server is the network, queueing outside the engine (its HTTP layer, a proxy) and the client.</p>{{end}}{{end}}
+{{with .Lacks}}<p>The engine exports no {{range $i, $c := .}}{{if $i}}, {{end}}{{$c}}{{end}}.</p>{{end}}
+{{end}}</section>
+{{end}}{{range .Groups}}<h2>{{.Title}}</h2>
 <div class="charts">{{range .Charts}}<figure id="{{.ID}}"><h3>{{.Title}}</h3>{{if .SVG}}{{.SVG}}{{else}}<p class="nodata">No samples.</p>{{end}}
 {{with .Key}}<figcaption>{{range .}}<span class="key"><svg width="24" height="10" aria-hidden="true">{{if .Dots}}<path d="M8 1L16 9M8 9L16 1" stroke="{{.Color}}" stroke-width="1.5"/>{{else}}<line x1="0" y1="5" x2="24" y2="5" stroke="{{.Color}}" stroke-width="2"{{with .Dash}} stroke-dasharray="{{.}}"{{end}}/>{{end}}</svg> {{.Label}}</span>
 {{end}}</figcaption>{{end}}</figure>
