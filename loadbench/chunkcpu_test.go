@@ -153,45 +153,21 @@ func closedLoop(ctx context.Context, exec prober.Executor, tg *prober.Target, re
 // lastStamp keeps the bare reader's timestamps from being dead code.
 var lastStamp atomic.Int64
 
-// bareReaders keeps streams requests to url in flight until ctx ends with the
-// least a streaming client must do: net/http, a line scanner and one
-// timestamp per data line. It adds the content chunks to chunks, as
-// inferprobe's records count them: the simulator's role and finish events
-// are data lines too. Telling them apart costs it two short searches a line.
+// bareReaders keeps streams requests to url in flight with bareStream until
+// ctx ends, adding their content chunks to chunks.
 func bareReaders(ctx context.Context, t *testing.T, url string, body []byte, streams int, chunks *atomic.Int64) func() {
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, DisableCompression: true}}
+	hc := bareClient()
 	var wg sync.WaitGroup
 	var failed atomic.Int64
 	for range streams {
 		wg.Go(func() {
 			stamps := make([]time.Time, 0, 80)
 			for ctx.Err() == nil {
-				hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				hreq.Header.Set("Content-Type", "application/json")
-				resp, err := hc.Do(hreq)
+				content, err := bareStream(ctx, hc, url, body, &stamps)
 				if err != nil {
 					failed.Add(1)
-					continue
 				}
-				stamps, content := stamps[:0], 0
-				sc := bufio.NewScanner(resp.Body)
-				for sc.Scan() {
-					if line := sc.Bytes(); bytes.HasPrefix(line, []byte("data: ")) {
-						stamps = append(stamps, time.Now())
-						if bytes.Contains(line, []byte(`"content":"`)) && !bytes.Contains(line, []byte(`"content":""`)) {
-							content++
-						}
-					}
-				}
-				_ = resp.Body.Close()
 				chunks.Add(int64(content))
-				if len(stamps) > 0 {
-					lastStamp.Store(stamps[len(stamps)-1].UnixNano())
-				}
 			}
 		})
 	}
@@ -202,4 +178,56 @@ func bareReaders(ctx context.Context, t *testing.T, url string, body []byte, str
 			t.Errorf("bare reader: %d requests failed", n)
 		}
 	}
+}
+
+func bareClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, DisableCompression: true}}
+}
+
+// bareStream is the least a streaming client must do: net/http, a line
+// scanner and one timestamp per data line, into stamps. It returns the
+// content chunks, as inferprobe's records count them: the simulator's role
+// and finish events are data lines too. Telling them apart costs it two
+// short searches a line.
+func bareStream(ctx context.Context, hc *http.Client, url string, body []byte, stamps *[]time.Time) (content int, err error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(hreq)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	*stamps = (*stamps)[:0]
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if line := sc.Bytes(); bytes.HasPrefix(line, []byte("data: ")) {
+			*stamps = append(*stamps, time.Now())
+			if bytes.Contains(line, []byte(`"content":"`)) && !bytes.Contains(line, []byte(`"content":""`)) {
+				content++
+			}
+		}
+	}
+	if n := len(*stamps); n > 0 {
+		lastStamp.Store((*stamps)[n-1].UnixNano())
+	}
+	return content, sc.Err()
+}
+
+// bareExec runs bareStream as a prober.Executor, for TestStreamMemory.
+type bareExec struct {
+	hc  *http.Client
+	url string
+}
+
+func (b bareExec) Do(ctx context.Context, _ *prober.Target, req *prober.Request) *prober.Record {
+	stamps := make([]time.Time, 0, 80)
+	_, err := bareStream(ctx, b.hc, b.url, req.Body, &stamps)
+	rec := &prober.Record{Seq: req.Seq}
+	if err != nil {
+		rec.Outcome, rec.Err = prober.OutcomeError, err.Error()
+	}
+	return rec
 }
