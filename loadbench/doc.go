@@ -5,6 +5,8 @@
 //
 //   - TestRateSweep: schedule lag, CPU and CPU per 1,000 chunks against a
 //     stepped Poisson rate;
+//   - TestChunkCPU: client CPU per streamed chunk of the worker path against
+//     a bare reader written for the benchmark, against the same server;
 //   - TestStreamMemory: memory per in-flight stream;
 //   - TestTimingError: TTFT and inter-chunk timing error against the
 //     simulator's own flush times at 1, 100 and 1,000 concurrent streams;

@@ -196,7 +196,13 @@ func (s *simProcess) pid() int { return s.cmd.Process.Pid }
 // newPool starts n workers from the built binary, pinned to CPU 0 with -pin.
 func newPool(t testing.TB, n int) *pool.Pool {
 	t.Helper()
-	exe, args := command(binary(t), "0", "worker", "--log.level=warn")
+	return newPoolOf(t, binary(t), n)
+}
+
+// newPoolOf starts n workers from bin, pinned to CPU 0 with -pin.
+func newPoolOf(t testing.TB, bin string, n int) *pool.Pool {
+	t.Helper()
+	exe, args := command(bin, "0", "worker", "--log.level=warn")
 	if *profile != "" {
 		self, err := os.Executable()
 		if err != nil {

@@ -71,6 +71,15 @@ func TestStreamMemory(t *testing.T) {
 	tb.row("prober.Client", "goroutine stacks", kib(m[0].stack), kib(m[1].stack), kib(m[2].stack), kib((m[2].stack-m[1].stack)/int64(added)))
 	tb.row("prober.Client", "goroutines", m[0].goroutines, m[1].goroutines, m[2].goroutines,
 		fmt.Sprintf("%.2f", float64(m[2].goroutines-m[1].goroutines)/float64(added)))
+
+	// The floor net/http sets: a bare reader's streams in this process.
+	// Measured last, its stacks reuse the spans prober.Client's freed, so
+	// its growth errs low.
+	b := bareExec{bareClient(), sim.url + "/chat/completions"}
+	m[0] = read()
+	holdStreams(t, b, tg, func(i int) { m[i] = read() })
+	tb.row("bare net/http reader", "Go heap in use", kib(m[0].heap), kib(m[1].heap), kib(m[2].heap), kib((m[2].heap-m[1].heap)/int64(added)))
+	tb.row("bare net/http reader", "goroutine stacks", kib(m[0].stack), kib(m[1].stack), kib(m[2].stack), kib((m[2].stack-m[1].stack)/int64(added)))
 	tb.flush()
 }
 

@@ -227,3 +227,38 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// The transport's connection buffers are smaller than a long header line, a
+// long event or a long prompt: each must still pass whole, across reads and
+// writes.
+func TestLongerThanConnBuffers(t *testing.T) {
+	long := strings.Repeat("x", 3*connBufferBytes)
+	prompt := strings.Repeat("word ", 2*connBufferBytes)
+	var gotPrompt string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err == nil && len(body.Messages) == 1 {
+			gotPrompt = body.Messages[0].Content
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("X-Long", long)
+		io.WriteString(w, chat(" a"))
+		w.(http.Flusher).Flush()
+		io.WriteString(w, chat(long)+"data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	tg := testTarget(t, srv.URL+"/v1/", nil)
+	req, err := NewRequest(tg, dataset.Prompt{Text: prompt, InputTokens: 2 * connBufferBytes, OutputTokens: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := NewClient().Do(context.Background(), tg, req)
+	if rec.Outcome != OutcomeOK || len(rec.Chunks) != 2 {
+		t.Fatalf("record %+v", rec)
+	}
+	if gotPrompt != prompt {
+		t.Errorf("the server got a prompt of %d bytes, want %d", len(gotPrompt), len(prompt))
+	}
+}

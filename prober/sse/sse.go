@@ -33,12 +33,11 @@ var (
 )
 
 const (
-	// initialBuffer covers a typical chat-completion chunk (a few hundred
-	// bytes) many times over and is the size of net/http's read buffer on
-	// the connection; longer lines grow the buffer towards maxEvent. One is
-	// held per open stream, so it is kept small: at 32 KiB it was most of a
-	// stream's heap.
-	initialBuffer = 4 << 10
+	// initialBuffer holds a typical chat-completion chunk (a few hundred
+	// bytes) a few times over; longer lines grow the buffer towards
+	// maxEvent. One is held per open stream, so it is kept small: at 32 KiB
+	// it was most of a stream's heap, at 4 KiB still a sixth.
+	initialBuffer = 1 << 10
 
 	// maxEmptyReads is how many (0, nil) Reads in a row are taken as a broken
 	// source rather than a slow one (the same bound as bufio).
