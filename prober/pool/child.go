@@ -23,19 +23,20 @@ import (
 // reader (records, readies and heartbeats up its stdout, then reaping), a
 // forwarder of its stderr to the log, and a watchdog.
 type child struct {
-	pool  *Pool
-	slot  int
-	cmd   *exec.Cmd
-	pid   int
-	born  time.Time
-	stdin *os.File       // the write end of the worker's stdin pipe
-	out   *countedWriter // stdin as the encoder writes it: bytes the pipe took
-	enc   *wire.Encoder  // the writer's, after the handshake
-	dec   *wire.Decoder  // the reader's, after the handshake
-	queue chan *call     // credits to write; bounded for backpressure
-	wake  chan struct{}  // capacity 1: cancels or definitions are waiting
-	stop  chan struct{}  // closed to shut the worker down
-	gone  chan struct{}  // closed when its stdout has ended
+	pool     *Pool
+	slot     int
+	cmd      *exec.Cmd
+	pid      int
+	born     time.Time
+	stdin    *os.File       // the write end of the worker's stdin pipe
+	out      *countedWriter // stdin as the encoder writes it: bytes the pipe took
+	enc      *wire.Encoder  // the writer's, after the handshake
+	dec      *wire.Decoder  // the reader's, after the handshake
+	queue    chan *call     // credits to write; bounded for backpressure
+	wake     chan struct{}  // capacity 1: cancels or definitions are waiting
+	stop     chan struct{}  // closed by requestStop to shut the worker down
+	stopOnce sync.Once
+	gone     chan struct{} // closed when its stdout has ended
 	// written is closed when the writer has stopped.
 	written chan struct{}
 	// exited is closed once the process is reaped and its calls returned.
@@ -661,3 +662,8 @@ func (t *tail) describe() string {
 	}
 	return "; its last output: " + strings.Join(t.lines, " | ")
 }
+
+// requestStop asks the worker to shut down. New and the slot's supervisor
+// both put a first worker up, so a stop can reach it through either: it must
+// not close stop twice.
+func (w *child) requestStop() { w.stopOnce.Do(func() { close(w.stop) }) }

@@ -377,7 +377,7 @@ func (p *Pool) stopWorkers() {
 	close(p.stopped)
 	for _, s := range p.slots {
 		if s.current != nil {
-			close(s.current.stop)
+			s.current.requestStop()
 		}
 	}
 	p.mu.Unlock()

@@ -68,17 +68,12 @@ func (p *Pool) run(s *slot, w *child) (healthy bool) {
 // (see Prepare), so that its first requests do not wait for a tokenizer to
 // load; or shuts it down if the pool is stopping. A target prepared for
 // meanwhile is seen by the check under p.mu, or else Prepare finds w in
-// service. New puts its first workers up before their supervisors run, and
-// stopWorkers shuts down whatever is up: w is then not shut down twice.
+// service.
 func (p *Pool) up(s *slot, w *child) {
 	for {
 		p.mu.Lock()
-		if s.current == w {
-			p.mu.Unlock()
-			return
-		}
 		if p.stopping {
-			close(w.stop)
+			w.requestStop()
 			p.mu.Unlock()
 			return
 		}
