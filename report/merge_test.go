@@ -80,14 +80,14 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 		for _, r := range recs {
 			w.Observe(r)
 		}
-		if err := w.Close(ShardEnd{Finished: true, Digest: d.String(), Requests: d.Requests}); err != nil {
+		if err := w.Close(ShardEnd{Finished: true, Digest: d.String(), Requests: d.Requests, ClientBound: "cpu"}); err != nil {
 			t.Fatal(err)
 		}
 		sf, err := OpenShardFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sf.Shard != sh || sf.Header.Run != "r" || string(sf.Header.Meta) != `{"k":1}` || sf.End == nil || !sf.End.Finished || sf.End.Requests != d.Requests {
+		if sf.Shard != sh || sf.Header.Run != "r" || string(sf.Header.Meta) != `{"k":1}` || sf.End == nil || !sf.End.Finished || sf.End.Requests != d.Requests || sf.End.ClientBound != "cpu" {
 			t.Fatalf("shard file %s read back as %+v, end %+v", path, sf, sf.End)
 		}
 		shards = append(shards, sf.ShardRecords())

@@ -39,6 +39,10 @@ type ShardEnd struct {
 	// Digest and Requests are the shard's own digest of what it sent.
 	Digest   string `json:"digest"`
 	Requests uint64 `json:"requests"`
+	// ClientBound says why the shard's client may have been the
+	// bottleneck; empty when it kept up. A merge passes it on, so that one
+	// overloaded machine does not hide in the whole run's figures.
+	ClientBound string `json:"client_bound,omitempty"`
 }
 
 // shardEndLine starts the end line and no record line.
