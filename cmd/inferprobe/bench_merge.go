@@ -78,7 +78,7 @@ func runBenchMerge(stdout, stderr io.Writer, f *mergeFlags, args []string) int {
 	meta.Config.ArtifactDir, meta.Config.Command = f.artifactDir, repeatCommand(args)
 	summary := m.Report.Summary()
 	result := export.Run{Summary: summary, Requests: m.Report.Requests(), Config: meta.Config, SLO: meta.SLO,
-		Digest: m.Digest.String(), Interrupted: m.Partial()}
+		Digest: m.Digest.String(), Interrupted: m.Partial(), ClientBound: clientBound(files)}
 	export.Console(out, result, m.Digest, meta.Seed)
 	result.ConsoleText = console.Bytes()
 	if err := export.WriteArtifacts(f.artifactDir, result); err != nil {
@@ -133,6 +133,18 @@ func openShards(stderr io.Writer, dirs []string, deadline time.Time) ([]*report.
 		}
 		time.Sleep(mergePoll)
 	}
+}
+
+// clientBound names the shards whose client may have been the bottleneck,
+// and why: the merged figures then describe those machines in part.
+func clientBound(files []*report.ShardFile) string {
+	var why []string
+	for _, sf := range files {
+		if sf.End != nil && sf.End.ClientBound != "" {
+			why = append(why, "shard "+sf.Shard.String()+": "+sf.End.ClientBound)
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // partialWhy names the shards a partial merge lacks.

@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 func TestBenchMergeArgs(t *testing.T) {
@@ -19,5 +22,16 @@ func TestBenchMergeArgs(t *testing.T) {
 	}
 	if args := []string{"bench", "merge"}; !slices.Equal(benchMergeArgs(args), []string{"bench-merge"}) || args[1] != "merge" {
 		t.Error("benchMergeArgs must not change its argument")
+	}
+}
+
+func TestMergeClientBound(t *testing.T) {
+	files := []*report.ShardFile{
+		{Shard: prober.Shard{Index: 0, Count: 3}, End: &report.ShardEnd{Finished: true}},
+		{Shard: prober.Shard{Index: 1, Count: 3}, End: &report.ShardEnd{Finished: true, ClientBound: "schedule lag p99 40ms"}},
+		{Shard: prober.Shard{Index: 2, Count: 3}},
+	}
+	if got, want := clientBound(files), "shard 1/3: schedule lag p99 40ms"; got != want {
+		t.Errorf("clientBound = %q, want %q", got, want)
 	}
 }

@@ -132,5 +132,5 @@ func (s *shardSink) close(res finite.Result) error {
 	if s == nil {
 		return nil
 	}
-	return s.w.Close(report.ShardEnd{Finished: !res.Stopped, Digest: res.Digest.String(), Requests: res.Digest.Requests})
+	return s.w.Close(report.ShardEnd{Finished: !res.Stopped, Digest: res.Digest.String(), Requests: res.Digest.Requests, ClientBound: res.ClientBound})
 }
