@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,10 +28,17 @@ func (timedExec) Do(_ context.Context, _ *prober.Target, req *prober.Request) *p
 }
 
 // keep is a Recorder that keeps the records.
-type keep struct{ recs []*prober.Record }
+type keep struct {
+	mu   sync.Mutex
+	recs []*prober.Record
+}
 
-func (*keep) Started()                   {}
-func (k *keep) Observe(r *prober.Record) { k.recs = append(k.recs, r) }
+func (*keep) Started() {}
+func (k *keep) Observe(r *prober.Record) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.recs = append(k.recs, r)
+}
 
 // runShard runs 30 requests of a seeded open loop as shard of the run and
 // returns its records and digest.
