@@ -148,7 +148,13 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard Sha
 	case p.Dataset.Replays():
 		probe.schedule = replay{}
 	case a.Pattern == scenarios.ArrivalConcurrency:
-		probe.schedule = newClosedLoop(a)
+		c := newClosedLoop(a)
+		// A shard with no slot at any level would send nothing and never end.
+		if most := max(c.ramp.from, c.ramp.to); shard.share(most) == 0 {
+			return nil, fmt.Errorf("probe %s: concurrency %d cannot be split across %d shards; raise it to at least %d",
+				name, most, shard.Count, shard.Count)
+		}
+		probe.schedule = c
 	default:
 		arr, err := arrival.New(a, seeded.New(seed, component+"/arrival"))
 		if err != nil {

@@ -249,7 +249,7 @@ func TestShardShares(t *testing.T) {
 // together they are the unsharded sequence, each request in exactly one.
 func TestShardsUnion(t *testing.T) {
 	const total = 600
-	for _, arrival := range []string{"{rate: 50}", "{pattern: gamma, rate: 50, smoothness: 0.5}", "{pattern: concurrency, concurrency: 5}"} {
+	for _, arrival := range []string{"{rate: 50}", "{pattern: gamma, rate: 50, smoothness: 0.5}", "{pattern: concurrency, concurrency: 9}"} {
 		whole := plans(newProbe(t, probeYAML(9, arrival, ""), Shard{}), total)
 		for _, n := range []int{1, 2, 3, 7} {
 			got := map[uint64]planned{}

@@ -92,3 +92,23 @@ func TestStartAt(t *testing.T) {
 		}
 	}
 }
+
+// TestClosedLoopTooSmallToShard: a closed loop of 2 across 3 shards leaves
+// shard 2 no slot, ever: it sent nothing and, with a request limit, never
+// ended. Like a max_concurrency too small to split, it is refused, with what
+// to raise; a ramp that reaches a slot for every shard is not.
+func TestClosedLoopTooSmallToShard(t *testing.T) {
+	cfg, err := scenarios.Parse([]byte(probeYAML(1, "{pattern: concurrency, concurrency: 2}", "")), "s.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := NewTarget("t", cfg.Targets["t"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewProbe("a", cfg.Probes["a"], tg, 1, Shard{2, 3})
+	if want := "concurrency 2 cannot be split across 3 shards; raise it to at least 3"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("NewProbe = %v, want an error with %q", err, want)
+	}
+	newProbe(t, probeYAML(1, "{pattern: concurrency, concurrency: 1, ramp_to: 3, ramp_over: 1s}", ""), Shard{2, 3})
+}
