@@ -110,6 +110,11 @@ func (b *bencher) openShardFile(r benchRun) (*shardSink, error) {
 	if err != nil {
 		return nil, err
 	}
+	start := "when ready (no --start-at)"
+	if b.f.startAt != "" {
+		start = "at " + b.f.startAt
+	}
+	fmt.Fprintf(b.stderr, "inferprobe bench: shard %s: sending its share of the run %s; its report covers the share, `inferprobe bench merge` the shards' directories for the whole run\n", r.shard, start)
 	return &shardSink{w: w, redact: scenarios.Redactor(b.f.secrets())}, nil
 }
 
