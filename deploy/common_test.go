@@ -73,7 +73,7 @@ var helpFlag = regexp.MustCompile(`--(?:\[no-\])?([a-z][a-z0-9.-]*)`)
 func checkFlags(t *testing.T, where string, command string, args []string) {
 	t.Helper()
 	bin := binary(t)
-	out, err := exec.Command(bin, command, "--help").CombinedOutput()
+	out, err := exec.Command(bin, append(strings.Fields(command), "--help")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %s --help: %v\n%s", bin, command, err, out)
 	}

@@ -15,6 +15,7 @@ import (
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -35,6 +36,8 @@ type bundle struct {
 	serviceMonitors []*monitoringv1.ServiceMonitor
 	podMonitors     []*monitoringv1.PodMonitor
 	rules           []*monitoringv1.PrometheusRule
+	jobs            []*batchv1.Job
+	claims          []*corev1.PersistentVolumeClaim
 }
 
 // add decodes every document of a manifest strictly (unknown or duplicate fields fail) into
@@ -72,6 +75,12 @@ func (b *bundle) add(t *testing.T, name string, data []byte) {
 		case "monitoring.coreos.com/v1/PodMonitor":
 			o := &monitoringv1.PodMonitor{}
 			b.podMonitors, obj = append(b.podMonitors, o), o
+		case "batch/v1/Job":
+			o := &batchv1.Job{}
+			b.jobs, obj = append(b.jobs, o), o
+		case "v1/PersistentVolumeClaim":
+			o := &corev1.PersistentVolumeClaim{}
+			b.claims, obj = append(b.claims, o), o
 		case "monitoring.coreos.com/v1/PrometheusRule":
 			o := &monitoringv1.PrometheusRule{}
 			b.rules, obj = append(b.rules, o), o
@@ -524,7 +533,8 @@ func exampleSecret(t *testing.T) (string, map[string]string) {
 }
 
 // TestKubernetesManifests decodes every manifest: common/ with single/ (one Deployment) and
-// common/ with sharded/ (a StatefulSet), each with the example Secret.
+// common/ with sharded/ (a StatefulSet), each with the example Secret; bench/ is
+// TestKubernetesBenchJob's.
 func TestKubernetesManifests(t *testing.T) {
 	// Every manifest is one of those decoded below.
 	err := filepath.WalkDir("kubernetes", func(p string, d os.DirEntry, err error) error {
@@ -532,7 +542,7 @@ func TestKubernetesManifests(t *testing.T) {
 			return err
 		}
 		if dir := filepath.Dir(p); p != "kubernetes/secret-example.yaml" &&
-			dir != "kubernetes/common" && dir != "kubernetes/single" && dir != "kubernetes/sharded" {
+			dir != "kubernetes/common" && dir != "kubernetes/single" && dir != "kubernetes/sharded" && dir != "kubernetes/bench" {
 			t.Errorf("%s: not checked by this test; add it here", p)
 		} else if filepath.Ext(p) != ".yaml" {
 			t.Errorf("%s: manifests end in .yaml", p)

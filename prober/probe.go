@@ -61,9 +61,12 @@ type Probe struct {
 	cancelAfter time.Duration
 	cancels     *rand.Rand
 	next        uint64 // sequence number of the next request of the whole sequence
+	items       uint64 // how many requests or sessions of the whole sequence were drawn
 	seed        uint64 // the scenario's, from which request IDs derive
 	sent        *sequence
 	limit       Limit
+	// startAt is the agreed instant the timeline starts at; zero: when ready.
+	startAt time.Time
 	// sendingEnded is closed once Run will send nothing more: its schedule
 	// ended and every session started has sent its last turn.
 	sendingEnded chan struct{}
@@ -100,6 +103,12 @@ func (p *Probe) SetLimit(l Limit) { p.limit = l }
 func (l Limit) reached(seq uint64, offset time.Duration) bool {
 	return (l.Requests > 0 && seq >= l.Requests) || (l.Duration > 0 && offset >= l.Duration)
 }
+
+// SetStartAt starts Run's timeline at t rather than when it is ready, so
+// that shards on several machines, started at different times, send on one
+// timeline. Run still prepares first; if it is ready only after t, its
+// requests due by then go at once and their lateness shows as schedule lag.
+func (p *Probe) SetStartAt(t time.Time) { p.startAt = t }
 
 // NewProbe prepares probe name of a loaded scenario to run against t, sending
 // shard's share of its sequence.
@@ -139,7 +148,13 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard Sha
 	case p.Dataset.Replays():
 		probe.schedule = replay{}
 	case a.Pattern == scenarios.ArrivalConcurrency:
-		probe.schedule = newClosedLoop(a)
+		c := newClosedLoop(a)
+		// A shard with no slot at any level would send nothing and never end.
+		if most := max(c.ramp.from, c.ramp.to); shard.share(most) == 0 {
+			return nil, fmt.Errorf("probe %s: concurrency %d cannot be split across %d shards; raise it to at least %d",
+				name, most, shard.Count, shard.Count)
+		}
+		probe.schedule = c
 	default:
 		arr, err := arrival.New(a, seeded.New(seed, component+"/arrival"))
 		if err != nil {
@@ -202,8 +217,14 @@ func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
 		close(p.sendingEnded)
 	}()
 	// The timeline starts once the first requests are built, so that a trace
-	// that starts with a burst does not start late.
+	// that starts with a burst does not start late, or at the agreed start.
 	r.start = time.Now()
+	if !p.startAt.IsZero() {
+		timer := time.NewTimer(time.Hour)
+		sleepUntil(ctx, timer, p.startAt)
+		timer.Stop()
+		r.start = p.startAt
+	}
 	p.schedule.loop(r)
 	r.sending.Done()
 }
@@ -249,10 +270,11 @@ type plannedTurn struct {
 // plan draws requests of the whole sequence until one is this shard's. The
 // draws of other shards' requests are made all the same: that is what gives
 // every shard the same sequence. A session's turns take consecutive sequence
-// numbers and go to the shard that owns its first.
+// numbers and go to the shard that owns the session.
 func (p *Probe) plan() planned {
 	for {
-		seq := p.next
+		seq, item := p.next, p.items
+		p.items++
 		it, err := p.source.Next()
 		if err != nil {
 			return planned{seq: seq, err: fmt.Errorf("dataset: %w", err), stop: true}
@@ -264,7 +286,7 @@ func (p *Probe) plan() planned {
 		for i := range it.Turns {
 			cancels[1+i] = p.cancelDelay(0)
 		}
-		if !p.shard.owns(seq) {
+		if !p.shard.owns(item) {
 			continue
 		}
 		req, err := p.newRequest(it.Prompt, cancels[0])

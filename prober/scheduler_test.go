@@ -64,7 +64,7 @@ func plans(p *Probe, n uint64) []planned {
 // planDigest folds the shard's requests below n as Run does when it sends them.
 func planDigest(p *Probe, n uint64) Digest {
 	for _, pl := range plans(p, n) {
-		p.sent.add(pl.seq, pl.offset, pl.prompt)
+		p.sent.add(newDigestEntry(pl.seq, pl.offset, pl.prompt))
 	}
 	return p.Digest()
 }
@@ -249,7 +249,7 @@ func TestShardShares(t *testing.T) {
 // together they are the unsharded sequence, each request in exactly one.
 func TestShardsUnion(t *testing.T) {
 	const total = 600
-	for _, arrival := range []string{"{rate: 50}", "{pattern: gamma, rate: 50, smoothness: 0.5}", "{pattern: concurrency, concurrency: 5}"} {
+	for _, arrival := range []string{"{rate: 50}", "{pattern: gamma, rate: 50, smoothness: 0.5}", "{pattern: concurrency, concurrency: 9}"} {
 		whole := plans(newProbe(t, probeYAML(9, arrival, ""), Shard{}), total)
 		for _, n := range []int{1, 2, 3, 7} {
 			got := map[uint64]planned{}

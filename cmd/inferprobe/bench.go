@@ -74,6 +74,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if sweep && f.compare != "" {
 		return usage("--compare compares one run with a baseline, not a sweep: run the point to compare on its own")
 	}
+	if sweep && f.shard != "" {
+		return usage("--shard sends a share of one run, not of a sweep: give one --concurrency or --request-rate")
+	}
 	if sweep && f.saveScenario != "" {
 		return usage("--save-scenario writes one run as a burst, not a sweep: give one --concurrency or --request-rate")
 	}
@@ -90,6 +93,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 			base = defaultArtifactDir(f) // a sweep's is named after its first point, as AIPerf's
 		}
 		runs[i].point, runs[i].dir = pt, pointDir(base, pt)
+	}
+	if f.shard != "" && f.artifactDir == "" {
+		runs[0].dir = defaultShardDir(runs[0].dir, runs[0].shard)
 	}
 	if f.saveScenario != "" {
 		if err := saveScenario(f, runs[0].sc, runs[0].plan); err != nil {
@@ -145,6 +151,9 @@ type benchRun struct {
 	seed   uint64
 	dir    string
 	floor  int // --failed-request-threshold's grace floor
+	shard  prober.Shard
+	// sharded says --shard was given: the run writes a record file.
+	sharded bool
 }
 
 // planRun plans the run the flags describe now; notes are printed for the
@@ -173,11 +182,16 @@ func (f *benchFlags) planRun(stderr io.Writer, notes bool) (benchRun, error) {
 		sc.usage(stderr, err)
 		return benchRun{}, err
 	}
+	shard, startAt, sharded, err := f.shardSpec()
+	if err != nil {
+		fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)
+		return benchRun{}, err
+	}
 	// The warmup's own name gives it its own random streams, so warming up
 	// does not change the measured sequence or its digest.
 	plan, err := finite.NewPlan(finite.Spec{
 		Name: "bench", WarmupName: "bench-warmup", Probe: sc.cfg.Probes["bench"], Target: targets["bench"],
-		Seed: sc.cfg.Global.Seed, Shard: prober.Shard{Count: 1},
+		Seed: sc.cfg.Global.Seed, Shard: shard, StartAt: startAt,
 		Limit: limit, Warmup: warmup, Grace: grace,
 	})
 	if err != nil {
@@ -186,7 +200,7 @@ func (f *benchFlags) planRun(stderr io.Writer, notes bool) (benchRun, error) {
 	}
 	a := sc.cfg.Probes["bench"].Arrival
 	return benchRun{sc: sc, plan: plan, config: f.exportConfig(plan.Limit, sc.cfg), seed: f.seed,
-		floor: thresholdFloor(max(a.Concurrency, a.MaxConcurrency))}, nil
+		floor: thresholdFloor(max(a.Concurrency, a.MaxConcurrency)), shard: shard, sharded: sharded}, nil
 }
 
 // bencher runs planned runs on one worker pool, under one signal handler,
@@ -219,8 +233,20 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 		guard = newFailureGuard(b.f.failedThreshold, r.floor)
 		sinks = append(sinks, guard)
 	}
+	records, err := b.openShardFile(r)
+	if err != nil {
+		fmt.Fprintf(b.stderr, "inferprobe bench: %s: %v; choose a writable --artifact-dir\n", shardFileName, err)
+		return exitCannotRun, nil
+	}
+	if records != nil {
+		sinks = append(sinks, records)
+	}
 	opts := append(slices.Clip(b.opts), finite.WithRecorder(prober.Tee(sinks...)))
 	res, interrupted := executeWithProgress(finite.New(r.plan, b.exec, opts...), b.mode, b.term, b.sigs, live, guard)
+	if err := records.close(res); err != nil {
+		fmt.Fprintf(b.stderr, "inferprobe bench: %v; choose a writable --artifact-dir\n", err)
+		return exitCannotRun, nil
+	}
 	b.interrupted = b.interrupted || interrupted
 	if !res.Measured {
 		fmt.Fprintln(b.stderr, "inferprobe bench: interrupted during warmup; nothing was measured")

@@ -16,12 +16,14 @@ const (
 	exitRegressed   = 3 // a --compare-fail rule failed
 	exitAllFailed   = 4 // requests were sent and not one succeeded
 	exitThreshold   = 5 // failures passed --failed-request-threshold
+	exitPartial     = 6 // bench merge: a shard is missing or did not finish
 	exitInterrupted = 130
 )
 
 // exitCodesHelp is the exit-status table for `bench --help`.
 const exitCodesHelp = "Exit status: 0 success; 1 could not run (workers, artifacts); 2 bad flags, nothing sent; " +
 	"3 a --compare-fail rule failed; 4 every request failed; 5 failures passed --failed-request-threshold; " +
+	"6 (bench merge) a shard is missing or did not finish, the merged report is partial; " +
 	"130 interrupted (SIGINT/SIGTERM). A sweep exits with its first point's non-zero status, 130 if interrupted."
 
 // thresholdFloor is AIPerf's grace floor for --failed-request-threshold:

@@ -51,6 +51,7 @@ type benchFlags struct {
 	set                      map[string]*bool    // which flags the user gave
 	aiperf                                       // AIPerf's options beyond these (bench_flags_aiperf.go)
 	sweepFlags                                   // --concurrency and --request-rate lists (bench_sweep.go)
+	shardFlags                                   // --shard and --start-at (bench_shard.go)
 	load                     *loadFlags          // AIPerf's load, warmup, cancellation and trace options (bench_flags_load.go)
 	server                   *serverMetricsFlags // the server's own metrics (bench_flags_servermetrics.go)
 	// args are the command-line arguments, for the command that repeats the
@@ -100,6 +101,7 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("save-scenario", "Also write the run as on-demand burst bench in a scenario file for inferprobe serve.").StringVar(&f.saveScenario)
 	flag("compare", "Baseline to print deltas against: an earlier run's profile_export_aiperf.json (inferprobe's or AIPerf's), an older inferprobe's profile_export_inferprobe.json, or the run directory holding one.").StringVar(&f.compare)
 	flag("compare-fail", `Regression rule for --compare, repeatable: METRIC[.STAT]>N% fails when the value rose by more than N% over the baseline, METRIC[.STAT]<-N% when it fell by more than N%, METRIC[.STAT]>V (no %) when it is above V. STAT is avg (default), min, max, std or p1…p99; units are the JSON's (ms, tokens/sec). E.g. "time_to_first_token.p99>10%" "output_token_throughput<-5%". A failed rule exits 3.`).StringsVar(&f.compareFail)
+	f.addShardFlags(flag)
 	f.load = addLoadFlags(f, flag)
 	f.workload = addWorkloadFlags(flag, f.set)
 	f.server = addServerMetricsFlags(flag)

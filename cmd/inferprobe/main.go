@@ -71,17 +71,21 @@ func run(args []string) int {
 	simulateWeb := kingpinflag.AddFlags(simulate, defaultSimulatorListen)
 	simulateCfg := simulator.AddFlags(simulate)
 
-	bench := app.Command("bench", "Run one finite benchmark with AIPerf's flag names and print a report with exact percentiles and the request sequence's digest.")
+	bench := app.Command("bench", "Run one finite benchmark with AIPerf's flag names and print a report with exact percentiles and the request sequence's digest. `inferprobe bench merge DIR...` combines the shards of a run sent from several machines (--shard).")
 	benchCfg := addBenchFlags(bench, logConfig)
 	benchWorkers := addWorkerFlags(bench, logConfig)
 	benchGPU := addGPUFlags(bench)
+	// `bench merge` is a command of its own: bench takes positional values
+	// (AIPerf's lists after a flag), which kingpin cannot mix with subcommands.
+	benchMerge := app.Command(benchMergeCommand, "`inferprobe bench merge DIR...`: combine the directories of the shards of one `bench --shard i/n` run into the report and artifacts of the whole run: exact percentiles over every shard's requests, the digest of the run unsharded. Exits 6 when a shard is missing or did not finish.")
+	benchMergeFlags := addMergeFlags(benchMerge)
 
 	check := app.Command("check-config", "Validate scenario files; print every problem with file:line and exit 1 if any.")
 	checkFiles := check.Arg("file", "Scenario files to check.").Required().Strings()
 
 	worker := app.Command("worker", "Run one worker process; serve and demo start these themselves.").Hidden()
 
-	cmd, err := app.Parse(args)
+	cmd, err := app.Parse(benchMergeArgs(args))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "inferprobe: %v; try --help\n", err)
 		return 2
@@ -95,6 +99,8 @@ func run(args []string) int {
 		return runDemo(logger, demoWeb, *demoLifecycle, demoBurstAPI, *demoSimListen, demoSim, demoWorkers, demoDaemonFlags, demoGPU)
 	case simulate.FullCommand():
 		return runSimulate(logger, simulateWeb, simulateCfg)
+	case benchMerge.FullCommand():
+		return runBenchMerge(os.Stdout, os.Stderr, benchMergeFlags, args)
 	case bench.FullCommand():
 		return runBench(logger, os.Stdout, os.Stderr, benchCfg, benchWorkers, benchGPU)
 	case check.FullCommand():
