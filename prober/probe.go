@@ -61,6 +61,7 @@ type Probe struct {
 	cancelAfter time.Duration
 	cancels     *rand.Rand
 	next        uint64 // sequence number of the next request of the whole sequence
+	items       uint64 // how many requests or sessions of the whole sequence were drawn
 	seed        uint64 // the scenario's, from which request IDs derive
 	sent        *sequence
 	limit       Limit
@@ -249,10 +250,11 @@ type plannedTurn struct {
 // plan draws requests of the whole sequence until one is this shard's. The
 // draws of other shards' requests are made all the same: that is what gives
 // every shard the same sequence. A session's turns take consecutive sequence
-// numbers and go to the shard that owns its first.
+// numbers and go to the shard that owns the session.
 func (p *Probe) plan() planned {
 	for {
-		seq := p.next
+		seq, item := p.next, p.items
+		p.items++
 		it, err := p.source.Next()
 		if err != nil {
 			return planned{seq: seq, err: fmt.Errorf("dataset: %w", err), stop: true}
@@ -264,7 +266,7 @@ func (p *Probe) plan() planned {
 		for i := range it.Turns {
 			cancels[1+i] = p.cancelDelay(0)
 		}
-		if !p.shard.owns(seq) {
+		if !p.shard.owns(item) {
 			continue
 		}
 		req, err := p.newRequest(it.Prompt, cancels[0])

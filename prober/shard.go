@@ -7,9 +7,12 @@ import (
 )
 
 // Shard is one replica's share of every probe's request sequence: replica
-// Index of Count sends exactly the requests whose sequence number is Index
-// modulo Count, at their unsharded offsets from its own start, so Count
+// Index of Count sends exactly the requests whose index in the sequence is
+// Index modulo Count, at their unsharded offsets from its own start, so Count
 // replicas together send what one would and Prometheus sums their histograms.
+// A multi-turn session counts as one request of the sequence, so that
+// sessions of k turns are spread over the shards even where k and Count
+// share a factor. Without sessions a request's index is its sequence number.
 // Every replica still draws the whole seeded sequence, which is what keeps the
 // shares disjoint and complete without any coordination; replicas are not
 // phase-locked, so one started later sends its share shifted by the difference.
@@ -72,9 +75,10 @@ func (s Shard) String() string {
 	return fmt.Sprintf("%d/%d", s.Index, s.Count)
 }
 
-// owns reports whether request seq is this shard's to send.
-func (s Shard) owns(seq uint64) bool {
-	return s.Count <= 1 || seq%uint64(s.Count) == uint64(s.Index)
+// owns reports whether the item-th request or session of the sequence is
+// this shard's to send.
+func (s Shard) owns(item uint64) bool {
+	return s.Count <= 1 || item%uint64(s.Count) == uint64(s.Index)
 }
 
 // share is this shard's part of c, such that the parts of all shards sum to c.

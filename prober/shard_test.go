@@ -1,0 +1,71 @@
+package prober
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferprobe/inferprobe/scenarios"
+)
+
+// shardedDatasetProbe builds probe "a", seed 7, with the given arrival and
+// dataset, as shard of its sequence.
+func shardedDatasetProbe(t *testing.T, arrival, dataset string, shard Shard) *Probe {
+	t.Helper()
+	y := "targets:\n  t: {url: http://127.0.0.1:9/v1, model: m}\nprobes:\n  a:\n    target: t\n"
+	if arrival != "" {
+		y += "    arrival: " + arrival + "\n"
+	}
+	y += "    dataset: " + dataset + "\n"
+	cfg, err := scenarios.Parse([]byte(y), filepath.Join(t.TempDir(), "s.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := NewTarget("t", cfg.Targets["t"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewProbe("a", cfg.Probes["a"], tg, 7, shard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestShardSessions: sessions of three turns start at every third sequence
+// number, so owning sessions by the sequence number of their first turn gave
+// all of them to shard 0 of 3 and left shards 1 and 2 drawing forever. Each
+// shard owns every nth session instead.
+func TestShardSessions(t *testing.T) {
+	conv := filepath.Join(t.TempDir(), "conv.jsonl")
+	var sessions []string
+	for s := range 9 {
+		sessions = append(sessions, fmt.Sprintf(`{"session_id": "s%d", "turns": [{"text": "q1"}, {"text": "q2", "delay": 1}, {"text": "q3", "delay": 1}]}`, s))
+	}
+	if err := os.WriteFile(conv, []byte(strings.Join(sessions, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]int{}
+	for i := range 3 {
+		p := shardedDatasetProbe(t, "{pattern: constant, rate: 10}", "{file: {path: "+conv+", format: multi_turn}}", Shard{i, 3})
+		got := make(chan []planned, 1)
+		go func() { got <- plans(p, 27) }()
+		select {
+		case pls := <-got:
+			if len(pls) != 3 {
+				t.Errorf("shard %d/3 drew %d of 9 sessions, want 3", i, len(pls))
+			}
+			for _, pl := range pls {
+				seen[pl.seq] = i
+			}
+		case <-time.After(patience):
+			t.Fatalf("shard %d/3 drew no session of the 9 within %v", i, patience)
+		}
+	}
+	if len(seen) != 9 {
+		t.Errorf("the shards drew %d distinct sessions of 9", len(seen))
+	}
+}
