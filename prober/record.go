@@ -134,6 +134,11 @@ type Record struct {
 	// Err describes the failure for logs; never a label.
 	Err string
 
+	// Digest is what the request folded into its probe's digest, set by
+	// the scheduler in this process (the parent has it); zero for a record
+	// of a request never sent (a dataset that could not go on).
+	Digest DigestEntry
+
 	// What was sent, set by the sender in this process (never carried by
 	// the wire: the parent has the request): the client's count of the
 	// prompt (Request.InputTokens), the session and the body, for the

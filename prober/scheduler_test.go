@@ -64,7 +64,7 @@ func plans(p *Probe, n uint64) []planned {
 // planDigest folds the shard's requests below n as Run does when it sends them.
 func planDigest(p *Probe, n uint64) Digest {
 	for _, pl := range plans(p, n) {
-		p.sent.add(pl.seq, pl.offset, pl.prompt)
+		p.sent.add(newDigestEntry(pl.seq, pl.offset, pl.prompt))
 	}
 	return p.Digest()
 }

@@ -8,20 +8,22 @@ import "time"
 // recorded.
 func (r *run) send(pl planned, scheduled time.Time, capWait time.Duration, finished func(end time.Time)) {
 	r.rec.Started()
-	r.probe.sent.add(pl.seq, pl.offset, pl.prompt)
+	entry := newDigestEntry(pl.seq, pl.offset, pl.prompt)
+	r.probe.sent.add(entry)
 	if len(pl.turns) > 0 {
-		r.sendSession(pl, scheduled, capWait, finished)
+		r.sendSession(pl, entry, scheduled, capWait, finished)
 		return
 	}
 	r.inFlight.Go(func() {
-		r.do(pl.seq, pl.req, pl.err, scheduled, capWait, finished)
+		r.do(pl.seq, entry, pl.req, pl.err, scheduled, capWait, finished)
 	})
 }
 
-// do runs one request and records it; under a cap it then frees the slot
-// the request held. done, if set, is told when the request ended, before it
-// is recorded. do returns when the request ended.
-func (r *run) do(seq uint64, req *Request, err error, scheduled time.Time, capWait time.Duration, done func(end time.Time)) time.Time {
+// do runs one request, folded into the digest as entry, and records it;
+// under a cap it then frees the slot the request held. done, if set, is
+// told when the request ended, before it is recorded. do returns when the
+// request ended.
+func (r *run) do(seq uint64, entry DigestEntry, req *Request, err error, scheduled time.Time, capWait time.Duration, done func(end time.Time)) time.Time {
 	var out *Record
 	if err != nil {
 		// Unreachable after NewProbe's check, but a request is never lost silently.
@@ -39,7 +41,7 @@ func (r *run) do(seq uint64, req *Request, err error, scheduled time.Time, capWa
 	if done != nil {
 		done(end)
 	}
-	out.CapWait = capWait
+	out.CapWait, out.Digest = capWait, entry
 	r.rec.Observe(out)
 	return end
 }

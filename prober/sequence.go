@@ -1,10 +1,12 @@
 package prober
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"hash"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,9 +24,8 @@ type Digest struct {
 // String is the sum in hex.
 func (d Digest) String() string { return fmt.Sprintf("%x", d.Sum) }
 
-// sequence folds each request sent into a running SHA-256: its sequence
-// number, scheduled offset from the start in ns, input and output tokens, and
-// an FNV-1a hash of the prompt text. Closed-loop requests fold offset 0: their send times follow
+// sequence folds each request sent into a running SHA-256, its DigestEntry
+// (see there). Closed-loop requests fold offset 0: their send times follow
 // the server's responses, so they are not part of what a seed reproduces.
 type sequence struct {
 	mu sync.Mutex
@@ -34,17 +35,56 @@ type sequence struct {
 
 func newSequence() *sequence { return &sequence{h: sha256.New()} }
 
-func (s *sequence) add(seq uint64, offset time.Duration, p dataset.Prompt) {
-	var b [40]byte
-	binary.LittleEndian.PutUint64(b[0:], seq)
-	binary.LittleEndian.PutUint64(b[8:], uint64(offset))
-	binary.LittleEndian.PutUint64(b[16:], uint64(p.InputTokens))
-	binary.LittleEndian.PutUint64(b[24:], uint64(p.OutputTokens))
-	binary.LittleEndian.PutUint64(b[32:], fnv1a(p.Text))
+// DigestEntry is what one request folds into its probe's Digest: its
+// sequence number, scheduled offset from the start in ns, input and output
+// tokens and the FNV-1a hash of its prompt. Every record carries its own
+// (Record.Digest), so that the shards of a run, which fold only their own
+// requests, can be folded into the digest of the unsharded run (FoldDigest).
+// The zero entry is a request that was never folded: a real one holds a
+// prompt hash, which is never zero for the empty prompt either.
+type DigestEntry [40]byte
+
+func newDigestEntry(seq uint64, offset time.Duration, p dataset.Prompt) DigestEntry {
+	var e DigestEntry
+	binary.LittleEndian.PutUint64(e[0:], seq)
+	binary.LittleEndian.PutUint64(e[8:], uint64(offset))
+	binary.LittleEndian.PutUint64(e[16:], uint64(p.InputTokens))
+	binary.LittleEndian.PutUint64(e[24:], uint64(p.OutputTokens))
+	binary.LittleEndian.PutUint64(e[32:], fnv1a(p.Text))
+	return e
+}
+
+// Seq is the sequence number of the entry's request.
+func (e DigestEntry) Seq() uint64 { return binary.LittleEndian.Uint64(e[0:]) }
+
+// Folded reports whether the entry is a request's, not the zero entry.
+func (e DigestEntry) Folded() bool { return e != DigestEntry{} }
+
+func (s *sequence) add(e DigestEntry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.h.Write(b[:])
+	s.h.Write(e[:])
 	s.n++
+}
+
+// FoldDigest is the digest of the requests whose entries are given, in any
+// order and from any number of shards: a probe folds its requests in
+// sequence order (its schedulers send in the order they plan, and a
+// session folds all its turns, consecutive numbers, when its first is
+// sent), so folding every shard's entries sorted by sequence number gives
+// the digest of the same run unsharded. Zero entries are skipped; two
+// entries of one sequence number are an error (a shard given twice).
+func FoldDigest(entries []DigestEntry) (Digest, error) {
+	sorted := slices.DeleteFunc(slices.Clone(entries), func(e DigestEntry) bool { return !e.Folded() })
+	slices.SortFunc(sorted, func(a, b DigestEntry) int { return cmp.Compare(a.Seq(), b.Seq()) })
+	s := newSequence()
+	for i, e := range sorted {
+		if i > 0 && sorted[i-1].Seq() == e.Seq() {
+			return Digest{}, fmt.Errorf("request %d is there twice: were the records of one shard given twice?", e.Seq())
+		}
+		s.add(e)
+	}
+	return s.digest(), nil
 }
 
 // fnv1a is 64-bit FNV-1a, written out so hashing a prompt does not copy it.

@@ -8,15 +8,17 @@ import "time"
 // ended before a later turn was due. The whole session is folded into the
 // digest now, so the digest does not depend on how the turns of concurrent
 // sessions interleave.
-func (r *run) sendSession(pl planned, scheduled time.Time, capWait time.Duration, finished func(end time.Time)) {
+func (r *run) sendSession(pl planned, first DigestEntry, scheduled time.Time, capWait time.Duration, finished func(end time.Time)) {
+	entries := make([]DigestEntry, len(pl.turns))
 	for i, t := range pl.turns {
 		// Later turns are sent when earlier ones end: like a closed loop's
 		// requests, their send times are not part of what a seed reproduces.
-		r.probe.sent.add(pl.seq+1+uint64(i), 0, t.prompt)
+		entries[i] = newDigestEntry(pl.seq+1+uint64(i), 0, t.prompt)
+		r.probe.sent.add(entries[i])
 	}
 	r.sending.Add(1)
 	r.inFlight.Go(func() {
-		end := r.do(pl.seq, pl.req, pl.err, scheduled, capWait, nil)
+		end := r.do(pl.seq, first, pl.req, pl.err, scheduled, capWait, nil)
 		timer := time.NewTimer(time.Hour)
 		timer.Stop()
 		defer timer.Stop()
@@ -36,7 +38,7 @@ func (r *run) sendSession(pl planned, scheduled time.Time, capWait time.Duration
 				r.sending.Done() // the last turn goes now
 			}
 			r.rec.Started()
-			end = r.do(pl.seq+1+uint64(i), t.req, t.err, at, capWait, done)
+			end = r.do(pl.seq+1+uint64(i), entries[i], t.req, t.err, at, capWait, done)
 		}
 	})
 }
