@@ -1,0 +1,66 @@
+package prober
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferprobe/inferprobe/prober/dataset"
+)
+
+// TestRecordRoundTrip: every field of a Record survives the encoding, so a
+// report fed decoded records counts as the process that ran them would.
+// A field added to Record without the encoding fails here: each is set.
+func TestRecordRoundTrip(t *testing.T) {
+	at := time.Date(2026, 12, 2, 4, 0, 0, 123456789, time.UTC)
+	rec := &Record{
+		Seq: 7, ID: NewRequestID(1, "a", 7), Scheduled: at, Sent: at.Add(time.Millisecond), CapWait: 3,
+		Chunks: []time.Duration{5, 9, 20}, FirstOutput: 1, FirstChunkTokens: 2, Duration: 30, Ack: 4,
+		InputTokens: 11, OutputTokens: 12, UsagePromptTokens: 13, ClientOutputTokens: 14, ReasoningTokens: 1,
+		TokenSource: TokensFromTokenizer, PinnedOutputTokens: 12, Encoding: EncodingZstd,
+		ConnRetried: true, KeepAliveWithheld: true,
+		Outcome: OutcomeError, Reason: ReasonStall, Status: 200, Err: "stalled",
+		Digest:       newDigestEntry(7, 5*time.Second, dataset.Prompt{Text: "hi", InputTokens: 11, OutputTokens: 12}),
+		PromptTokens: 10, Session: "s1", Body: []byte(`{"x":1}`),
+	}
+	v := reflect.ValueOf(rec).Elem()
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Fatalf("the test leaves Record.%s unset: set it, and encode it", v.Type().Field(i).Name)
+		}
+	}
+	b, err := MarshalRecord(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := UnmarshalRecord(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, rec) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, rec)
+	}
+	zero := &Record{FirstOutput: -1}
+	if b, err = MarshalRecord(zero); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = UnmarshalRecord(b); err != nil || !reflect.DeepEqual(got, zero) {
+		t.Errorf("zero record: %+v, %v", got, err)
+	}
+}
+
+func TestUnmarshalRecordRefuses(t *testing.T) {
+	id := `"id": "` + strings.Repeat("0", 48) + `", `
+	for _, tc := range []struct{ in, err string }{
+		{`{"id": "00", "outcome": "ok", "token_source": "usage"}`, "id"},
+		{`{` + id + `"outcome": "teleported", "token_source": "usage"}`, `outcome: "teleported" is none this version knows`},
+		{`{` + id + `"outcome": "ok", "token_source": "usage", "encoding": "lz4"}`, "encoding"},
+		{`{` + id + `"outcome": "ok", "token_source": "usage", "digest": "0a"}`, "digest"},
+		{`not json`, "record:"},
+	} {
+		if _, err := UnmarshalRecord([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("UnmarshalRecord(%s) = %v, want an error about %s", tc.in, err, tc.err)
+		}
+	}
+}
