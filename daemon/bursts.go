@@ -45,6 +45,7 @@ type burstManager struct {
 	metrics *collector.Bursts
 	history *history
 	wake    chan struct{} // schedules changed; buffered, so a send never blocks
+	cluster *clusterState // nil: this replica runs its bursts alone
 
 	mu     sync.Mutex
 	bursts map[string]*burstEntry
@@ -92,6 +93,11 @@ type burstRun struct {
 	cancelled bool
 	ended     bool        // finish has taken its result
 	run       *finite.Run // nil until it runs
+	// A share of a cluster run (info.Cluster set) keeps its records for the
+	// gatherer; the gatherer also knows its peers and what went wrong so far.
+	records  *shareRecords
+	peers    []clusterPeer
+	problems []ShardProblem
 }
 
 func newBurstManager(d *Daemon) *burstManager {
@@ -138,6 +144,9 @@ func (d *Daemon) Bursts() []BurstInfo {
 // applied is returned, and kept, as failed.
 func (d *Daemon) TriggerBurst(name string, o BurstOverrides) (RunInfo, error) {
 	m := d.bursts
+	if m.cluster != nil {
+		return m.triggerCluster(name, TriggerAPI, o)
+	}
 	m.mu.Lock()
 	e := m.bursts[name]
 	switch {
@@ -196,6 +205,9 @@ func (d *Daemon) CancelBurst(id string) (RunInfo, error) {
 	r := m.active[i]
 	dequeued, ended := m.cancel(r, true)
 	m.mu.Unlock()
+	if m.cluster != nil && r.snapshot().Cluster != nil {
+		m.cancelPeers(id)
+	}
 	if ended { // it ran to its end just before: there is nothing to cancel
 		return RunInfo{}, ErrRunFinished
 	}
@@ -340,6 +352,7 @@ func (m *burstManager) restoreLast(name, target string) {
 // next scheduled start (zero when there is none).
 func (m *burstManager) startDue(now time.Time) time.Time {
 	var started []*burstRun
+	var clustered []string
 	var next time.Time
 	m.mu.Lock()
 	for _, name := range sortedKeys(m.bursts) {
@@ -348,7 +361,9 @@ func (m *burstManager) startDue(now time.Time) time.Time {
 			continue
 		}
 		if !e.next.After(now) && !m.closed {
-			if r := m.scheduled(e, now); r != nil {
+			if m.cluster != nil {
+				clustered = append(clustered, name)
+			} else if r := m.scheduled(e, now); r != nil {
 				started = append(started, r)
 			}
 			e.next = e.sched.after(e.next, now)
@@ -359,6 +374,9 @@ func (m *burstManager) startDue(now time.Time) time.Time {
 	}
 	m.mu.Unlock()
 	m.launch(started...)
+	for _, name := range clustered {
+		m.wg.Go(func() { m.scheduleCluster(name) })
+	}
 	return next
 }
 
@@ -461,6 +479,13 @@ func (m *burstManager) launchOne(r *burstRun) {
 
 	m.mu.Lock()
 	r.mu.Lock()
+	var startAt time.Time
+	if r.info.Cluster != nil {
+		startAt = r.info.Cluster.StartAt
+		if err == nil && !m.clock.Now().Before(startAt) {
+			err = fmt.Errorf("planning the run took past the agreed start %s; raise --cluster.start-lead", startAt.Format(time.RFC3339Nano))
+		}
+	}
 	if err != nil || r.cancelled {
 		final := r.info
 		final.State, final.Ended = RunCancelled, m.clock.Now()
@@ -477,8 +502,13 @@ func (m *burstManager) launchOne(r *burstRun) {
 	ctx, stop := context.WithCancel(context.Background())
 	reqCtx, cancelRq := context.WithCancel(m.d.reqCtx)
 	r.stop, r.cancelRq = stop, cancelRq
+	sink := prober.Tee(m.d.requests.Series(r.labels, plan.SLO), m.d.failures.recorder(target, e.name))
+	if r.info.Cluster != nil {
+		r.records = &shareRecords{}
+		sink = prober.Tee(sink, r.records)
+	}
 	r.run = finite.New(plan, m.d.exec,
-		finite.WithRecorder(prober.Tee(m.d.requests.Series(r.labels, plan.SLO), m.d.failures.recorder(target, e.name))),
+		finite.WithRecorder(sink),
 		finite.WithGPUWindow(m.gpu),
 		finite.WithLogger(m.d.logger.With("burst", e.name, "run", r.info.ID)))
 	r.mu.Unlock()
@@ -487,6 +517,12 @@ func (m *burstManager) launchOne(r *burstRun) {
 	m.wg.Go(func() {
 		defer stop()
 		defer cancelRq()
+		if !startAt.IsZero() { // every share starts at the instant agreed
+			select {
+			case <-m.clock.At(startAt):
+			case <-ctx.Done():
+			}
+		}
 		m.finish(r, r.run.Execute(ctx, reqCtx))
 	})
 	m.mu.Unlock()
@@ -610,15 +646,27 @@ func (m *burstManager) finish(r *burstRun, res finite.Result) {
 	}
 	r.mu.Unlock()
 	report := &BurstReport{Summary: res.Summary, Digest: res.Digest.String(), GPU: res.GPU}
-	if result == RunSucceeded {
-		m.metrics.SetLast(r.info.Burst, r.info.Target, collector.BurstResult{Summary: report.Summary, End: unixSeconds(now)})
-	}
-	m.metrics.Running(r.info.Burst, r.info.Target, false)
 	r.mu.Lock()
 	final := r.info
 	r.mu.Unlock()
+	// A share of a cluster run is a fraction of it: only the gatherer's
+	// report, of the whole run, goes on the last-run gauges.
+	gatherer := final.Cluster != nil && final.Cluster.Gatherer == m.shardOf().Index
+	if gatherer {
+		report, final.Cluster = m.gather(r, result, report)
+	}
+	if result == RunSucceeded && (final.Cluster == nil || gatherer) {
+		m.metrics.SetLast(r.info.Burst, r.info.Target, collector.BurstResult{Summary: report.Summary, End: unixSeconds(now)})
+	}
+	m.metrics.Running(r.info.Burst, r.info.Target, false)
 	final.State, final.Ended, final.Report = result, now, report
+	if final.Cluster != nil && !gatherer {
+		m.cluster.keep(r)
+	}
 	m.end(r, final)
+	if gatherer {
+		m.handOut(r, final)
+	}
 }
 
 // end records a started run as final, frees its target and starts the

@@ -63,7 +63,12 @@ func serveDaemon(logger *slog.Logger, load func() (*scenarios.Config, error), wo
 	defer drain(logger, workers)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(workers)
-	opts := append(daemonFlags.options(), daemon.WithClientLoad(workers.Utilisation))
+	opts, err := daemonFlags.options(burstAPI.Token, *webFlags.WebConfigFile)
+	if err != nil {
+		logger.Error("cannot start the cluster", "err", err)
+		return 1
+	}
+	opts = append(opts, daemon.WithClientLoad(workers.Utilisation))
 	gpus, err := gpuFlags.start(logger, reg)
 	if err != nil {
 		logger.Error("cannot start GPU telemetry; fix --collector.gpu.fields-file or turn it off with --no-collector.gpu", "err", err)
