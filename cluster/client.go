@@ -44,27 +44,31 @@ func NewClient(token string, tlsConfig *tls.Config) *Client {
 // ClientTLS is the client side of a --web.config.file: nil when it serves
 // plain HTTP; otherwise the server's certificate, presented as the client
 // certificate, and client_ca_file, trusted to have signed the peers'
-// certificates. Paths are relative to the file, as exporter-toolkit reads them.
-func ClientTLS(webConfigFile string) (*tls.Config, error) {
+// certificates (the system's roots without one). Paths are relative to the
+// file, as exporter-toolkit reads them. mutual says the peers check each
+// other's certificates (client_auth_type: RequireAndVerifyClientCert), which
+// authenticates the calls without a token.
+func ClientTLS(webConfigFile string) (cfg *tls.Config, mutual bool, err error) {
 	if webConfigFile == "" {
-		return nil, nil
+		return nil, false, nil
 	}
 	b, err := os.ReadFile(webConfigFile)
 	if err != nil {
-		return nil, fmt.Errorf("cluster calls: %w", err)
+		return nil, false, fmt.Errorf("cluster calls: %w", err)
 	}
 	var c struct {
 		TLS struct {
 			Cert     string `yaml:"cert_file"`
 			Key      string `yaml:"key_file"`
 			ClientCA string `yaml:"client_ca_file"`
+			Auth     string `yaml:"client_auth_type"`
 		} `yaml:"tls_server_config"`
 	}
 	if err := yaml.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("cluster calls: reading %s: %w", webConfigFile, err)
+		return nil, false, fmt.Errorf("cluster calls: reading %s: %w", webConfigFile, err)
 	}
 	if c.TLS.Cert == "" {
-		return nil, nil
+		return nil, false, nil
 	}
 	rel := func(p string) string {
 		if p == "" || filepath.IsAbs(p) {
@@ -74,21 +78,21 @@ func ClientTLS(webConfigFile string) (*tls.Config, error) {
 	}
 	cert, err := tls.LoadX509KeyPair(rel(c.TLS.Cert), rel(c.TLS.Key))
 	if err != nil {
-		return nil, fmt.Errorf("cluster calls: loading the certificate of %s: %w", webConfigFile, err)
+		return nil, false, fmt.Errorf("cluster calls: loading the certificate of %s: %w", webConfigFile, err)
 	}
-	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	cfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if c.TLS.ClientCA == "" {
-		return nil, fmt.Errorf("cluster calls: %s serves TLS without client_ca_file, so replicas cannot check each other's certificates; set client_ca_file (and client_auth_type: RequireAndVerifyClientCert) to the CA that signed every replica's certificate", webConfigFile)
+		return cfg, false, nil
 	}
 	pem, err := os.ReadFile(rel(c.TLS.ClientCA))
 	if err != nil {
-		return nil, fmt.Errorf("cluster calls: %w", err)
+		return nil, false, fmt.Errorf("cluster calls: %w", err)
 	}
 	cfg.RootCAs = x509.NewCertPool()
 	if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("cluster calls: %s holds no PEM certificate", rel(c.TLS.ClientCA))
+		return nil, false, fmt.Errorf("cluster calls: %s holds no PEM certificate", rel(c.TLS.ClientCA))
 	}
-	return cfg, nil
+	return cfg, c.TLS.Auth == "RequireAndVerifyClientCert", nil
 }
 
 // StatusError is a peer's answer other than 2xx.

@@ -60,9 +60,9 @@ func TestClientTLS(t *testing.T) {
 	if err := os.WriteFile(config, []byte("tls_server_config:\n  cert_file: replica.crt\n  key_file: replica.key\n  client_ca_file: ca.crt\n  client_auth_type: RequireAndVerifyClientCert\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tlsConfig, err := ClientTLS(config)
-	if err != nil {
-		t.Fatal(err)
+	tlsConfig, mutual, err := ClientTLS(config)
+	if err != nil || !mutual {
+		t.Fatalf("ClientTLS: mutual %v, %v; want mutual TLS", mutual, err)
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
@@ -92,10 +92,10 @@ func TestClientTLS(t *testing.T) {
 
 	noCA := filepath.Join(dir, "noca.yml")
 	_ = os.WriteFile(noCA, []byte("tls_server_config:\n  cert_file: replica.crt\n  key_file: replica.key\n"), 0o600)
-	if _, err := ClientTLS(noCA); err == nil || !strings.Contains(err.Error(), "client_ca_file") {
-		t.Errorf("TLS without client_ca_file: %v, want an error asking for it", err)
+	if c, mutual, err := ClientTLS(noCA); c == nil || mutual || err != nil {
+		t.Errorf("TLS without client_ca_file: %v, mutual %v, %v; want TLS that does not authenticate the caller", c, mutual, err)
 	}
-	if c, err := ClientTLS(""); c != nil || err != nil {
-		t.Errorf("no web config: %v, %v; want plain HTTP", c, err)
+	if c, mutual, err := ClientTLS(""); c != nil || mutual || err != nil {
+		t.Errorf("no web config: %v, %v, %v; want plain HTTP", c, mutual, err)
 	}
 }

@@ -160,7 +160,7 @@ type shareReply struct {
 
 const clusterPath = "/api/v1/cluster"
 
-// shard is this replica's shard, the whole sequence counting as 0/1.
+// shardOf is this replica's shard, the whole sequence counting as 0/1.
 func (m *burstManager) shardOf() prober.Shard {
 	s := m.d.shard
 	if s.Count < 1 {

@@ -45,26 +45,26 @@ func (r clusterRun) requests() int {
 
 // triggerAndWait starts burst load on base and waits for the run's whole
 // report there.
-func triggerAndWait(t *testing.T, base, body string, cluster bool, during func()) clusterRun {
+func triggerAndWait(t *testing.T, base, body string, cluster bool, auth http.Header, during func()) clusterRun {
 	t.Helper()
 	var started struct{ ID string }
-	if status, _, out := apiCall(t, "POST", base+"/api/v1/bursts/load", body, nil, &started); status != http.StatusAccepted {
+	if status, _, out := apiCall(t, "POST", base+"/api/v1/bursts/load", body, auth, &started); status != http.StatusAccepted {
 		t.Fatalf("POST %s/api/v1/bursts/load: %d %s", base, status, out)
 	}
 	if during != nil {
 		during()
 	}
-	return waitMerged(t, base, started.ID, cluster)
+	return waitMerged(t, base, started.ID, cluster, auth)
 }
 
 // waitMerged polls run id on base until it has ended and, in a cluster,
 // until the report there is the gathered one.
-func waitMerged(t *testing.T, base, id string, cluster bool) clusterRun {
+func waitMerged(t *testing.T, base, id string, cluster bool, auth http.Header) clusterRun {
 	t.Helper()
 	var run clusterRun
 	eventually(t, 90*time.Second, "run "+id+" on "+base+" ends with its whole report", func() error {
 		run = clusterRun{}
-		if status, _, out := apiCall(t, "GET", base+"/api/v1/bursts/runs/"+id, "", nil, &run); status != http.StatusOK {
+		if status, _, out := apiCall(t, "GET", base+"/api/v1/bursts/runs/"+id, "", auth, &run); status != http.StatusOK {
 			return fmt.Errorf("%d %s", status, out)
 		}
 		switch {
@@ -82,6 +82,7 @@ func waitMerged(t *testing.T, base, id string, cluster bool) clusterRun {
 // loopback (--shard i/3, --cluster.peers): triggered on one, every replica
 // serves one report with the unsharded run's request count and digest.
 // Killing a replica mid-run gives a report marked partial that names it.
+// The replicas' calls to each other carry the burst API's token.
 func TestClusterBurst(t *testing.T) {
 	dir := t.TempDir()
 	sim := freeAddr(t)
@@ -109,31 +110,38 @@ bursts:
 	}
 
 	single, singleBase := serve("unsharded")
-	want := triggerAndWait(t, singleBase, "", false, nil)
+	want := triggerAndWait(t, singleBase, "", false, nil, nil)
 	single.kill()
 	if want.State != "succeeded" || want.requests() != 60 || want.Report.Digest == "" {
 		t.Fatalf("unsharded run: %+v, want 60 requests and a digest", want)
 	}
 
+	// The replicas authenticate their calls to each other with the burst
+	// API's token.
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("cluster-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	auth := http.Header{"Authorization": {"Bearer cluster-token"}}
 	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
 	peers := "--cluster.peers=" + strings.Join(addrs, ",")
 	var replicas []*process
 	var bases []string
 	for i, addr := range addrs {
 		p := inferprobe(t, fmt.Sprintf("replica %d", i), dir, "serve", "--workers=1", "--config.file="+config,
-			"--web.listen-address="+addr, "--web.enable-burst-api", fmt.Sprintf("--shard=%d/3", i), peers)
+			"--web.listen-address="+addr, "--web.enable-burst-api", "--web.burst-api.token-file="+tokenFile, fmt.Sprintf("--shard=%d/3", i), peers)
 		replicas, bases = append(replicas, p), append(bases, "http://"+addr)
 	}
 	for i, p := range replicas {
 		waitHealthy(t, p, bases[i]+"/-/ready", 10*time.Second)
 	}
 
-	got := triggerAndWait(t, bases[1], "", true, nil)
+	got := triggerAndWait(t, bases[1], "", true, auth, nil)
 	if got.State != "succeeded" || got.Cluster == nil || got.Cluster.Partial || got.Cluster.Gatherer != 1 || got.Cluster.Shards != 3 {
 		t.Fatalf("cluster run on replica 1: %+v (cluster %+v), want succeeded, gathered by shard 1 of 3, whole", got, got.Cluster)
 	}
 	for i, base := range bases {
-		run := waitMerged(t, base, got.ID, true)
+		run := waitMerged(t, base, got.ID, true, auth)
 		if run.requests() != want.requests() || run.Report.Digest != want.Report.Digest || run.Report.Summary.Latency.Count != want.Report.Summary.Latency.Count {
 			t.Errorf("replica %d's report of the cluster run: %d requests, %d latencies, digest %s; the unsharded run's: %d, %d, %s",
 				i, run.requests(), run.Report.Summary.Latency.Count, run.Report.Digest, want.requests(), want.Report.Summary.Latency.Count, want.Report.Digest)
@@ -141,7 +149,7 @@ bursts:
 	}
 
 	// A longer run, so that replica 2 dies in the middle of its share.
-	partial := triggerAndWait(t, bases[0], `{"requests":150}`, true, func() {
+	partial := triggerAndWait(t, bases[0], `{"requests":150}`, true, auth, func() {
 		time.Sleep(3500 * time.Millisecond) // the 2 s lead, then 1.5 s of sending
 		replicas[2].signal(t, syscall.SIGKILL)
 	})
@@ -152,7 +160,7 @@ bursts:
 	if n := partial.requests(); n <= 0 || n >= 150 {
 		t.Errorf("partial run reports %d requests, want some but fewer than 150", n)
 	}
-	if other := waitMerged(t, bases[1], partial.ID, true); !other.Cluster.Partial {
+	if other := waitMerged(t, bases[1], partial.ID, true, auth); !other.Cluster.Partial {
 		t.Errorf("replica 1 shows the partial run as whole: %+v", other.Cluster)
 	}
 }

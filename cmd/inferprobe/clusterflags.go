@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -32,7 +33,7 @@ func addClusterFlags(cmd *kingpin.CmdClause) *clusterFlags {
 }
 
 // option is the daemon's cluster option, nil without --cluster.peers.
-func (f *clusterFlags) option(shard prober.Shard, token, webConfigFile string) (daemon.Option, error) {
+func (f *clusterFlags) option(logger *slog.Logger, shard prober.Shard, token, webConfigFile string) (daemon.Option, error) {
 	if !f.peers.Enabled() {
 		return nil, nil
 	}
@@ -44,9 +45,13 @@ func (f *clusterFlags) option(shard prober.Shard, token, webConfigFile string) (
 	case f.lead <= 0:
 		return nil, fmt.Errorf("--cluster.start-lead=%s: must be positive, e.g. 2s", f.lead)
 	}
-	tlsConfig, err := cluster.ClientTLS(webConfigFile)
+	tlsConfig, mutual, err := cluster.ClientTLS(webConfigFile)
 	if err != nil {
 		return nil, err
+	}
+	if token == "" && !mutual {
+		// A peer's call starts a share of any configured burst.
+		logger.Warn("the calls between replicas are not authenticated: whoever reaches this port can start any configured burst; give every replica the same --web.burst-api.token-file, or mutual TLS in --web.config.file (client_ca_file with client_auth_type: RequireAndVerifyClientCert)")
 	}
 	return daemon.WithCluster(daemon.ClusterOptions{Peers: f.peers, Client: cluster.NewClient(token, tlsConfig), Lead: f.lead}), nil
 }

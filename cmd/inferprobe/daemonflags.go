@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -49,10 +50,10 @@ func addDaemonFlags(cmd *kingpin.CmdClause, withShard bool) *daemonFlags {
 
 // options are the daemon's options; the cluster's calls take the burst
 // API's token and the web config's certificates.
-func (f *daemonFlags) options(token, webConfigFile string) ([]daemon.Option, error) {
+func (f *daemonFlags) options(logger *slog.Logger, token, webConfigFile string) ([]daemon.Option, error) {
 	opts := []daemon.Option{daemon.WithGracePeriod(f.grace), daemon.WithShard(f.shard), daemon.WithHistory(f.storagePath, f.historySize)}
 	if f.cluster != nil {
-		o, err := f.cluster.option(f.shard, token, webConfigFile)
+		o, err := f.cluster.option(logger, f.shard, token, webConfigFile)
 		if err != nil {
 			return nil, err
 		}

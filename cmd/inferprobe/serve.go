@@ -63,7 +63,7 @@ func serveDaemon(logger *slog.Logger, load func() (*scenarios.Config, error), wo
 	defer drain(logger, workers)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(workers)
-	opts, err := daemonFlags.options(burstAPI.Token, *webFlags.WebConfigFile)
+	opts, err := daemonFlags.options(logger, burstAPI.Token, *webFlags.WebConfigFile)
 	if err != nil {
 		logger.Error("cannot start the cluster", "err", err)
 		return 1
