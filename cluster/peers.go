@@ -72,9 +72,22 @@ func validPort(p string) bool {
 // Enabled says whether peers were configured at all.
 func (p Peers) Enabled() bool { return len(p.static) > 0 || p.srv != "" || p.a != "" }
 
-// Static is the number of replicas a static list names, 0 for DNS, whose
-// count is only known when it is looked up.
-func (p Peers) Static() int { return len(p.static) }
+// Check says whether the peers can be the replicas of a deployment of
+// shards: a static list must name every replica once; DNS is checked at
+// each lookup, by asking the replicas found.
+func (p Peers) Check(shards int) error {
+	switch {
+	case shards <= 1:
+		return fmt.Errorf("--cluster.peers=%s needs --shard i/n with n > 1: the peers run shares of each burst", p)
+	case len(p.static) > 0 && len(p.static) != shards:
+		return fmt.Errorf("--cluster.peers lists %d replicas but --shard says %d: list every replica, this one included, once", len(p.static), shards)
+	}
+	return nil
+}
+
+// Static says whether the peers are a static list, which must name this
+// replica too.
+func (p Peers) Static() bool { return len(p.static) > 0 }
 
 func (p Peers) String() string {
 	switch {

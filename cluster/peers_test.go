@@ -39,9 +39,18 @@ func TestParsePeers(t *testing.T) {
 	}
 	for s, static := range map[string]int{"a:1, b:2,c:3": 3, "dns+srv://_http._tcp.ip.ns.svc": 0, "dns+a://ip.ns.svc:9464": 0} {
 		p, err := ParsePeers(s)
-		if err != nil || !p.Enabled() || p.Static() != static {
+		if err != nil || !p.Enabled() || p.Static() != (static > 0) {
 			t.Errorf("ParsePeers(%q) = %+v, %v; want enabled with %d static peers", s, p, err, static)
 		}
+		if err := p.Check(3); err != nil {
+			t.Errorf("%s as the peers of 3 shards: %v", s, err)
+		}
+		if err := p.Check(1); err == nil || !strings.Contains(err.Error(), "needs --shard") {
+			t.Errorf("%s without --shard: %v, want an error asking for it", s, err)
+		}
+	}
+	if p, _ := ParsePeers("a:1,b:2"); p.Check(3) == nil || !strings.Contains(p.Check(3).Error(), "lists 2 replicas but --shard says 3") {
+		t.Errorf("two peers for three shards: %v, want the disagreement", p.Check(3))
 	}
 	if p, _ := ParsePeers(""); p.Enabled() {
 		t.Error("no --cluster.peers enables the cluster")

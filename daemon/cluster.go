@@ -204,9 +204,6 @@ func (m *burstManager) askPeers(ctx context.Context) ([]clusterPeer, []ShardProb
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", errCluster, err)
 	}
-	if n := c.opts.Peers.Static(); n > 0 && n != own.Count {
-		return nil, nil, fmt.Errorf("%w: --cluster.peers lists %d replicas but --shard is %s; list every replica, this one included, once", errCluster, n, own)
-	}
 	infos := make([]peerInfo, len(addrs))
 	errs := make([]error, len(addrs))
 	var wg sync.WaitGroup
@@ -240,7 +237,7 @@ func (m *burstManager) askPeers(ctx context.Context) ([]clusterPeer, []ShardProb
 		found[info.Shard] = addr
 		peers = append(peers, clusterPeer{Addr: addr, Shard: info.Shard})
 	}
-	if !sawSelf && c.opts.Peers.Static() > 0 && len(unanswered) == 0 {
+	if !sawSelf && c.opts.Peers.Static() && len(unanswered) == 0 {
 		return nil, nil, fmt.Errorf("%w: --cluster.peers does not list this replica (shard %s); list every replica, this one included", errCluster, own)
 	}
 	// A peer that does not answer cannot say which shard it is: each shard

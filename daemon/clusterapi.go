@@ -70,6 +70,10 @@ func (a *burstAPI) serveCluster(c *call, ctl clusterControl) {
 	if !a.authorized(c) {
 		return
 	}
+	if err := a.csrf.Check(c.r); err != nil {
+		c.fail(http.StatusForbidden, "cross-origin request refused: the cluster calls are for replicas, not web pages")
+		return
+	}
 	rest := strings.TrimPrefix(c.r.URL.Path, clusterPath)
 	id, sub, _ := strings.Cut(strings.TrimPrefix(rest, "/runs/"), "/")
 	switch {

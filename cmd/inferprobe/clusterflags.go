@@ -37,12 +37,10 @@ func (f *clusterFlags) option(logger *slog.Logger, shard prober.Shard, token, we
 	if !f.peers.Enabled() {
 		return nil, nil
 	}
-	switch {
-	case shard.Count <= 1:
-		return nil, fmt.Errorf("--cluster.peers=%s needs --shard i/n with n > 1: the peers run shares of each burst", f.peers)
-	case f.peers.Static() > 0 && f.peers.Static() != shard.Count:
-		return nil, fmt.Errorf("--cluster.peers lists %d replicas but --shard is %s: list every replica, this one included, once", f.peers.Static(), shard)
-	case f.lead <= 0:
+	if err := f.peers.Check(shard.Count); err != nil {
+		return nil, err
+	}
+	if f.lead <= 0 {
 		return nil, fmt.Errorf("--cluster.start-lead=%s: must be positive, e.g. 2s", f.lead)
 	}
 	tlsConfig, mutual, err := cluster.ClientTLS(webConfigFile)
