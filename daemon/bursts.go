@@ -343,7 +343,7 @@ func (m *burstManager) forget(l collector.Labels, current string) {
 // restoreLast shows the newest completed run in the history on the last-run
 // gauges, so that they survive a restart.
 func (m *burstManager) restoreLast(name, target string) {
-	if r, ok := m.history.lastSucceeded(name); ok && r.Target == target {
+	if r, ok := m.history.lastSucceeded(name, m.onGauges); ok && r.Target == target {
 		m.metrics.SetLast(name, target, collector.BurstResult{Summary: r.Report.Summary, End: unixSeconds(r.Ended)})
 	}
 }
@@ -649,13 +649,11 @@ func (m *burstManager) finish(r *burstRun, res finite.Result) {
 	r.mu.Lock()
 	final := r.info
 	r.mu.Unlock()
-	// A share of a cluster run is a fraction of it: only the gatherer's
-	// report, of the whole run, goes on the last-run gauges.
-	gatherer := final.Cluster != nil && final.Cluster.Gatherer == m.shardOf().Index
+	gatherer := final.Cluster != nil && m.onGauges(final)
 	if gatherer {
 		report, final.Cluster = m.gather(r, result, report)
 	}
-	if result == RunSucceeded && (final.Cluster == nil || gatherer) {
+	if result == RunSucceeded && m.onGauges(final) {
 		m.metrics.SetLast(r.info.Burst, r.info.Target, collector.BurstResult{Summary: report.Summary, End: unixSeconds(now)})
 	}
 	m.metrics.Running(r.info.Burst, r.info.Target, false)

@@ -169,6 +169,13 @@ func (m *burstManager) shardOf() prober.Shard {
 	return s
 }
 
+// onGauges says whether run goes on this replica's last-run gauges: a run
+// of its own, or a cluster run it gathered. A share of a cluster run is a
+// fraction of it, and another replica's gathered run is that one's to show.
+func (m *burstManager) onGauges(run RunInfo) bool {
+	return run.Cluster == nil || run.Cluster.Gatherer == m.shardOf().Index
+}
+
 // specHash identifies what a burst's runs are planned from, so that a peer
 // with another scenario file refuses to run a share of a different burst.
 func specHash(s *burstSpec) string {

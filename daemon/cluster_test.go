@@ -30,6 +30,12 @@ type replica struct {
 // is the bearer token its API takes and its cluster calls send.
 func startCluster(t *testing.T, yml string, n int, up []int, token func(shard int) string) []*replica {
 	t.Helper()
+	return startClusterWith(t, yml, n, up, token, func(int) []daemon.Option { return nil })
+}
+
+// startClusterWith is startCluster with further options for each shard.
+func startClusterWith(t *testing.T, yml string, n int, up []int, token func(shard int) string, opts func(shard int) []daemon.Option) []*replica {
+	t.Helper()
 	listeners := make([]net.Listener, n)
 	addrs := make([]string, n)
 	for i := range n {
@@ -49,8 +55,8 @@ func startCluster(t *testing.T, yml string, n int, up []int, token func(shard in
 	out := make([]*replica, n)
 	for _, i := range up {
 		exec := newFakeExec()
-		d, _, _ := startBursts(t, yml, exec, daemon.WithShard(prober.Shard{Index: i, Count: n}),
-			daemon.WithCluster(daemon.ClusterOptions{Peers: peers, Client: cluster.NewClient(token(i), nil), Lead: 500 * time.Millisecond}))
+		d, _, _ := startBursts(t, yml, exec, append(opts(i), daemon.WithShard(prober.Shard{Index: i, Count: n}),
+			daemon.WithCluster(daemon.ClusterOptions{Peers: peers, Client: cluster.NewClient(token(i), nil), Lead: 500 * time.Millisecond}))...)
 		h, err := d.Handler(false, daemon.BurstAPIOptions{Enabled: true, Token: token(i)})
 		if err != nil {
 			t.Fatal(err)
@@ -251,6 +257,25 @@ func TestClusterSchedule(t *testing.T) {
 			if ri.Cluster == nil || ri.Cluster.Gatherer != 0 {
 				t.Errorf("replica %d has run %s gathered by %+v; only shard 0 should start scheduled runs", i, ri.ID, ri.Cluster)
 			}
+		}
+	}
+}
+
+// TestClusterGaugesAfterRestart: restarted on its history, a replica shows
+// a cluster run on its last-run gauges only if it gathered it, as it did
+// before the restart: never a share, nor another replica's gathered run.
+func TestClusterGaugesAfterRestart(t *testing.T) {
+	yml := burstYAML(clusterBurst)
+	dirs := []string{t.TempDir(), t.TempDir()}
+	history := func(shard int) []daemon.Option { return []daemon.Option{daemon.WithHistory(dirs[shard], 10)} }
+	rs := startClusterWith(t, yml, 2, []int{0, 1}, sameToken, history)
+	id := trigger(t, rs[1].d, "s", daemon.BurstOverrides{}).ID
+	waitMerged(t, rs[0].d, id)
+	waitMerged(t, rs[1].d, id)
+	for shard, gathered := range []bool{false, true} {
+		d, _, _ := startBursts(t, yml, newFakeExec(), append(history(shard), daemon.WithShard(prober.Shard{Index: shard, Count: 2}))...)
+		if _, ok := metric(t, d, "inferprobe_burst_last_request_throughput", map[string]string{"burst": "s"}); ok != gathered {
+			t.Errorf("shard %d restarted: last-run gauges shown %v, want %v (it gathered the run: %v)", shard, ok, gathered, gathered)
 		}
 	}
 }

@@ -183,12 +183,13 @@ func (h *history) newestFirst() []RunInfo {
 	return out
 }
 
-// lastSucceeded is burst's newest run that ran to its end.
-func (h *history) lastSucceeded(burst string) (RunInfo, bool) {
+// lastSucceeded is burst's newest run that ran to its end, of those that
+// keep accepts.
+func (h *history) lastSucceeded(burst string, keep func(RunInfo) bool) (RunInfo, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, r := range slices.Backward(h.runs) {
-		if r.Burst == burst && r.State == RunSucceeded && r.Report != nil {
+		if r.Burst == burst && r.State == RunSucceeded && r.Report != nil && keep(r) {
 			return r, true
 		}
 	}
