@@ -36,6 +36,9 @@ type Spec struct {
 	Target           *prober.Target
 	Seed             uint64
 	Shard            prober.Shard
+	// StartAt is when the measured requests' timeline starts (the warmup,
+	// if any, runs before it); zero: when they are ready.
+	StartAt time.Time
 	// Limit ends the measured requests. Zero sends one pass through a file
 	// dataset of known length, else defaultRequests.
 	Limit prober.Limit
@@ -70,6 +73,7 @@ func NewPlan(s Spec) (*Plan, error) {
 		}
 	}
 	p.Main.SetLimit(p.Limit)
+	p.Main.SetStartAt(s.StartAt)
 	if s.Warmup != (prober.Limit{}) {
 		if s.WarmupName == s.Name {
 			return nil, fmt.Errorf("warmup of %s must have a name of its own, or it would send the measured sequence", s.Name)

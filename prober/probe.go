@@ -65,6 +65,8 @@ type Probe struct {
 	seed        uint64 // the scenario's, from which request IDs derive
 	sent        *sequence
 	limit       Limit
+	// startAt is the agreed instant the timeline starts at; zero: when ready.
+	startAt time.Time
 	// sendingEnded is closed once Run will send nothing more: its schedule
 	// ended and every session started has sent its last turn.
 	sendingEnded chan struct{}
@@ -101,6 +103,12 @@ func (p *Probe) SetLimit(l Limit) { p.limit = l }
 func (l Limit) reached(seq uint64, offset time.Duration) bool {
 	return (l.Requests > 0 && seq >= l.Requests) || (l.Duration > 0 && offset >= l.Duration)
 }
+
+// SetStartAt starts Run's timeline at t rather than when it is ready, so
+// that shards on several machines, started at different times, send on one
+// timeline. Run still prepares first; if it is ready only after t, its
+// requests due by then go at once and their lateness shows as schedule lag.
+func (p *Probe) SetStartAt(t time.Time) { p.startAt = t }
 
 // NewProbe prepares probe name of a loaded scenario to run against t, sending
 // shard's share of its sequence.
@@ -203,8 +211,14 @@ func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
 		close(p.sendingEnded)
 	}()
 	// The timeline starts once the first requests are built, so that a trace
-	// that starts with a burst does not start late.
+	// that starts with a burst does not start late, or at the agreed start.
 	r.start = time.Now()
+	if !p.startAt.IsZero() {
+		timer := time.NewTimer(time.Hour)
+		sleepUntil(ctx, timer, p.startAt)
+		timer.Stop()
+		r.start = p.startAt
+	}
 	p.schedule.loop(r)
 	r.sending.Done()
 }

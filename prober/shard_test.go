@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,5 +68,27 @@ func TestShardSessions(t *testing.T) {
 	}
 	if len(seen) != 9 {
 		t.Errorf("the shards drew %d distinct sessions of 9", len(seen))
+	}
+}
+
+// TestStartAt: the timeline of a probe given an agreed start begins there,
+// not when the probe was ready: every request is scheduled at that instant
+// plus its unsharded offset.
+func TestStartAt(t *testing.T) {
+	const arrival = "{rate: 2000}"
+	whole := plans(newProbe(t, probeYAML(5, arrival, ""), Shard{}), 30)
+	p := newProbe(t, probeYAML(5, arrival, ""), Shard{1, 3})
+	p.SetLimit(Limit{Requests: 30})
+	start := time.Now().Add(300 * time.Millisecond).Round(time.Millisecond)
+	p.SetStartAt(start)
+	rec := &recorder{}
+	p.Run(context.Background(), context.Background(), instantExec{}, rec)
+	if len(rec.records) != 10 {
+		t.Fatalf("%d requests, want shard 1/3's 10", len(rec.records))
+	}
+	for _, r := range rec.records {
+		if want := start.Add(whole[r.Seq].offset); !r.Scheduled.Equal(want) {
+			t.Errorf("seq %d scheduled at %v, want the agreed start + its offset, %v", r.Seq, r.Scheduled, want)
+		}
 	}
 }
