@@ -73,7 +73,7 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 		sh := prober.Shard{Index: i, Count: 3}
 		recs, d := runShard(t, sh)
 		path := filepath.Join(dir, sh.String()[:1]+".jsonl")
-		w, err := CreateShardFile(path, ShardHeader{Shard: sh.String(), Run: "r"})
+		w, err := CreateShardFile(path, ShardHeader{Shard: sh.String(), Run: "r", Meta: []byte(`{"k":1}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sf.Shard != sh || sf.Header.Run != "r" || sf.End == nil || !sf.End.Finished || sf.End.Requests != d.Requests {
+		if sf.Shard != sh || sf.Header.Run != "r" || string(sf.Header.Meta) != `{"k":1}` || sf.End == nil || !sf.End.Finished || sf.End.Requests != d.Requests {
 			t.Fatalf("shard file %s read back as %+v, end %+v", path, sf, sf.End)
 		}
 		shards = append(shards, sf.ShardRecords())

@@ -26,6 +26,9 @@ type ShardHeader struct {
 	// Run identifies the run the shard is part of (its command and
 	// scenario, less the shard): a merge refuses shards of different runs.
 	Run string `json:"run"`
+	// Meta is what the writer needs to report the merged run, which a
+	// merge hands back untouched (bench: its export settings).
+	Meta json.RawMessage `json:"meta,omitempty"`
 }
 
 // ShardEnd is the last line of a shard's record file.
