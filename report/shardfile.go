@@ -122,7 +122,7 @@ type ShardFile struct {
 	Shard  prober.Shard
 	// End is the file's end line; nil when the shard died before writing it.
 	End  *ShardEnd
-	path string
+	Path string
 }
 
 // OpenShardFile reads the header and the end of the record file at path;
@@ -133,7 +133,7 @@ func OpenShardFile(path string) (*ShardFile, error) {
 		return nil, err
 	}
 	defer f.Close()
-	sf := &ShardFile{path: path}
+	sf := &ShardFile{Path: path}
 	r := bufio.NewReader(f)
 	first, err := r.ReadBytes('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -174,7 +174,7 @@ func OpenShardFile(path string) (*ShardFile, error) {
 // Records yields the file's records.
 func (sf *ShardFile) Records() iter.Seq2[*prober.Record, error] {
 	return func(yield func(*prober.Record, error) bool) {
-		f, err := os.Open(sf.path)
+		f, err := os.Open(sf.Path)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -200,7 +200,7 @@ func (sf *ShardFile) Records() iter.Seq2[*prober.Record, error] {
 				if errors.Is(err, io.EOF) && sf.End == nil {
 					return
 				}
-				derr = fmt.Errorf("%s line %d: %w", sf.path, n, derr)
+				derr = fmt.Errorf("%s line %d: %w", sf.Path, n, derr)
 			}
 			if !yield(rec, derr) || derr != nil {
 				return
