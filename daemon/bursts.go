@@ -474,18 +474,15 @@ func (m *burstManager) launchOne(r *burstRun) {
 	e := r.entry
 	r.mu.Lock()
 	spec, target, o := r.spec, r.target, r.info.Overrides
+	var startAt time.Time // every share of a cluster run starts at the instant agreed
+	if r.info.Cluster != nil {
+		startAt = r.info.Cluster.StartAt
+	}
 	r.mu.Unlock()
-	plan, err := planRun(e.name, &spec, target, o, m.d.shard)
+	plan, err := planRun(e.name, &spec, target, o, m.d.shard, startAt)
 
 	m.mu.Lock()
 	r.mu.Lock()
-	var startAt time.Time
-	if r.info.Cluster != nil {
-		startAt = r.info.Cluster.StartAt
-		if err == nil && !m.clock.Now().Before(startAt) {
-			err = fmt.Errorf("planning the run took past the agreed start %s; raise --cluster.start-lead", startAt.Format(time.RFC3339Nano))
-		}
-	}
 	if err != nil || r.cancelled {
 		final := r.info
 		final.State, final.Ended = RunCancelled, m.clock.Now()
@@ -517,12 +514,6 @@ func (m *burstManager) launchOne(r *burstRun) {
 	m.wg.Go(func() {
 		defer stop()
 		defer cancelRq()
-		if !startAt.IsZero() { // every share starts at the instant agreed
-			select {
-			case <-m.clock.At(startAt):
-			case <-ctx.Done():
-			}
-		}
 		m.finish(r, r.run.Execute(ctx, reqCtx))
 	})
 	m.mu.Unlock()
@@ -576,8 +567,9 @@ func (m *burstManager) shutdown() {
 }
 
 // planRun applies o to the settings of burst name, clamped to its maxima,
-// and plans one run of it.
-func planRun(name string, spec *burstSpec, target *prober.Target, o BurstOverrides, shard prober.Shard) (*finite.Plan, error) {
+// and plans one run of it, whose measured requests start at startAt (zero:
+// when ready).
+func planRun(name string, spec *burstSpec, target *prober.Target, o BurstOverrides, shard prober.Shard, startAt time.Time) (*finite.Plan, error) {
 	b := spec.burst
 	if o.Duration < 0 || o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Concurrency < 0 {
 		return nil, fmt.Errorf("overrides must be >= 0 (0 keeps the configured value), got %+v", o)
@@ -620,7 +612,7 @@ func planRun(name string, spec *burstSpec, target *prober.Target, o BurstOverrid
 	// name), so a burst never draws a probe's seeded streams.
 	return finite.NewPlan(finite.Spec{
 		Name: "burst/" + name, WarmupName: "burst/" + name + "/warmup",
-		Probe: b.Probe(), Target: target, Seed: spec.seed, Shard: shard,
+		Probe: b.Probe(), Target: target, Seed: spec.seed, Shard: shard, StartAt: startAt,
 		Limit:  limit,
 		Warmup: prober.Limit{Requests: b.Warmup.Requests, Duration: time.Duration(b.Warmup.Duration)},
 		Grace:  time.Duration(b.GracePeriod),
