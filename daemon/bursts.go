@@ -95,9 +95,10 @@ type burstRun struct {
 	run       *finite.Run // nil until it runs
 	// A share of a cluster run (info.Cluster set) keeps its records for the
 	// gatherer; the gatherer also knows its peers and what went wrong so far.
-	records  *shareRecords
-	peers    []clusterPeer
-	problems []ShardProblem
+	records      *shareRecords
+	peers        []clusterPeer
+	problems     []ShardProblem
+	peersStarted chan struct{} // closed once the gatherer knows which peers started
 }
 
 func newBurstManager(d *Daemon) *burstManager {
@@ -148,28 +149,34 @@ func (d *Daemon) TriggerBurst(name string, o BurstOverrides) (RunInfo, error) {
 		return m.triggerCluster(name, TriggerAPI, o)
 	}
 	m.mu.Lock()
-	e := m.bursts[name]
-	switch {
-	case m.closed:
+	e, err := m.triggerable(name, TriggerAPI)
+	if err != nil {
 		m.mu.Unlock()
-		return RunInfo{}, errShuttingDown
-	case e == nil:
-		m.mu.Unlock()
-		return RunInfo{}, ErrUnknownBurst
-	case !e.spec.burst.OnDemand:
-		m.mu.Unlock()
-		return RunInfo{}, ErrNotOnDemand
-	}
-	if r := m.busy[e.spec.burst.Target]; r != nil {
-		busy := &BusyError{Target: e.spec.burst.Target, RunID: r.info.ID}
-		m.mu.Unlock()
-		return RunInfo{}, busy
+		return RunInfo{}, err
 	}
 	r := m.newRun(e, TriggerAPI, o)
 	m.start(r)
 	m.mu.Unlock()
 	m.launchOne(r) // at once: the caller learns whether the run could start
 	return r.snapshot(), nil
+}
+
+// triggerable is burst name if a run of it can start now by trigger; m.mu
+// is held.
+func (m *burstManager) triggerable(name, trigger string) (*burstEntry, error) {
+	e := m.bursts[name]
+	switch {
+	case m.closed:
+		return nil, errShuttingDown
+	case e == nil:
+		return nil, ErrUnknownBurst
+	case trigger == TriggerAPI && !e.spec.burst.OnDemand:
+		return nil, ErrNotOnDemand
+	}
+	if r := m.busy[e.spec.burst.Target]; r != nil {
+		return nil, &BusyError{Target: e.spec.burst.Target, RunID: r.info.ID}
+	}
+	return e, nil
 }
 
 // BurstRun returns the run with id, running, queued or kept in the history.

@@ -267,23 +267,8 @@ func (m *burstManager) askPeers(ctx context.Context) ([]clusterPeer, []ShardProb
 // triggerCluster starts burst name on every replica at one agreed start,
 // this one gathering; it checks what TriggerBurst checks.
 func (m *burstManager) triggerCluster(name, trigger string, o BurstOverrides) (RunInfo, error) {
-	check := func() (*burstEntry, error) {
-		e := m.bursts[name]
-		switch {
-		case m.closed:
-			return nil, errShuttingDown
-		case e == nil:
-			return nil, ErrUnknownBurst
-		case trigger == TriggerAPI && !e.spec.burst.OnDemand:
-			return nil, ErrNotOnDemand
-		}
-		if r := m.busy[e.spec.burst.Target]; r != nil {
-			return nil, &BusyError{Target: e.spec.burst.Target, RunID: r.info.ID}
-		}
-		return e, nil
-	}
 	m.mu.Lock()
-	_, err := check()
+	_, err := m.triggerable(name, trigger)
 	m.mu.Unlock()
 	if err != nil {
 		return RunInfo{}, err
@@ -294,7 +279,7 @@ func (m *burstManager) triggerCluster(name, trigger string, o BurstOverrides) (R
 		return RunInfo{}, err
 	}
 	m.mu.Lock()
-	e, err := check() // again: discovery took time
+	e, err := m.triggerable(name, trigger) // again: discovery took time
 	if err != nil {
 		m.mu.Unlock()
 		return RunInfo{}, err
@@ -303,7 +288,7 @@ func (m *burstManager) triggerCluster(name, trigger string, o BurstOverrides) (R
 	r := m.newRun(e, trigger, o)
 	cr := ClusterRun{Shards: own.Count, Gatherer: own.Index, StartAt: m.clock.Now().Add(m.cluster.opts.Lead).UTC()}
 	r.info.Cluster = &cr
-	r.peers, r.problems = peers, problems
+	r.peers, r.problems, r.peersStarted = peers, problems, make(chan struct{})
 	m.start(r)
 	start := clusterStart{Burst: name, Trigger: trigger, Overrides: o, Spec: specHash(&e.spec), Cluster: cr}
 	m.mu.Unlock()
@@ -329,6 +314,7 @@ func (m *burstManager) triggerCluster(name, trigger string, o BurstOverrides) (R
 		r.peers = append(r.peers, p)
 	}
 	r.mu.Unlock()
+	close(r.peersStarted)
 	<-planned
 	m.d.logger.Info("cluster burst run started", "burst", name, "run", r.id(), "start_at", cr.StartAt, "peers", len(r.peers), "problems", len(problems))
 	return r.snapshot(), nil
@@ -453,6 +439,7 @@ func decoded(encoded []json.RawMessage) iter.Seq2[*prober.Record, error] {
 // gather fetches every peer's share of r, which has ended here in state,
 // and merges them with this replica's into the run's report.
 func (m *burstManager) gather(r *burstRun, state string, ownReport *BurstReport) (*BurstReport, *ClusterRun) {
+	<-r.peersStarted // a run too short to outlast the start calls still gathers from the peers that started
 	r.mu.Lock()
 	peers, problems, cr := r.peers, slices.Clone(r.problems), *r.info.Cluster
 	r.mu.Unlock()
