@@ -32,16 +32,25 @@ func addClusterFlags(cmd *kingpin.CmdClause) *clusterFlags {
 	return f
 }
 
-// option is the daemon's cluster option, nil without --cluster.peers.
-func (f *clusterFlags) option(logger *slog.Logger, shard prober.Shard, token, webConfigFile string) (daemon.Option, error) {
+// check refuses cluster flags that cannot work with shard, before anything starts.
+func (f *clusterFlags) check(shard prober.Shard) error {
 	if !f.peers.Enabled() {
-		return nil, nil
+		return nil
 	}
 	if err := f.peers.Check(shard.Count); err != nil {
-		return nil, err
+		return err
 	}
 	if f.lead <= 0 {
-		return nil, fmt.Errorf("--cluster.start-lead=%s: must be positive, e.g. 2s", f.lead)
+		return fmt.Errorf("--cluster.start-lead=%s: must be positive, e.g. 2s", f.lead)
+	}
+	return nil
+}
+
+// option is the daemon's cluster option, nil without --cluster.peers; check
+// has passed.
+func (f *clusterFlags) option(logger *slog.Logger, token, webConfigFile string) (daemon.Option, error) {
+	if !f.peers.Enabled() {
+		return nil, nil
 	}
 	tlsConfig, mutual, err := cluster.ClientTLS(webConfigFile)
 	if err != nil {

@@ -48,12 +48,20 @@ func addDaemonFlags(cmd *kingpin.CmdClause, withShard bool) *daemonFlags {
 	return f
 }
 
+// checkCluster refuses cluster flags that do not fit --shard.
+func (f *daemonFlags) checkCluster() error {
+	if f.cluster == nil {
+		return nil
+	}
+	return f.cluster.check(f.shard)
+}
+
 // options are the daemon's options; the cluster's calls take the burst
 // API's token and the web config's certificates.
 func (f *daemonFlags) options(logger *slog.Logger, token, webConfigFile string) ([]daemon.Option, error) {
 	opts := []daemon.Option{daemon.WithGracePeriod(f.grace), daemon.WithShard(f.shard), daemon.WithHistory(f.storagePath, f.historySize)}
 	if f.cluster != nil {
-		o, err := f.cluster.option(logger, f.shard, token, webConfigFile)
+		o, err := f.cluster.option(logger, token, webConfigFile)
 		if err != nil {
 			return nil, err
 		}

@@ -27,6 +27,10 @@ func runServe(logger *slog.Logger, configFile string, webFlags *web.FlagConfig, 
 		logger.Error("cannot start the burst API", "err", err)
 		return 1
 	}
+	if err := daemonFlags.checkCluster(); err != nil {
+		logger.Error("cannot start the cluster", "err", err)
+		return 1
+	}
 	// The pool is sized once, before the daemon loads the file for itself;
 	// a file that does not load is reported by the daemon.
 	var scenarioWorkers int
