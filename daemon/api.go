@@ -158,6 +158,10 @@ func (a *burstAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (a *burstAPI) serve(c *call) {
 	r := c.r
+	if cc, ok := a.ctl.(clusterControl); ok && strings.HasPrefix(r.URL.Path, clusterPath+"/") {
+		a.serveCluster(c, cc)
+		return
+	}
 	if !a.opts.Enabled {
 		c.fail(http.StatusForbidden, "the burst API is not enabled; start inferprobe with --web.enable-burst-api")
 		return
@@ -302,6 +306,8 @@ func (a *burstAPI) controlError(c *call, err error) {
 		c.fail(http.StatusNotFound, fmt.Sprintf("no run %q is running or kept in the history; GET %s lists them", c.run, runsPath))
 	case errors.Is(err, ErrRunFinished):
 		c.fail(http.StatusConflict, fmt.Sprintf("run %q has already finished; nothing to cancel", c.run))
+	case errors.Is(err, errCluster):
+		c.fail(http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, errShuttingDown):
 		c.fail(http.StatusServiceUnavailable, err.Error())
 	default:

@@ -45,6 +45,7 @@ type burstManager struct {
 	metrics *collector.Bursts
 	history *history
 	wake    chan struct{} // schedules changed; buffered, so a send never blocks
+	cluster *clusterState // nil: this replica runs its bursts alone
 
 	mu     sync.Mutex
 	bursts map[string]*burstEntry
@@ -92,6 +93,12 @@ type burstRun struct {
 	cancelled bool
 	ended     bool        // finish has taken its result
 	run       *finite.Run // nil until it runs
+	// A share of a cluster run (info.Cluster set) keeps its records for the
+	// gatherer; the gatherer also knows its peers and what went wrong so far.
+	records      *shareRecords
+	peers        []clusterPeer
+	problems     []ShardProblem
+	peersStarted chan struct{} // closed once the gatherer knows which peers started
 }
 
 func newBurstManager(d *Daemon) *burstManager {
@@ -138,29 +145,38 @@ func (d *Daemon) Bursts() []BurstInfo {
 // applied is returned, and kept, as failed.
 func (d *Daemon) TriggerBurst(name string, o BurstOverrides) (RunInfo, error) {
 	m := d.bursts
-	m.mu.Lock()
-	e := m.bursts[name]
-	switch {
-	case m.closed:
-		m.mu.Unlock()
-		return RunInfo{}, errShuttingDown
-	case e == nil:
-		m.mu.Unlock()
-		return RunInfo{}, ErrUnknownBurst
-	case !e.spec.burst.OnDemand:
-		m.mu.Unlock()
-		return RunInfo{}, ErrNotOnDemand
+	if m.cluster != nil {
+		return m.triggerCluster(name, TriggerAPI, o)
 	}
-	if r := m.busy[e.spec.burst.Target]; r != nil {
-		busy := &BusyError{Target: e.spec.burst.Target, RunID: r.info.ID}
+	m.mu.Lock()
+	e, err := m.triggerable(name, TriggerAPI)
+	if err != nil {
 		m.mu.Unlock()
-		return RunInfo{}, busy
+		return RunInfo{}, err
 	}
 	r := m.newRun(e, TriggerAPI, o)
 	m.start(r)
 	m.mu.Unlock()
 	m.launchOne(r) // at once: the caller learns whether the run could start
 	return r.snapshot(), nil
+}
+
+// triggerable is burst name if a run of it can start now by trigger; m.mu
+// is held.
+func (m *burstManager) triggerable(name, trigger string) (*burstEntry, error) {
+	e := m.bursts[name]
+	switch {
+	case m.closed:
+		return nil, errShuttingDown
+	case e == nil:
+		return nil, ErrUnknownBurst
+	case trigger == TriggerAPI && !e.spec.burst.OnDemand:
+		return nil, ErrNotOnDemand
+	}
+	if r := m.busy[e.spec.burst.Target]; r != nil {
+		return nil, &BusyError{Target: e.spec.burst.Target, RunID: r.info.ID}
+	}
+	return e, nil
 }
 
 // BurstRun returns the run with id, running, queued or kept in the history.
@@ -196,6 +212,9 @@ func (d *Daemon) CancelBurst(id string) (RunInfo, error) {
 	r := m.active[i]
 	dequeued, ended := m.cancel(r, true)
 	m.mu.Unlock()
+	if m.cluster != nil && r.snapshot().Cluster != nil {
+		m.cancelPeers(id)
+	}
 	if ended { // it ran to its end just before: there is nothing to cancel
 		return RunInfo{}, ErrRunFinished
 	}
@@ -331,7 +350,7 @@ func (m *burstManager) forget(l collector.Labels, current string) {
 // restoreLast shows the newest completed run in the history on the last-run
 // gauges, so that they survive a restart.
 func (m *burstManager) restoreLast(name, target string) {
-	if r, ok := m.history.lastSucceeded(name); ok && r.Target == target {
+	if r, ok := m.history.lastSucceeded(name, m.onGauges); ok && r.Target == target {
 		m.metrics.SetLast(name, target, collector.BurstResult{Summary: r.Report.Summary, End: unixSeconds(r.Ended)})
 	}
 }
@@ -340,6 +359,7 @@ func (m *burstManager) restoreLast(name, target string) {
 // next scheduled start (zero when there is none).
 func (m *burstManager) startDue(now time.Time) time.Time {
 	var started []*burstRun
+	var clustered []string
 	var next time.Time
 	m.mu.Lock()
 	for _, name := range sortedKeys(m.bursts) {
@@ -348,7 +368,9 @@ func (m *burstManager) startDue(now time.Time) time.Time {
 			continue
 		}
 		if !e.next.After(now) && !m.closed {
-			if r := m.scheduled(e, now); r != nil {
+			if m.cluster != nil {
+				clustered = append(clustered, name)
+			} else if r := m.scheduled(e, now); r != nil {
 				started = append(started, r)
 			}
 			e.next = e.sched.after(e.next, now)
@@ -359,6 +381,9 @@ func (m *burstManager) startDue(now time.Time) time.Time {
 	}
 	m.mu.Unlock()
 	m.launch(started...)
+	for _, name := range clustered {
+		m.wg.Go(func() { m.scheduleCluster(name) })
+	}
 	return next
 }
 
@@ -456,8 +481,12 @@ func (m *burstManager) launchOne(r *burstRun) {
 	e := r.entry
 	r.mu.Lock()
 	spec, target, o := r.spec, r.target, r.info.Overrides
+	var startAt time.Time // every share of a cluster run starts at the instant agreed
+	if r.info.Cluster != nil {
+		startAt = r.info.Cluster.StartAt
+	}
 	r.mu.Unlock()
-	plan, err := planRun(e.name, &spec, target, o, m.d.shard)
+	plan, err := planRun(e.name, &spec, target, o, m.d.shard, startAt)
 
 	m.mu.Lock()
 	r.mu.Lock()
@@ -477,8 +506,13 @@ func (m *burstManager) launchOne(r *burstRun) {
 	ctx, stop := context.WithCancel(context.Background())
 	reqCtx, cancelRq := context.WithCancel(m.d.reqCtx)
 	r.stop, r.cancelRq = stop, cancelRq
+	sink := prober.Tee(m.d.requests.Series(r.labels, plan.SLO), m.d.failures.recorder(target, e.name))
+	if r.info.Cluster != nil {
+		r.records = &shareRecords{}
+		sink = prober.Tee(sink, r.records)
+	}
 	r.run = finite.New(plan, m.d.exec,
-		finite.WithRecorder(prober.Tee(m.d.requests.Series(r.labels, plan.SLO), m.d.failures.recorder(target, e.name))),
+		finite.WithRecorder(sink),
 		finite.WithGPUWindow(m.gpu),
 		finite.WithLogger(m.d.logger.With("burst", e.name, "run", r.info.ID)),
 		withServerMetrics(target))
@@ -541,8 +575,9 @@ func (m *burstManager) shutdown() {
 }
 
 // planRun applies o to the settings of burst name, clamped to its maxima,
-// and plans one run of it.
-func planRun(name string, spec *burstSpec, target *prober.Target, o BurstOverrides, shard prober.Shard) (*finite.Plan, error) {
+// and plans one run of it, whose measured requests start at startAt (zero:
+// when ready).
+func planRun(name string, spec *burstSpec, target *prober.Target, o BurstOverrides, shard prober.Shard, startAt time.Time) (*finite.Plan, error) {
 	b := spec.burst
 	if o.Duration < 0 || o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Concurrency < 0 {
 		return nil, fmt.Errorf("overrides must be >= 0 (0 keeps the configured value), got %+v", o)
@@ -585,7 +620,7 @@ func planRun(name string, spec *burstSpec, target *prober.Target, o BurstOverrid
 	// name), so a burst never draws a probe's seeded streams.
 	return finite.NewPlan(finite.Spec{
 		Name: "burst/" + name, WarmupName: "burst/" + name + "/warmup",
-		Probe: b.Probe(), Target: target, Seed: spec.seed, Shard: shard,
+		Probe: b.Probe(), Target: target, Seed: spec.seed, Shard: shard, StartAt: startAt,
 		Limit:  limit,
 		Warmup: prober.Limit{Requests: b.Warmup.Requests, Duration: time.Duration(b.Warmup.Duration)},
 		Grace:  time.Duration(b.GracePeriod),
@@ -611,18 +646,29 @@ func (m *burstManager) finish(r *burstRun, res finite.Result) {
 	}
 	r.mu.Unlock()
 	report := &BurstReport{Summary: res.Summary, Digest: res.Digest.String(), GPU: res.GPU}
-	if res.ServerMetrics != nil && len(res.ServerMetrics.Successful()) > 0 {
-		report.ServerMetrics = res.ServerMetrics.Report(res.Summary.TTFT)
-	}
-	if result == RunSucceeded {
-		m.metrics.SetLast(r.info.Burst, r.info.Target, collector.BurstResult{Summary: report.Summary, End: unixSeconds(now)})
-	}
-	m.metrics.Running(r.info.Burst, r.info.Target, false)
 	r.mu.Lock()
 	final := r.info
 	r.mu.Unlock()
+	gatherer := final.Cluster != nil && m.onGauges(final)
+	if gatherer {
+		report, final.Cluster = m.gather(r, result, report)
+	}
+	// After the gather, so that the engine's TTFT stands beside the whole run's.
+	if res.ServerMetrics != nil && len(res.ServerMetrics.Successful()) > 0 {
+		report.ServerMetrics = res.ServerMetrics.Report(report.Summary.TTFT)
+	}
+	if result == RunSucceeded && m.onGauges(final) {
+		m.metrics.SetLast(r.info.Burst, r.info.Target, collector.BurstResult{Summary: report.Summary, End: unixSeconds(now)})
+	}
+	m.metrics.Running(r.info.Burst, r.info.Target, false)
 	final.State, final.Ended, final.Report = result, now, report
+	if final.Cluster != nil && !gatherer {
+		m.cluster.keep(r)
+	}
 	m.end(r, final)
+	if gatherer {
+		m.handOut(r, final)
+	}
 }
 
 // end records a started run as final, frees its target and starts the

@@ -115,6 +115,9 @@ type RunInfo struct {
 	Queued    time.Time      `json:"queued,omitzero"`
 	Started   time.Time      `json:"started,omitzero"`
 	Ended     time.Time      `json:"ended,omitzero"`
+	// Cluster says how the run was shared between replicas; nil for a run
+	// of this replica alone.
+	Cluster *ClusterRun `json:"cluster,omitempty"`
 	// Report is set once the run has ended (and, for progress, while it runs).
 	Report *BurstReport `json:"report,omitempty"`
 }

@@ -308,6 +308,8 @@ type Status struct {
 	// TargetErrors holds the last failure of each target × reason that has
 	// failed, by target and reason, and whether it still fails.
 	TargetErrors []TargetError `json:"target_errors"`
+	// Cluster is the replica's view of its peers; nil without --cluster.peers.
+	Cluster *ClusterStatus `json:"cluster,omitempty"`
 }
 
 func (d *Daemon) status() Status {
@@ -318,6 +320,7 @@ func (d *Daemon) status() Status {
 		s.LastError = d.lastErr.Error()
 	}
 	s.Bursts, s.Runs, s.TargetErrors = d.Bursts(), d.bursts.activeRuns(), d.failures.snapshot()
+	s.Cluster = d.bursts.clusterStatus()
 	return s
 }
 

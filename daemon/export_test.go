@@ -17,3 +17,6 @@ func WithClock(c interface {
 
 // Registry is the registry d was given, for tests that read its metrics.
 func (d *Daemon) Registry() *prometheus.Registry { return d.registry }
+
+// Status is what /api/v1/status serves.
+func (d *Daemon) Status() Status { return d.status() }

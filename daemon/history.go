@@ -143,6 +143,26 @@ func (h *history) trim() {
 	h.runs = slices.Delete(h.runs, 0, n)
 }
 
+// replace puts r in place of the kept run of its id (a share of a cluster
+// run, replaced by the gathered report), or keeps it when there is none.
+func (h *history) replace(r RunInfo) {
+	h.mu.Lock()
+	i := slices.IndexFunc(h.runs, func(k RunInfo) bool { return k.ID == r.ID })
+	if i < 0 {
+		h.mu.Unlock()
+		h.add(r)
+		return
+	}
+	defer h.mu.Unlock()
+	if h.dir != "" {
+		if err := h.write(r); err != nil {
+			h.writeErrors.Inc()
+			h.logger.Error("cannot save burst run; it is kept in memory only", "run", r.ID, "err", err)
+		}
+	}
+	h.runs[i] = r
+}
+
 func (h *history) get(id string) (RunInfo, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -163,12 +183,13 @@ func (h *history) newestFirst() []RunInfo {
 	return out
 }
 
-// lastSucceeded is burst's newest run that ran to its end.
-func (h *history) lastSucceeded(burst string) (RunInfo, bool) {
+// lastSucceeded is burst's newest run that ran to its end, of those that
+// keep accepts.
+func (h *history) lastSucceeded(burst string, keep func(RunInfo) bool) (RunInfo, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, r := range slices.Backward(h.runs) {
-		if r.Burst == burst && r.State == RunSucceeded && r.Report != nil {
+		if r.Burst == burst && r.State == RunSucceeded && r.Report != nil && keep(r) {
 			return r, true
 		}
 	}

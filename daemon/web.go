@@ -56,6 +56,7 @@ func (d *Daemon) Handler(enableLifecycle bool, burstAPI BurstAPIOptions) (http.H
 	bursts := NewBurstAPI(d, burstAPI, d.logger)
 	mux.Handle(burstAPIPath, bursts)
 	mux.Handle(burstAPIPath+"/", bursts)
+	mux.Handle(clusterPath+"/", bursts)
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "inferprobe",
 		Description: "Continuous benchmark of LLM inference endpoints",

@@ -165,6 +165,7 @@ func (b *bundle) check(t *testing.T, where string, secretKeys map[string]map[str
 		}
 	}
 	for _, st := range b.statefulSets {
+		b.checkPeers(t, where, st)
 		if !b.hasService(st.Spec.ServiceName) {
 			t.Errorf("%s: StatefulSet %s: serviceName %q is not among the Services", where, st.Name, st.Spec.ServiceName)
 		}
@@ -194,6 +195,23 @@ func (b *bundle) hasService(name string) bool {
 		}
 	}
 	return false
+}
+
+// checkPeers: the replicas of a StatefulSet find each other through its governing
+// headless Service's SRV records, not-ready pods included, so that a burst runs on all
+// of them and a replica that is down is named rather than silently left out.
+func (b *bundle) checkPeers(t *testing.T, where string, st *appsv1.StatefulSet) {
+	t.Helper()
+	peers, _ := flagValue(st.Spec.Template.Spec.Containers[0].Args, "cluster.peers")
+	prefix := "dns+srv://_http._tcp." + st.Spec.ServiceName + "."
+	if !strings.HasPrefix(peers, prefix) || !strings.HasSuffix(peers, ".svc") || (st.Namespace != "" && peers != prefix+st.Namespace+".svc") {
+		t.Errorf("%s: StatefulSet %s: --cluster.peers=%q, want %sNAMESPACE.svc (its headless Service's SRV records)", where, st.Name, peers, prefix)
+	}
+	for _, s := range b.services {
+		if s.Name == st.Spec.ServiceName && !s.Spec.PublishNotReadyAddresses {
+			t.Errorf("%s: Service %s: set publishNotReadyAddresses, so that replicas find a starting peer and name one that is down", where, s.Name)
+		}
+	}
 }
 
 var shardArg = regexp.MustCompile(`^\$\((\w+)\)/(\d+)$`)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -16,6 +17,7 @@ type daemonFlags struct {
 	shard       prober.Shard
 	storagePath string
 	historySize int
+	cluster     *clusterFlags // nil where there are no replicas (demo)
 }
 
 // addDaemonFlags registers the daemon's flags; --shard only where replicas
@@ -41,10 +43,31 @@ func addDaemonFlags(cmd *kingpin.CmdClause, withShard bool) *daemonFlags {
 			f.shard, err = prober.ParseShard(shard)
 			return err
 		}).StringVar(&shard)
+		f.cluster = addClusterFlags(cmd)
 	}
 	return f
 }
 
-func (f *daemonFlags) options() []daemon.Option {
-	return []daemon.Option{daemon.WithGracePeriod(f.grace), daemon.WithShard(f.shard), daemon.WithHistory(f.storagePath, f.historySize)}
+// checkCluster refuses cluster flags that do not fit --shard.
+func (f *daemonFlags) checkCluster() error {
+	if f.cluster == nil {
+		return nil
+	}
+	return f.cluster.check(f.shard)
+}
+
+// options are the daemon's options; the cluster's calls take the burst
+// API's token and the web config's certificates.
+func (f *daemonFlags) options(logger *slog.Logger, token, webConfigFile string) ([]daemon.Option, error) {
+	opts := []daemon.Option{daemon.WithGracePeriod(f.grace), daemon.WithShard(f.shard), daemon.WithHistory(f.storagePath, f.historySize)}
+	if f.cluster != nil {
+		o, err := f.cluster.option(logger, token, webConfigFile)
+		if err != nil {
+			return nil, err
+		}
+		if o != nil {
+			opts = append(opts, o)
+		}
+	}
+	return opts, nil
 }

@@ -27,6 +27,10 @@ func runServe(logger *slog.Logger, configFile string, webFlags *web.FlagConfig, 
 		logger.Error("cannot start the burst API", "err", err)
 		return 1
 	}
+	if err := daemonFlags.checkCluster(); err != nil {
+		logger.Error("cannot start the cluster", "err", err)
+		return 1
+	}
 	// The pool is sized once, before the daemon loads the file for itself;
 	// a file that does not load is reported by the daemon.
 	var scenarioWorkers int
@@ -63,7 +67,12 @@ func serveDaemon(logger *slog.Logger, load func() (*scenarios.Config, error), wo
 	defer drain(logger, workers)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(workers)
-	opts := append(daemonFlags.options(), daemon.WithClientLoad(workers.Utilisation))
+	opts, err := daemonFlags.options(logger, burstAPI.Token, *webFlags.WebConfigFile)
+	if err != nil {
+		logger.Error("cannot start the cluster", "err", err)
+		return 1
+	}
+	opts = append(opts, daemon.WithClientLoad(workers.Utilisation))
 	gpus, err := gpuFlags.start(logger, reg)
 	if err != nil {
 		logger.Error("cannot start GPU telemetry; fix --collector.gpu.fields-file or turn it off with --no-collector.gpu", "err", err)

@@ -127,6 +127,7 @@ spec:
         - --workers={{ .Values.workers }}
         {{- if gt (int .Values.shards) 1 }}
         - --shard=$(SHARD_INDEX)/{{ .Values.shards }}
+        - --cluster.peers=dns+srv://_http._tcp.{{ include "inferprobe.fullname" . }}.{{ .Release.Namespace }}.svc
         {{- end }}
         {{- if .Values.webConfig.secret }}
         - --web.config.file=/etc/inferprobe/web/web-config.yml
