@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +25,7 @@ var (
 	capITL     = flag.Duration("cap.itl", 20*time.Millisecond, "the stream server's inter-token latency (20ms: 50 tokens/s per stream)")
 	capTokens  = flag.Int("cap.tokens", 256, "output tokens per request (bench --osl, with ignore_eos)")
 	capRun     = flag.Duration("cap.run", 20*time.Second, "bench --benchmark-duration of each step")
+	capPerCore = flag.Float64("cap.per-worker", 25000, "chunks/s per worker the planning table assumes when no step passed")
 )
 
 // TestCapacity measures what one inferprobe replica sustains: it runs the
@@ -49,6 +52,7 @@ func TestCapacity(t *testing.T) {
 	tb.row("streams", "rate/s", "sent/s", "requests", "errors", "cancelled", "chunks/s", "lag p50 ms", "lag p99 ms",
 		"busiest worker CPU", "worker µs/chunk", "parent µs/request", "parent CPU", "server CPU", "other CPU", "steal",
 		"worker RSS MiB", "parent RSS MiB", "verdict")
+	var steps []capStep
 	for s := range strings.SplitSeq(*capStreams, ",") {
 		streams, err := strconv.Atoi(s)
 		if err != nil {
@@ -70,8 +74,89 @@ func TestCapacity(t *testing.T) {
 			cores(r.parentCPU, r.wall), cores(r.serverCPU, r.wall),
 			cores(r.otherCPU, r.wall), cores(r.steal, r.wall),
 			mib(r.workerRSS), mib(r.parentRSS), verdict)
+		steps = append(steps, capStep{streams, sent * float64(*capTokens), r})
 	}
 	tb.flush()
+	plan(os.Stdout, steps, n)
+}
+
+// capStep is one step of TestCapacity.
+type capStep struct {
+	streams int
+	chunks  float64 // per second, at steady state
+	benchResult
+}
+
+// Pod shape and run length the planning table assumes.
+const (
+	planPodWorkers = 4
+	planRun        = 5 * time.Minute
+	planTTFT       = 200 * time.Millisecond
+)
+
+// plan prints BENCHMARKS.md's planning table from the steps: the chunks/s
+// one worker sustains (the highest step without a verdict, per worker) and
+// the memory per stream and per recorded request (least squares over the
+// steps without a verdict, or when fewer than two passed, over those not yet
+// queueing: lag p50 under 5 ms).
+func plan(w io.Writer, steps []capStep, workers int) {
+	perWorker, why := *capPerCore, fmt.Sprintf("no step passed: -cap.per-worker=%g is assumed", *capPerCore)
+	var fit []capStep
+	for _, s := range steps {
+		if s.verdict == "" && s.errors == 0 {
+			fit = append(fit, s)
+			perWorker = s.chunks / float64(workers)
+			why = fmt.Sprintf("the highest step without a verdict: %d streams, %.0f chunks/s over %d worker(s)", s.streams, s.chunks, workers)
+		}
+	}
+	fitWhy := "the steps without a verdict"
+	if len(fit) < 2 {
+		fit, fitWhy = nil, "the steps with lag p50 < 5 ms (fewer than two passed)"
+		for _, s := range steps {
+			if s.lagP50 < 5 && s.errors == 0 {
+				fit = append(fit, s)
+			}
+		}
+	}
+	if len(fit) < 2 {
+		fmt.Fprintln(w, "\nToo few steps to fit memory; no planning table.")
+		return
+	}
+	perStream, workersBase := lineFit(fit, func(s capStep) (float64, float64) { return float64(s.streams), float64(s.workerRSS) })
+	workerBase := workersBase / float64(workers)
+	perRequest, parentBase := lineFit(fit, func(s capStep) (float64, float64) { return float64(s.requests), float64(s.parentRSS) })
+	perToken := perRequest / float64(*capTokens)
+	fmt.Fprintf(w, "\nPer worker: %.0f chunks/s (%s).\n", perWorker, why)
+	fmt.Fprintf(w, "Memory, fitted over %s: worker %.0f MiB + %.1f KiB per stream; parent %.0f MiB + %.1f KiB per %d-token request (%.0f B per token).\n\n",
+		fitWhy, workerBase/(1<<20), perStream/1024, parentBase/(1<<20), perRequest/1024, *capTokens, perToken)
+	tb := &table{w: w}
+	tb.row("streams", "tokens/s per stream", "output tokens", "chunks/s", "requests/s", "workers (cores)", "replicas × workers",
+		"memory per pod, streaming", fmt.Sprintf("+ exact report of a %s run, per pod", planRun))
+	for _, shape := range [][3]int{{100, 50, 256}, {500, 50, 256}, {1000, 50, 256}, {2000, 50, 512}, {1000, 100, 1024}, {5000, 50, 256}, {10000, 30, 512}, {20000, 50, 256}} {
+		streams, rate, tokens := shape[0], shape[1], shape[2]
+		chunks := float64(streams * rate)
+		need := int(math.Ceil(chunks / perWorker))
+		replicas := (need + planPodWorkers - 1) / planPodWorkers
+		podWorkers := (need + replicas - 1) / replicas
+		streaming := parentBase + float64(podWorkers)*workerBase + float64(streams)/float64(replicas)*perStream
+		report := chunks * planRun.Seconds() / float64(replicas) * perToken
+		tb.row(streams, rate, tokens, fmt.Sprintf("%.0f", chunks),
+			fmt.Sprintf("%.0f", float64(streams)/(planTTFT.Seconds()+float64(tokens)/float64(rate))),
+			need, fmt.Sprintf("%d × %d", replicas, podWorkers), mib(int64(streaming))+" MiB", mib(int64(report))+" MiB")
+	}
+	tb.flush()
+}
+
+// lineFit is the least-squares slope and intercept of the points xy gives.
+func lineFit(steps []capStep, xy func(capStep) (float64, float64)) (slope, intercept float64) {
+	var sx, sy, sxx, sxy float64
+	for _, s := range steps {
+		x, y := xy(s)
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	n := float64(len(steps))
+	slope = (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	return slope, (sy - slope*sx) / n
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
