@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"github.com/inferprobe/inferprobe/report"
 )
 
 var (
@@ -36,7 +39,8 @@ var (
 // schedule lag, the client's CPU and memory, the server's CPU, and bench's
 // own client-bound verdict (collector.SaturationReason's thresholds). The
 // largest step without a verdict is the replica's capacity at that worker
-// count. BENCHMARKS.md (Planning: how many replicas) turns it into a table.
+// count; from it and the memory the steps used it prints the planning table
+// of BENCHMARKS.md (Planning: how many replicas).
 func TestCapacity(t *testing.T) {
 	enabled(t)
 	bin := binary(t)
@@ -89,9 +93,12 @@ type capStep struct {
 
 // Pod shape and run length the planning table assumes.
 const (
-	planPodWorkers = 4
-	planRun        = 5 * time.Minute
-	planTTFT       = 200 * time.Millisecond
+	// reportSamplesBytes is what a report holds per request besides its
+	// details: a RequestRecord and 22 float64 samples (report.Report).
+	reportSamplesBytes = float64(unsafe.Sizeof(report.RequestRecord{})) + 22*8
+	planPodWorkers     = 4
+	planRun            = 5 * time.Minute
+	planTTFT           = 200 * time.Millisecond
 )
 
 // plan prints BENCHMARKS.md's planning table from the steps: the chunks/s
@@ -125,10 +132,27 @@ func plan(w io.Writer, steps []capStep, workers int) {
 	perStream, workersBase := lineFit(fit, func(s capStep) (float64, float64) { return float64(s.streams), float64(s.workerRSS) })
 	workerBase := workersBase / float64(workers)
 	perRequest, parentBase := lineFit(fit, func(s capStep) (float64, float64) { return float64(s.requests), float64(s.parentRSS) })
-	perToken := perRequest / float64(*capTokens)
+	// The report keeps each request's body and chunk gaps up to
+	// report.MaxKeptBytes, then only its per-request samples; the resident
+	// cost of either is the kept bytes inflated by the same factor (garbage,
+	// slices grown by doubling) as the fitted one.
+	var inputs, requests float64
+	for _, s := range fit {
+		inputs, requests = inputs+float64(s.inputBytes), requests+float64(s.requests)
+	}
+	body := inputs / requests
+	inflation := perRequest / (body + 4*float64(*capTokens) + reportSamplesBytes)
+	// reportCost is, for requests of tokens output tokens, the resident bytes
+	// per request while their details fit, how many fit, and the bytes per
+	// request after.
+	reportCost := func(tokens int) (before, fits, after float64) {
+		kept := body + 4*float64(tokens)
+		return inflation * (kept + reportSamplesBytes), float64(report.MaxKeptBytes) / kept, inflation * reportSamplesBytes
+	}
+	_, keptRequests, perRequestAfterCap := reportCost(*capTokens)
 	fmt.Fprintf(w, "\nPer worker: %.0f chunks/s (%s).\n", perWorker, why)
-	fmt.Fprintf(w, "Memory, fitted over %s: worker %.0f MiB + %.1f KiB per stream; parent %.0f MiB + %.1f KiB per %d-token request (%.0f B per token).\n\n",
-		fitWhy, workerBase/(1<<20), perStream/1024, parentBase/(1<<20), perRequest/1024, *capTokens, perToken)
+	fmt.Fprintf(w, "Memory, fitted over %s: worker %.0f MiB + %.1f KiB per stream; parent %.0f MiB + %.1f KiB per %d-token request for the first %.0f requests of a run (their details reach report.MaxKeptBytes), %.2f KiB per request after; prompts of %.0f bytes.\n\n",
+		fitWhy, workerBase/(1<<20), perStream/1024, parentBase/(1<<20), perRequest/1024, *capTokens, keptRequests, perRequestAfterCap/1024, body)
 	tb := &table{w: w}
 	tb.row("streams", "tokens/s per stream", "output tokens", "chunks/s", "requests/s", "workers (cores)", "replicas × workers",
 		"memory per pod, streaming", fmt.Sprintf("+ exact report of a %s run, per pod", planRun))
@@ -139,10 +163,12 @@ func plan(w io.Writer, steps []capStep, workers int) {
 		replicas := (need + planPodWorkers - 1) / planPodWorkers
 		podWorkers := (need + replicas - 1) / replicas
 		streaming := parentBase + float64(podWorkers)*workerBase + float64(streams)/float64(replicas)*perStream
-		report := chunks * planRun.Seconds() / float64(replicas) * perToken
+		recorded := float64(streams) / (planTTFT.Seconds() + float64(tokens)/float64(rate)) * planRun.Seconds() / float64(replicas)
+		before, fits, after := reportCost(tokens)
+		reportBytes := before*min(recorded, fits) + after*max(0, recorded-fits)
 		tb.row(streams, rate, tokens, fmt.Sprintf("%.0f", chunks),
 			fmt.Sprintf("%.0f", float64(streams)/(planTTFT.Seconds()+float64(tokens)/float64(rate))),
-			need, fmt.Sprintf("%d × %d", replicas, podWorkers), mib(int64(streaming))+" MiB", mib(int64(report))+" MiB")
+			need, fmt.Sprintf("%d × %d", replicas, podWorkers), mib(int64(streaming))+" MiB", mib(int64(reportBytes))+" MiB")
 	}
 	tb.flush()
 }
@@ -201,6 +227,7 @@ type benchResult struct {
 	parentCPU, serverCPU, otherCPU, steal time.Duration
 	workerCPU                             time.Duration // all workers, the whole run
 	workerRSS, parentRSS                  int64         // peaks; workers summed
+	inputBytes                            int64         // inputs.json: about the bodies the report kept
 }
 
 // runBench runs one bench step at rate and samples its processes each second.
@@ -257,6 +284,9 @@ func runBench(t *testing.T, bin, addr string, workers int, rate float64) benchRe
 		t.Logf("bench at %.1f/s: %v", rate, err)
 	}
 	readBenchJSON(t, filepath.Join(dir, "profile_export_aiperf.json"), &res)
+	if fi, err := os.Stat(filepath.Join(dir, "inputs.json")); err == nil {
+		res.inputBytes = fi.Size()
+	}
 	return res
 }
 
