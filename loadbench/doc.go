@@ -10,6 +10,9 @@
 //   - TestStreamMemory: memory per in-flight stream;
 //   - TestTimingError: TTFT and inter-chunk timing error against the
 //     simulator's own flush times at 1, 100 and 1,000 concurrent streams;
+//   - TestCapacity: what one replica sustains (streams, chunks/s, requests/s,
+//     memory) before `inferprobe bench`'s own client-bound verdict fires,
+//     against a stream server cheaper per chunk than the client;
 //   - BenchmarkPoolOverhead: a request through the pool against in-process.
 //
 // The package has no code of its own outside its tests. Nothing in it runs in

@@ -42,8 +42,13 @@ var (
 var tmp string
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "worker" {
-		os.Exit(profiledWorker())
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "worker":
+			os.Exit(profiledWorker())
+		case streamServerArg:
+			os.Exit(serveStreams(os.Args[2:]))
+		}
 	}
 	flag.Parse()
 	code := m.Run()
