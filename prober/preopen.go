@@ -54,7 +54,9 @@ func (c *Client) Preopen(ctx context.Context, t *Target, n int) int {
 	c.mu.Lock()
 	for _, conn := range conns {
 		if conn != nil {
-			c.opened[addr] = append(c.opened[addr], preopened{newTrackedConn(conn), now})
+			tc := newTrackedConn(conn)
+			tc.openedAhead = true
+			c.opened[addr] = append(c.opened[addr], preopened{tc, now})
 			opened++
 		}
 	}
