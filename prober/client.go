@@ -26,6 +26,9 @@ type Client struct {
 	clients map[connKey]*http.Client // one transport per connection policy
 	peers   map[string]*peer         // by target URL: its server's keep-alive (conn.go)
 	opened  map[string][]preopened   // by dial address: connections opened ahead (preopen.go)
+	// toppingUp holds the dial addresses whose spare connections are being
+	// opened (topUp).
+	toppingUp map[string]bool
 }
 
 // NewClient returns a client with connection reuse sized for many concurrent streams.
@@ -36,6 +39,8 @@ func NewClient() *Client {
 		clients: map[connKey]*http.Client{},
 		peers:   map[string]*peer{},
 		opened:  map[string][]preopened{},
+
+		toppingUp: map[string]bool{},
 	}
 }
 
@@ -259,6 +264,10 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 			rec.Sent = phases.begun
 		}
 		if err == nil {
+			if origin == ConnDialled || origin == ConnOpenedAhead {
+				// A new connection was needed: have the next ones ready.
+				c.topUp(t)
+			}
 			switch {
 			case p != nil && conn.got == nil:
 				// HTTP/2: a close does not race its streams.

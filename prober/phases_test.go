@@ -156,8 +156,9 @@ func TestPhasesAddUp(t *testing.T) {
 				if p.DNS <= 0 || p.Connect <= 0 || tc.tls != (p.TLS > 0) {
 					t.Errorf("dialled: DNS %v, connect %v, TLS %v (TLS wanted: %v)", p.DNS, p.Connect, p.TLS, tc.tls)
 				}
-				// The server accepted the connection while it was set up.
-				if len(s.accepted) != 1 || s.accepted[0].Before(rec.Sent.Add(-p.Setup)) || s.accepted[0].After(rec.Sent) {
+				// The server accepted the connection while it was set up (spares
+				// opened after it come later).
+				if len(s.accepted) == 0 || s.accepted[0].Before(rec.Sent.Add(-p.Setup)) || s.accepted[0].After(rec.Sent) {
 					t.Errorf("accepted %v, the setup ran from %v to 0", s.accepted, -p.Setup)
 				}
 			default:
