@@ -61,8 +61,8 @@ func (p *Phases) Network() time.Duration { return p.DNS + p.Connect + p.TLS }
 // phaseTrace takes one attempt's Phases from the transport's trace events;
 // any request path (net/http or another reader) fills Phases through it.
 // The dial's events come from the transport's dialling goroutine, which may
-// go on after the attempt took another connection: hence the lock, and a
-// dial's times count only for the connection it made.
+// go on after the attempt took another connection (hence the lock), and
+// its times are taken only when the attempt got a connection dialled for it.
 type phaseTrace struct {
 	now func() time.Time
 
@@ -90,7 +90,12 @@ func (t *phaseTrace) reset() {
 }
 
 // sinceBegun is now as an offset from the attempt's beginning, never 0.
-func (t *phaseTrace) sinceBegun() int64 { return max(1, int64(t.now().Sub(t.begun))) }
+// (Locked: a failed attempt's writer may still report as the next begins.)
+func (t *phaseTrace) sinceBegun() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return max(1, int64(t.now().Sub(t.begun)))
+}
 
 // hooks returns the trace hooks, calling got when the connection is had
 // (the time origin) and wrote once the request is written.
@@ -116,11 +121,11 @@ func (t *phaseTrace) hooks(got func(httptrace.GotConnInfo), wrote func()) *httpt
 	}
 }
 
-// fill sets p from the attempt whose connection came from origin at sent
-// (zero when it got none).
+// fill sets p from the attempt whose connection came from origin at sent;
+// an attempt that got none has no phases.
 func (t *phaseTrace) fill(p *Phases, origin ConnOrigin, sent time.Time) {
 	*p = Phases{Conn: origin}
-	if sent.IsZero() {
+	if origin == ConnNone {
 		return
 	}
 	t.mu.Lock()
