@@ -135,16 +135,12 @@ func TestPhasesAddUp(t *testing.T) {
 			if d := sum - ttft; d < -time.Microsecond || d > time.Microsecond {
 				t.Errorf("parts add up to %v, TTFT %v", sum, ttft)
 			}
-			// The server's stamps bound them: the first byte came after
-			// the server wrote it and before it wrote the token, which
-			// came after that.
-			if first := rec.Sent.Add(p.FirstByte); first.Before(s.headers) || !first.Before(s.firstToken) {
-				t.Errorf("first byte %v after send; the server wrote it at %v and the token at %v",
-					p.FirstByte, s.headers.Sub(rec.Sent), s.firstToken.Sub(rec.Sent))
-			}
-			if p.FirstByte-p.Written < phasePause || ttft-rec.Ack < phasePause {
-				t.Errorf("waiting %v, first token after the headers %v: the server paused %v before each",
-					p.FirstByte-p.Written, ttft-rec.Ack, phasePause)
+			// The server's stamps bound them (only from below: the client
+			// may stamp late, never early): the first byte came after the
+			// server wrote it, the first token after the server wrote it.
+			if rec.Sent.Add(p.FirstByte).Before(s.headers) || rec.Sent.Add(ttft).Before(s.firstToken) {
+				t.Errorf("first byte %v and token %v after the send; the server wrote them at %v and %v",
+					p.FirstByte, ttft, s.headers.Sub(rec.Sent), s.firstToken.Sub(rec.Sent))
 			}
 
 			network := p.DNS + p.Connect + p.TLS
@@ -156,10 +152,13 @@ func TestPhasesAddUp(t *testing.T) {
 				if p.DNS <= 0 || p.Connect <= 0 || tc.tls != (p.TLS > 0) {
 					t.Errorf("dialled: DNS %v, connect %v, TLS %v (TLS wanted: %v)", p.DNS, p.Connect, p.TLS, tc.tls)
 				}
-				// The server accepted the connection while it was set up (spares
-				// opened after it come later).
-				if len(s.accepted) == 0 || s.accepted[0].Before(rec.Sent.Add(-p.Setup)) || s.accepted[0].After(rec.Sent) {
-					t.Errorf("accepted %v, the setup ran from %v to 0", s.accepted, -p.Setup)
+				// The server accepted the connection after its setup began
+				// (its accept may come after the client has it; the spares
+				// opened after it come later still).
+				if len(s.accepted) == 0 {
+					t.Error("no connection accepted")
+				} else if s.accepted[0].Before(rec.Sent.Add(-p.Setup)) {
+					t.Errorf("accepted at %v after the send, the setup began at %v", s.accepted[0].Sub(rec.Sent), -p.Setup)
 				}
 			default:
 				if network != 0 {
