@@ -64,7 +64,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		connRetries:       counter("connection_retries_total", "Requests sent again on a fresh connection because their first attempt, on a reused connection the server had already closed, provably never reached it."),
 		keepAliveWithheld: counter("keep_alive_withheld_total", "Requests to a target with keep_alive on that went out on a connection of their own, as its server closes connections right after its responses (or had not yet been seen keeping one open); a steady rate means the server does not keep connections alive: set keep_alive: false."),
 		compressed:        counter("compressed_responses_total", "Replies that came compressed although no compression was asked for (a server or proxy compressed them), by Content-Encoding; they are decoded.", "encoding"),
-		connections:       counter("requests_by_connection_total", "Requests sent, by where their connection came from: dialled for the request, reused (had carried a request before) or opened_ahead (before the probe's timeline started); only dialled ones had a DNS lookup and a connect of their own.", "connection"),
+		connections:       counter("requests_by_connection_total", "Requests sent, by where their connection came from: dialled for the request, reused (had carried a request before) or opened_ahead (before the probe's timeline started, or as a spare once requests needed new connections); only dialled ones had a DNS lookup and a connect of their own.", "connection"),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "in_flight_requests", Help: "Requests sent and not yet finished.",
 		}, requestLabels),
