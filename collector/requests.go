@@ -254,20 +254,22 @@ func (s *Series) observeStages(c *report.Contribution) {
 		return
 	}
 	s.connections[p.Conn].Inc()
-	observe := func(st int, d time.Duration) {
-		if d > 0 {
-			s.stages[st].Observe(d.Seconds())
-		}
-	}
-	observe(stageDNS, p.DNS)
-	observe(stageConnect, p.Connect)
-	observe(stageTLS, p.TLS)
+	s.observeStage(stageDNS, p.DNS)
+	s.observeStage(stageConnect, p.Connect)
+	s.observeStage(stageTLS, p.TLS)
 	s.stages[stageSetup].Observe(p.Setup.Seconds())
-	observe(stageSending, p.Written)
+	s.observeStage(stageSending, p.Written)
 	if p.FirstByte > 0 && p.Written > 0 {
 		s.stages[stageWaiting].Observe((p.FirstByte - p.Written).Seconds())
 	}
 	if p.FirstByte > 0 && c.HasTTFT {
 		s.stages[stageFirstToken].Observe((c.TTFT - p.FirstByte).Seconds())
+	}
+}
+
+// observeStage observes stage st when the request went through it.
+func (s *Series) observeStage(st int, d time.Duration) {
+	if d > 0 {
+		s.stages[st].Observe(d.Seconds())
 	}
 }
