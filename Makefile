@@ -12,7 +12,7 @@ LOADER_FUZZTIME ?= 8s
 # cgo build prints hundreds of -Wdeprecated-declarations warnings.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all build demo deps tools lint test fuzz ci clean
+.PHONY: all build demo deps tools lint test fuzz ci clean bench-lag
 
 all: build
 
@@ -22,6 +22,15 @@ build:
 
 demo: build
 	./$(BINARY) demo
+
+# bench-lag: bench's schedule lag at 200 requests/s against the default simulator, 3 rounds
+# (BENCHMARKS.md, "Schedule lag in bench itself"); BASE=<git revision> runs that revision's
+# binary too, back to back with this one in each round.
+bench-lag: build
+	@set -e; bins=./$(BINARY); \
+	if [ -n "$(BASE)" ]; then d=$$(mktemp -d); git archive $(BASE) | tar -x -C $$d; \
+	  (cd $$d && $(GO) build -o inferprobe-base ./cmd/inferprobe); bins="$$bins $$d/inferprobe-base"; fi; \
+	loadbench/benchlag.sh 3 $$bins
 
 # deps installs what the end-to-end tests run against: Debian's Prometheus (2.42) and
 # Alertmanager (for the alerting test, with Prometheus 3.16 from `make tools`).

@@ -41,6 +41,9 @@ var (
 	durationBuckets = octaveBuckets(-6, 9)                    // 15.6 ms … 512 s
 	tokenBuckets    = prometheus.ExponentialBuckets(1, 2, 18) // 1 … 131072
 	lagBuckets      = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+	// A request's stages run from microseconds (a write on loopback) to a
+	// long prefill; the native histogram holds their detail.
+	stageBuckets = []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 )
 
 // classicBucketsPerOctave sets the width of the latency buckets: 2^(1/8), native schema 3.

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/inferprobe/inferprobe/prober"
@@ -24,7 +26,8 @@ var requestLabels = []string{"target", "model", "scenario", "phase"}
 // Requests holds the per-request metrics of docs/metrics.md (Request metrics).
 type Requests struct {
 	ttft, ttfot, ttst, itl, icl, duration, inTokens, outTokens, lag, capWait *prometheus.HistogramVec
-	requests, errors, tokenSources, compressed                               *prometheus.CounterVec
+	stages                                                                   *prometheus.HistogramVec
+	requests, errors, tokenSources, compressed, connections                  *prometheus.CounterVec
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          *prometheus.CounterVec
 	connRetries, keepAliveWithheld                                           *prometheus.CounterVec
 	inFlight                                                                 *prometheus.GaugeVec
@@ -48,6 +51,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		lag:       histogramVec("schedule_lag_seconds", "Actual send time minus scheduled send time, less any wait for max_concurrency: how far the client fell behind.", lagBuckets, requestLabels),
 		// A wait for a slot lasts until a request ahead finishes, so it is on the scale of request durations.
 		capWait: histogramVec("concurrency_wait_seconds", "Time a request was held past its scheduled send by max_concurrency (0 when a slot was free or there is no cap).", durationBuckets, requestLabels),
+		stages:  histogramVec("request_stage_seconds", "The client's timing breakdown of a request, by stage: dns, connect and tls when its connection was dialled for it (requests_by_connection_total counts those that were not), setup (the whole wait for a connection), then sending, waiting (request written to first response byte) and first_token (first byte to first content chunk), which add up to its TTFT.", stageBuckets, append(requestLabels, "stage")),
 
 		requests:          counter("requests_total", "Requests finished, by outcome (ok, error, cancelled).", "outcome"),
 		errors:            counter("request_errors_total", "Failed requests, by reason.", "reason"),
@@ -60,13 +64,14 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		connRetries:       counter("connection_retries_total", "Requests sent again on a fresh connection because their first attempt, on a reused connection the server had already closed, provably never reached it."),
 		keepAliveWithheld: counter("keep_alive_withheld_total", "Requests to a target with keep_alive on that went out on a connection of their own, as its server closes connections right after its responses (or had not yet been seen keeping one open); a steady rate means the server does not keep connections alive: set keep_alive: false."),
 		compressed:        counter("compressed_responses_total", "Replies that came compressed although no compression was asked for (a server or proxy compressed them), by Content-Encoding; they are decoded.", "encoding"),
+		connections:       counter("requests_by_connection_total", "Requests sent, by where their connection came from: dialled for the request, reused (had carried a request before) or opened_ahead (before the probe's timeline started, or as a spare once requests needed new connections); only dialled ones had a DNS lookup and a connect of their own.", "connection"),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "in_flight_requests", Help: "Requests sent and not yet finished.",
 		}, requestLabels),
 	}
-	reg.MustRegister(r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait,
+	reg.MustRegister(r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait, r.stages,
 		r.requests, r.errors, r.tokenSources, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches,
-		r.connRetries, r.keepAliveWithheld, r.compressed, r.inFlight)
+		r.connRetries, r.keepAliveWithheld, r.compressed, r.connections, r.inFlight)
 	return r
 }
 
@@ -82,6 +87,8 @@ type Series struct {
 	inFlight                                                        prometheus.Gauge
 	errors, compressed                                              *prometheus.CounterVec
 	tokenSources                                                    [prober.NumTokenSources]prometheus.Counter // by prober.TokenSource
+	stages                                                          [numStages]prometheus.Observer
+	connections                                                     [prober.NumConnOrigins]prometheus.Counter // by prober.ConnOrigin; none's is nil
 	slo                                                             report.SLO
 	saturation                                                      *Saturation
 }
@@ -120,6 +127,14 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 	for src := range s.tokenSources {
 		s.tokenSources[src] = r.tokenSources.WithLabelValues(append(v, prober.TokenSource(src).String())...)
 	}
+	for o := range s.connections {
+		if prober.ConnOrigin(o) != prober.ConnNone {
+			s.connections[o] = r.connections.WithLabelValues(append(v, prober.ConnOrigin(o).String())...)
+		}
+	}
+	for st := range s.stages {
+		s.stages[st] = r.stages.WithLabelValues(append(v, stageNames[st])...)
+	}
 	return s
 }
 
@@ -135,9 +150,9 @@ func (r *Requests) Forget(l Labels) {
 	match := l.match()
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
-	}{r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait,
+	}{r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait, r.stages,
 		r.requests, r.errors, r.tokenSources, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches,
-		r.connRetries, r.keepAliveWithheld, r.compressed, r.inFlight} {
+		r.connRetries, r.keepAliveWithheld, r.compressed, r.connections, r.inFlight} {
 		v.DeletePartialMatch(match)
 	}
 }
@@ -165,6 +180,7 @@ func (s *Series) Observe(rec *prober.Record) {
 	if c.Encoding != prober.EncodingIdentity {
 		s.compressed.WithLabelValues(c.Encoding.String()).Inc()
 	}
+	s.observeStages(&c)
 	switch c.Outcome {
 	case prober.OutcomeOK:
 		s.ok.Inc()
@@ -210,5 +226,50 @@ func (s *Series) Observe(rec *prober.Record) {
 	}
 	if c.Good {
 		s.good.Inc()
+	}
+}
+
+// The stages of request_stage_seconds, a bounded label: one family, so that
+// a query or a stacked panel sets them side by side and sums the last three
+// to the TTFT. (Its label is stage: phase is the scenario's.)
+const (
+	stageDNS = iota
+	stageConnect
+	stageTLS
+	stageSetup
+	stageSending
+	stageWaiting
+	stageFirstToken
+	numStages
+)
+
+var stageNames = [numStages]string{"dns", "connect", "tls", "setup", "sending", "waiting", "first_token"}
+
+// observeStages observes the stages c's request went through. A stage it
+// did not go through is not observed, rather than observed as 0: a reused
+// connection had no connect, which is not a connect of 0 s.
+func (s *Series) observeStages(c *report.Contribution) {
+	p := &c.Phases
+	if p.Conn == prober.ConnNone {
+		return
+	}
+	s.connections[p.Conn].Inc()
+	s.observeStage(stageDNS, p.DNS)
+	s.observeStage(stageConnect, p.Connect)
+	s.observeStage(stageTLS, p.TLS)
+	s.stages[stageSetup].Observe(p.Setup.Seconds())
+	s.observeStage(stageSending, p.Written)
+	if p.FirstByte > 0 && p.Written > 0 {
+		s.stages[stageWaiting].Observe((p.FirstByte - p.Written).Seconds())
+	}
+	if p.FirstByte > 0 && c.HasTTFT {
+		s.stages[stageFirstToken].Observe((c.TTFT - p.FirstByte).Seconds())
+	}
+}
+
+// observeStage observes stage st when the request went through it.
+func (s *Series) observeStage(st int, d time.Duration) {
+	if d > 0 {
+		s.stages[st].Observe(d.Seconds())
 	}
 }

@@ -36,15 +36,19 @@ var histograms = map[string]int{
 	"inferprobe_output_tokens":                      18,
 	"inferprobe_schedule_lag_seconds":               13,
 	"inferprobe_concurrency_wait_seconds":           121,
+	"inferprobe_request_stage_seconds":              21,
 }
 
 // okRecord is a complete 4-chunk stream: TTFT 100ms, chunks 10ms apart, 4
 // tokens (so ITL = 30ms / (4·3/4) = 10ms), 140ms in all, held 3ms by the
-// concurrency cap and sent 2ms late after that.
+// concurrency cap and sent 2ms late after that, plus the 0.8ms that the
+// network took to set up the connection dialled for it.
 func okRecord() *prober.Record {
 	sched := time.Unix(1_700_000_000, 0)
 	return &prober.Record{
-		Seq: 1, Scheduled: sched, CapWait: 3 * ms, Sent: sched.Add(5 * ms),
+		Seq: 1, Scheduled: sched, CapWait: 3 * ms, Sent: sched.Add(5*ms + 800*time.Microsecond),
+		Phases: prober.Phases{Conn: prober.ConnDialled, DNS: 100 * time.Microsecond, Connect: 200 * time.Microsecond, TLS: 500 * time.Microsecond,
+			Setup: ms, Written: 50 * time.Microsecond, FirstByte: 20 * ms},
 		Chunks:      []time.Duration{100 * ms, 110 * ms, 120 * ms, 130 * ms},
 		FirstOutput: 1, Duration: 140 * ms,
 		InputTokens: 10, OutputTokens: 4, TokenSource: prober.TokensFromUsage,
@@ -84,7 +88,7 @@ func scenarioSamples(mfs []*dto.MetricFamily, scenario string) map[string]sample
 				switch lp.GetName() {
 				case "scenario":
 					match = lp.GetValue() == scenario
-				case "outcome", "reason", "token_source", "encoding":
+				case "outcome", "reason", "token_source", "encoding", "stage", "connection":
 					extra = append(extra, lp.GetName()+"="+lp.GetValue())
 				}
 			}
@@ -124,7 +128,19 @@ func nonZero(s map[string]sample) map[string]sample {
 func TestObserve(t *testing.T) {
 	lag := sample{count: 1, sum: 0.002}
 	capWait := sample{count: 1, sum: 0.003}
-	okWant := map[string]sample{
+	// The stages up to the first byte count whatever the outcome, as the
+	// lag does: they are the network's health and the client's.
+	stagesWant := map[string]sample{
+		"inferprobe_requests_by_connection_total{connection=dialled}": {value: 1},
+		"inferprobe_request_stage_seconds{stage=dns}":                 {count: 1, sum: 0.0001},
+		"inferprobe_request_stage_seconds{stage=connect}":             {count: 1, sum: 0.0002},
+		"inferprobe_request_stage_seconds{stage=tls}":                 {count: 1, sum: 0.0005},
+		"inferprobe_request_stage_seconds{stage=setup}":               {count: 1, sum: 0.001},
+		"inferprobe_request_stage_seconds{stage=sending}":             {count: 1, sum: 0.00005},
+		"inferprobe_request_stage_seconds{stage=waiting}":             {count: 1, sum: 0.01995},
+	}
+	firstToken := map[string]sample{"inferprobe_request_stage_seconds{stage=first_token}": {count: 1, sum: 0.080}}
+	okWant := merge(stagesWant, firstToken, map[string]sample{
 		"inferprobe_requests_total{outcome=ok}":                         {value: 1},
 		"inferprobe_time_to_first_token_seconds":                        {count: 1, sum: 0.100},
 		"inferprobe_time_to_first_output_token_seconds":                 {count: 1, sum: 0.110},
@@ -140,7 +156,7 @@ func TestObserve(t *testing.T) {
 		"inferprobe_schedule_lag_seconds":                               lag,
 		"inferprobe_concurrency_wait_seconds":                           capWait,
 		"inferprobe_requests_by_token_source_total{token_source=usage}": {value: 1},
-	}
+	})
 	for _, tc := range []struct {
 		name string
 		rec  *prober.Record
@@ -155,7 +171,7 @@ func TestObserve(t *testing.T) {
 				r.Chunks = r.Chunks[:3]
 				r.Outcome, r.Reason, r.Duration = prober.OutcomeError, prober.ReasonStall, 5*time.Second
 			}),
-			map[string]sample{
+			merge(stagesWant, firstToken, map[string]sample{
 				"inferprobe_requests_total{outcome=error}":      {value: 1},
 				"inferprobe_request_errors_total{reason=stall}": {value: 1},
 				"inferprobe_time_to_first_token_seconds":        {count: 1, sum: 0.100},
@@ -164,7 +180,7 @@ func TestObserve(t *testing.T) {
 				"inferprobe_inter_chunk_latency_seconds":        {count: 2, sum: 0.020},
 				"inferprobe_schedule_lag_seconds":               lag,
 				"inferprobe_concurrency_wait_seconds":           capWait,
-			},
+			}),
 		},
 		{
 			"error without chunks",
@@ -172,12 +188,12 @@ func TestObserve(t *testing.T) {
 				r.Chunks, r.FirstOutput, r.OutputTokens = nil, -1, 0
 				r.Outcome, r.Reason, r.Status = prober.OutcomeError, prober.ReasonHTTP5xx, 503
 			}),
-			map[string]sample{
+			merge(stagesWant, map[string]sample{
 				"inferprobe_requests_total{outcome=error}":         {value: 1},
 				"inferprobe_request_errors_total{reason=http_5xx}": {value: 1},
 				"inferprobe_schedule_lag_seconds":                  lag,
 				"inferprobe_concurrency_wait_seconds":              capWait,
-			},
+			}),
 		},
 		{
 			// Cancelled by us (shutdown): counted as such and nothing else,
@@ -186,11 +202,11 @@ func TestObserve(t *testing.T) {
 			// Failed and cancelled requests).
 			"cancelled",
 			withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }),
-			map[string]sample{
+			merge(stagesWant, map[string]sample{
 				"inferprobe_requests_total{outcome=cancelled}": {value: 1},
 				"inferprobe_schedule_lag_seconds":              lag,
 				"inferprobe_concurrency_wait_seconds":          capWait,
-			},
+			}),
 		},
 		{
 			// Cancelled before its send: no send time to be late by. The cap
@@ -226,12 +242,12 @@ func TestObserve(t *testing.T) {
 			// A retry happened whatever became of the request.
 			"cancelled after a retry",
 			withRecord(func(r *prober.Record) { r.ConnRetried, r.Outcome = true, prober.OutcomeCancelled }),
-			map[string]sample{
+			merge(stagesWant, map[string]sample{
 				"inferprobe_requests_total{outcome=cancelled}": {value: 1},
 				"inferprobe_connection_retries_total":          {value: 1},
 				"inferprobe_schedule_lag_seconds":              lag,
 				"inferprobe_concurrency_wait_seconds":          capWait,
-			},
+			}),
 		},
 		{
 			"compressed reply",
@@ -279,7 +295,7 @@ func TestObserve(t *testing.T) {
 			withRecord(func(r *prober.Record) { r.Chunks, r.FirstOutput = nil, -1 }),
 			without(okWant, "inferprobe_time_to_first_token_seconds", "inferprobe_time_to_first_output_token_seconds",
 				"inferprobe_time_to_second_token_seconds", "inferprobe_inter_chunk_latency_seconds",
-				"inferprobe_inter_token_latency_seconds"),
+				"inferprobe_inter_token_latency_seconds", "inferprobe_request_stage_seconds{stage=first_token}"),
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -363,9 +379,11 @@ func without(m map[string]sample, keys ...string) map[string]sample {
 	return out
 }
 
-func merge(a, b map[string]sample) map[string]sample {
+func merge(a map[string]sample, more ...map[string]sample) map[string]sample {
 	out := maps.Clone(a)
-	maps.Copy(out, b)
+	for _, b := range more {
+		maps.Copy(out, b)
+	}
 	return out
 }
 
@@ -430,38 +448,45 @@ func TestObserveNativeHistograms(t *testing.T) {
 			continue
 		}
 		seen[mf.GetName()] = true
-		if mf.GetType() != dto.MetricType_HISTOGRAM || len(mf.GetMetric()) != 1 {
-			t.Errorf("%s: type %v with %d series, want one histogram", mf.GetName(), mf.GetType(), len(mf.GetMetric()))
+		if mf.GetType() != dto.MetricType_HISTOGRAM || len(mf.GetMetric()) == 0 {
+			t.Errorf("%s: type %v with %d series, want histograms", mf.GetName(), mf.GetType(), len(mf.GetMetric()))
 			continue
 		}
-		h := mf.GetMetric()[0].GetHistogram()
-		if h.GetSchema() != 5 {
-			t.Errorf("%s: schema %d, want 5 (native, bucket factor 1.03)", mf.GetName(), h.GetSchema())
-		}
-		if h.GetSampleCount() == 0 {
-			t.Errorf("%s: no samples", mf.GetName())
-		}
-		if len(h.GetPositiveSpan()) == 0 || len(h.GetPositiveDelta()) == 0 {
-			t.Errorf("%s: no native buckets (spans %v, deltas %v)", mf.GetName(), h.GetPositiveSpan(), h.GetPositiveDelta())
-		}
-		var native int64
-		var n int64
-		for _, d := range h.GetPositiveDelta() {
-			n += d
-			native += n
-		}
-		if uint64(native)+h.GetZeroCount() != h.GetSampleCount() {
-			t.Errorf("%s: native buckets hold %d + zero %d, want sample count %d", mf.GetName(), native, h.GetZeroCount(), h.GetSampleCount())
-		}
-		b := h.GetBucket()
-		if len(b) != classic {
-			t.Errorf("%s: %d classic buckets, want %d", mf.GetName(), len(b), classic)
-		} else if last := b[len(b)-1]; last.GetCumulativeCount() != h.GetSampleCount() {
-			t.Errorf("%s: last classic bucket (le %g) holds %d of %d samples", mf.GetName(), last.GetUpperBound(), last.GetCumulativeCount(), h.GetSampleCount())
+		for _, m := range mf.GetMetric() {
+			checkNative(t, mf.GetName(), m.GetHistogram(), classic)
 		}
 	}
 	if len(seen) != len(histograms) {
 		t.Errorf("histograms exposed %v, want all of %v", slices.Sorted(maps.Keys(seen)), slices.Sorted(maps.Keys(histograms)))
+	}
+}
+
+// checkNative checks that h, of family name, is native and classic both.
+func checkNative(t *testing.T, name string, h *dto.Histogram, classic int) {
+	t.Helper()
+	if h.GetSchema() != 5 {
+		t.Errorf("%s: schema %d, want 5 (native, bucket factor 1.03)", name, h.GetSchema())
+	}
+	if h.GetSampleCount() == 0 {
+		t.Errorf("%s: no samples", name)
+	}
+	if len(h.GetPositiveSpan()) == 0 || len(h.GetPositiveDelta()) == 0 {
+		t.Errorf("%s: no native buckets (spans %v, deltas %v)", name, h.GetPositiveSpan(), h.GetPositiveDelta())
+	}
+	var native int64
+	var n int64
+	for _, d := range h.GetPositiveDelta() {
+		n += d
+		native += n
+	}
+	if uint64(native)+h.GetZeroCount() != h.GetSampleCount() {
+		t.Errorf("%s: native buckets hold %d + zero %d, want sample count %d", name, native, h.GetZeroCount(), h.GetSampleCount())
+	}
+	b := h.GetBucket()
+	if len(b) != classic {
+		t.Errorf("%s: %d classic buckets, want %d", name, len(b), classic)
+	} else if last := b[len(b)-1]; last.GetCumulativeCount() != h.GetSampleCount() {
+		t.Errorf("%s: last classic bucket (le %g) holds %d of %d samples", name, last.GetUpperBound(), last.GetCumulativeCount(), h.GetSampleCount())
 	}
 }
 
@@ -602,9 +627,10 @@ func TestForget(t *testing.T) {
 		return a, b
 	}
 	beforeA, beforeB := families()
-	// Every request family: 10 histograms, 3 outcomes, 1 reason, 3 token
-	// sources, 7 counters, 1 encoding, 1 gauge.
-	if len(beforeA) != 26 || !maps.Equal(beforeA, beforeB) {
+	// Every request family: 10 histograms and 7 stages, 3 outcomes, 1
+	// reason, 3 token sources, 3 connection origins, 7 counters, 1
+	// encoding, 1 gauge.
+	if len(beforeA) != 36 || !maps.Equal(beforeA, beforeB) {
 		t.Fatalf("before Forget: a has %d series %v, b has %v", len(beforeA), slices.Sorted(maps.Keys(beforeA)), slices.Sorted(maps.Keys(beforeB)))
 	}
 

@@ -26,6 +26,9 @@ type Client struct {
 	clients map[connKey]*http.Client // one transport per connection policy
 	peers   map[string]*peer         // by target URL: its server's keep-alive (conn.go)
 	opened  map[string][]preopened   // by dial address: connections opened ahead (preopen.go)
+	// toppingUp holds the dial addresses whose spare connections are being
+	// opened (topUp).
+	toppingUp map[string]bool
 }
 
 // NewClient returns a client with connection reuse sized for many concurrent streams.
@@ -36,6 +39,8 @@ func NewClient() *Client {
 		clients: map[connKey]*http.Client{},
 		peers:   map[string]*peer{},
 		opened:  map[string][]preopened{},
+
+		toppingUp: map[string]bool{},
 	}
 }
 
@@ -231,13 +236,15 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 // comes with kept, whose peer Do tells when it has ended.
 func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record, wrote func()) (_ *http.Response, kept keptResponse) {
 	var conn reuse
+	phases, origin := phaseTrace{now: c.now}, ConnNone
+	defer func() { phases.fill(&rec.Phases, origin, rec.Sent) }()
 	// The time origin: just before the request is written to the connection,
 	// so connection setup is not billed to the server's TTFT.
-	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+	ctx = httptrace.WithClientTrace(ctx, phases.hooks(func(info httptrace.GotConnInfo) {
 		rec.Sent = c.now()
+		origin = connOrigin(info)
 		conn.note(info, rec.Sent)
-	}, WroteRequest: func(httptrace.WroteRequestInfo) { wrote() }}
-	ctx = httptrace.WithClientTrace(ctx, trace)
+	}, wrote))
 	hc, p := c.httpClient(t), c.peerFor(t)
 	if p != nil && !p.reuses(c.now(), false) {
 		hc, p = c.freshClient(t), nil
@@ -259,14 +266,18 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 		}
 		t.setIDHeaders(hreq.Header, req.ID)
 
-		rec.Sent = time.Time{}
-		attempt := c.now()
+		rec.Sent, origin = time.Time{}, ConnNone
+		phases.reset()
 		resp, err := hc.Do(hreq)
 		if rec.Sent.IsZero() {
 			// No connection was had: the attempt began when we asked for one.
-			rec.Sent = attempt
+			rec.Sent = phases.begun
 		}
 		if err == nil {
+			if origin == ConnDialled || origin == ConnOpenedAhead {
+				// A new connection was needed: have the next ones ready.
+				c.topUp(t)
+			}
 			switch {
 			case p != nil && conn.got == nil:
 				// HTTP/2: a close does not race its streams.

@@ -167,6 +167,11 @@ func TestConnectionRefused(t *testing.T) {
 	if rec.Reason != ReasonConnect || rec.Status != 0 {
 		t.Fatalf("reason %q status %d err %q, want connect", rec.Reason, rec.Status, rec.Err)
 	}
+	// No connection was had: no phases, not a setup timed from when it was
+	// asked for to the attempt's start.
+	if rec.Phases != (Phases{}) {
+		t.Errorf("phases %+v without a connection, want none", rec.Phases)
+	}
 }
 
 func TestCancelledIsNotAnError(t *testing.T) {

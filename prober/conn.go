@@ -54,6 +54,9 @@ type trackedConn struct {
 	// watch is the server whose keep-alive this connection tests (peer):
 	// set on the first connection that carried a whole response to it.
 	watch atomic.Pointer[peer]
+	// openedAhead is set on a connection opened before its request
+	// (preopen.go), whose setup was no request's.
+	openedAhead bool
 }
 
 func newTrackedConn(c net.Conn) *trackedConn {

@@ -54,7 +54,9 @@ func (c *Client) Preopen(ctx context.Context, t *Target, n int) int {
 	c.mu.Lock()
 	for _, conn := range conns {
 		if conn != nil {
-			c.opened[addr] = append(c.opened[addr], preopened{newTrackedConn(conn), now})
+			tc := newTrackedConn(conn)
+			tc.openedAhead = true
+			c.opened[addr] = append(c.opened[addr], preopened{tc, now})
 			opened++
 		}
 	}
@@ -63,6 +65,36 @@ func (c *Client) Preopen(ctx context.Context, t *Target, n int) int {
 		time.AfterFunc(preopenMaxAge, c.closeStaleOpened)
 	}
 	return opened
+}
+
+// spareConns is how many connections opened ahead a client keeps ready
+// for a target once its requests had to have new connections: the number in
+// flight is rising (an open loop's starts, or a Poisson burst), and the
+// next requests' connections are then opened off their schedule, not on
+// it. A spare unused for preopenMaxAge is closed.
+const spareConns = 4
+
+// topUp opens connections to t's server in the background until spareConns
+// wait there; one top-up at a time per address.
+func (c *Client) topUp(t *Target) {
+	addr, ok := preopenAddr(t)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	need := spareConns - len(c.opened[addr])
+	if need <= 0 || c.toppingUp[addr] {
+		c.mu.Unlock()
+		return
+	}
+	c.toppingUp[addr] = true
+	c.mu.Unlock()
+	go func() {
+		c.Preopen(context.Background(), t, need)
+		c.mu.Lock()
+		delete(c.toppingUp, addr)
+		c.mu.Unlock()
+	}()
 }
 
 // preopenAddr is the address the transport dials for t, and false when

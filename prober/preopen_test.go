@@ -139,11 +139,13 @@ func TestPreopenedSafely(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := client.Do(context.Background(), tg, req); r.Outcome != OutcomeOK || r.ConnRetried {
+	r := client.Do(context.Background(), tg, req)
+	if r.Outcome != OutcomeOK || r.ConnRetried {
 		t.Fatalf("after the server closed the connections opened ahead: %s %s (retried %v), want a request on a new one",
 			r.Reason, r.Err, r.ConnRetried)
 	}
-	if n := dials.countBefore(time.Now()); n != 3 {
+	// (The spares opened after it got its connection come later.)
+	if n := dials.countBefore(r.Sent); n != 3 {
 		t.Errorf("%d dials, want 3: the 2 opened ahead and 1 in place of those closed", n)
 	}
 	if n := client.Preopen(context.Background(), newT(false), 2); n != 0 {
@@ -152,5 +154,73 @@ func TestPreopenedSafely(t *testing.T) {
 	client.peerFor(tg).learn(peerCloses)
 	if n := client.Preopen(context.Background(), tg, 2); n != 0 {
 		t.Errorf("opened %d connections to a server that closes after every response, want none", n)
+	}
+}
+
+// TestSparesOpenedAhead: once a request had to have a new connection, the
+// next requests that need one find it opened ahead (spareConns of them),
+// not dialled on their schedule's time.
+func TestSparesOpenedAhead(t *testing.T) {
+	release := make(chan struct{})
+	var held sync.WaitGroup
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Hold") != "" {
+			held.Done()
+			<-release
+		}
+		chatStream(w, r)
+	}))
+	defer srv.Close()
+	keepAlive := true
+	tg, err := NewTarget("t", &scenarios.Target{URL: srv.URL + "/v1", Endpoint: EndpointChat, Model: "m", KeepAlive: &keepAlive,
+		Timeout: scenarios.Duration(10 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := NewClient()
+	send := func(hold bool) *Record {
+		req, err := NewRequest(tg, dataset.Prompt{Text: "p", InputTokens: 1, OutputTokens: 1}, nil)
+		if err != nil {
+			t.Error(err)
+			return &Record{}
+		}
+		h := tg.header
+		if hold {
+			tg2 := *tg
+			tg2.header = h.Clone()
+			tg2.header.Set("X-Hold", "1")
+			return client.Do(context.Background(), &tg2, req)
+		}
+		return client.Do(context.Background(), tg, req)
+	}
+	if r := send(false); r.Outcome != OutcomeOK || r.Phases.Conn != ConnDialled {
+		t.Fatalf("first request: %s %s on a %v connection, want ok on a dialled one", r.Reason, r.Err, r.Phases.Conn)
+	}
+	addr, _ := preopenAddr(tg)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		client.mu.Lock()
+		n := len(client.opened[addr])
+		client.mu.Unlock()
+		if n == spareConns {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d spare connections opened, want %d", n, spareConns)
+		}
+	}
+	time.Sleep(2 * keepAliveProbation) // the first connection is reused from now on
+	// As many at once as there are spares and the first connection: none dials.
+	n := spareConns + 1
+	held.Add(n)
+	recs := make(chan *Record, n)
+	for range n {
+		go func() { recs <- send(true) }()
+	}
+	held.Wait()
+	close(release)
+	for range n {
+		if r := <-recs; r.Outcome != OutcomeOK || r.Phases.Conn == ConnDialled {
+			t.Errorf("%s %s on a %v connection, want one reused or opened ahead", r.Reason, r.Err, r.Phases.Conn)
+		}
 	}
 }

@@ -399,8 +399,12 @@ type run struct {
 // executor, which waits for the time itself (Client.Do, in the worker): the
 // hand-offs on the way — goroutines, the pipe, the worker's reader — then
 // happen before the send time instead of being billed as schedule lag.
-// Measured in BENCHMARKS.md (load engine, dispatch ahead).
-const dispatchLead = 2 * time.Millisecond
+// 10 ms, not the 2 ms those hops take on an idle machine: on a busy one the
+// parent waits for a CPU before it hands a request over (half of bench's
+// late sends at 200/s came from that), and a request held longer in the
+// worker costs nothing. Measured in BENCHMARKS.md (load engine, dispatch
+// ahead; schedule lag in bench itself).
+const dispatchLead = 10 * time.Millisecond
 
 // sleepUntil waits for the instant at, and reports false if ctx ended first:
 // on the runtime's timer while at is far, and precisely for the last

@@ -91,6 +91,10 @@ type Record struct {
 	// Ack is the offset at which the response's status and headers came
 	// (AIPerf's request_ack); 0 without a response.
 	Ack time.Duration
+	// Phases is the request's way to the server: its connection's setup
+	// and the offsets of the request written and of the response's first
+	// byte.
+	Phases Phases
 
 	// InputTokens is the prompt length the measurements use: the server's
 	// usage when it counted the prompt, else PromptTokens.
@@ -149,9 +153,13 @@ type Record struct {
 }
 
 // Lag is how late the client sent the request: the actual send minus the
-// scheduled send, less the time the concurrency cap held it. What is left is
-// the client's own delay, so lag measures the client and CapWait the cap.
-func (r *Record) Lag() time.Duration { return r.Sent.Sub(r.Scheduled) - r.CapWait }
+// scheduled send, less the time the concurrency cap held it and the time
+// the network took to set up a connection dialled for it (Phases). What is
+// left is the client's own delay, so lag measures the client, CapWait the
+// cap and Phases the network.
+func (r *Record) Lag() time.Duration {
+	return r.Sent.Sub(r.Scheduled) - r.CapWait - r.Phases.Network()
+}
 
 // TTFT is the time to the first content chunk; ok is false without one.
 func (r *Record) TTFT() (d time.Duration, ok bool) {

@@ -28,6 +28,9 @@ type Contribution struct {
 	// keep-alive is on, and the reply's Content-Encoding.
 	ConnRetried, KeepAliveWithheld bool
 	Encoding                       prober.Encoding
+	// Phases is the request's connection setup and its way to the first
+	// byte (prober.Phases).
+	Phases prober.Phases
 
 	// The timings, each with whether the request got that far; none for a
 	// cancelled request.
@@ -70,6 +73,7 @@ func Contribute(rec *prober.Record, slo SLO) Contribution {
 		Outcome: rec.Outcome, Reason: rec.Reason,
 		HasLag: !rec.Sent.IsZero(), CapWait: rec.CapWait, Duration: rec.Duration, Ack: rec.Ack,
 		ConnRetried: rec.ConnRetried, KeepAliveWithheld: rec.KeepAliveWithheld, Encoding: rec.Encoding,
+		Phases: rec.Phases,
 	}
 	if c.HasLag {
 		c.Lag = rec.Lag()

@@ -92,8 +92,8 @@ var aiperfOptions = []aiperfOption{
 	{"Output", "--wandb-tag", unsupported, "", whyTelemetryExport},
 
 	// HTTP Trace
-	{"HTTP Trace", "--export-http-trace", unsupported, "", whyHTTPTrace},
-	{"HTTP Trace", "--show-trace-timing", unsupported, "", whyHTTPTrace},
+	{"HTTP Trace", "--export-http-trace", ignored, "", whyHTTPTrace},
+	{"HTTP Trace", "--show-trace-timing", unsupported, "", whyTraceTiming},
 
 	// Tokenizer
 	{"Tokenizer", "--tokenizer", supported, "tokenizer", ""},
@@ -380,7 +380,8 @@ const (
 	whyExportNames       = "the artifacts have fixed names in --output-artifact-dir; choose the directory instead"
 	whySlices            = "bench reports the whole run; report.html plots latency and throughput over time, and inferprobe serve's Prometheus series give any window"
 	whyOutputs           = "bench keeps no generated text; profile_export.jsonl has each request's metrics"
-	whyHTTPTrace         = "bench records no HTTP trace; profile_export.jsonl has each request's timings"
+	whyHTTPTrace         = "profile_export.jsonl always has each request's http_req_* timings, as AIPerf's does; the raw trace (timestamps, headers, socket) is not written"
+	whyTraceTiming       = "the console shows no HTTP timing table; profile_export.jsonl has each request's http_req_* timings"
 	whyChatTemplate      = "bench counts the prompt as sent, and the server's usage.prompt_tokens (chat template included) when it reports usage"
 	whyPrefill           = "bench does not limit requests waiting for their first token; --concurrency limits the requests in flight"
 	whyRateSeries        = "a rate series is a scenario's arrival (inferprobe serve, or a burst); bench runs one --request-rate"

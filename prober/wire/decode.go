@@ -203,6 +203,11 @@ func (d *Decoder) Record() (uint64, *prober.Record, error) {
 	r.FirstChunkTokens = p.int()
 	r.Duration = time.Duration(p.varint())
 	r.Ack = time.Duration(p.varint())
+	ph := &r.Phases
+	ph.Conn = prober.ConnOrigin(p.byte())
+	for _, d := range [...]*time.Duration{&ph.DNS, &ph.Connect, &ph.TLS, &ph.Setup, &ph.Written, &ph.FirstByte} {
+		*d = time.Duration(p.varint())
+	}
 	r.InputTokens = p.int()
 	r.OutputTokens = p.int()
 	r.ReasoningTokens = p.int()

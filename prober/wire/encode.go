@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
 )
@@ -106,6 +107,11 @@ func (e *Encoder) Record(id uint64, r *prober.Record) error {
 	b = binary.AppendVarint(b, int64(r.FirstChunkTokens))
 	b = binary.AppendVarint(b, int64(r.Duration))
 	b = binary.AppendVarint(b, int64(r.Ack))
+	ph := &r.Phases
+	b = append(b, byte(ph.Conn))
+	for _, d := range [...]time.Duration{ph.DNS, ph.Connect, ph.TLS, ph.Setup, ph.Written, ph.FirstByte} {
+		b = binary.AppendVarint(b, int64(d))
+	}
 	b = binary.AppendVarint(b, int64(r.InputTokens))
 	b = binary.AppendVarint(b, int64(r.OutputTokens))
 	b = binary.AppendVarint(b, int64(r.ReasoningTokens))

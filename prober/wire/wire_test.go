@@ -30,6 +30,8 @@ func sampleRecord(n int) *prober.Record {
 	}
 	r.Duration = r.Chunks[n-1] + time.Millisecond
 	r.Ack = 3 * time.Millisecond
+	r.Phases = prober.Phases{Conn: prober.ConnDialled, DNS: 40 * time.Microsecond, Connect: 90 * time.Microsecond, TLS: 700 * time.Microsecond,
+		Setup: 900 * time.Microsecond, Written: 30 * time.Microsecond, FirstByte: 2900 * time.Microsecond}
 	return r
 }
 

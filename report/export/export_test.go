@@ -48,6 +48,11 @@ func fixedRun(t *testing.T) Run {
 		}
 		rec.FirstChunkTokens = 1
 		rec.Duration = rec.Chunks[7] + ms(2)
+		rec.Phases = prober.Phases{Conn: prober.ConnReused, Setup: 20 * time.Microsecond, Written: 50 * time.Microsecond, FirstByte: ms(1)}
+		if i == 0 {
+			rec.Phases.Conn, rec.Phases.DNS, rec.Phases.Connect, rec.Phases.TLS, rec.Phases.Setup = prober.ConnDialled, 100*time.Microsecond, 300*time.Microsecond, 700*time.Microsecond, 1200*time.Microsecond
+			rec.Sent = rec.Sent.Add(rec.Phases.Setup) // dialled on the schedule's time
+		}
 		switch i {
 		case 2:
 			rec.PinnedOutputTokens = 9

@@ -23,7 +23,8 @@ const (
 // WriteJSONL writes profile_export.jsonl: one line per request in AIPerf
 // 0.13's MetricRecordInfo shape ({"metadata", "metrics", "error"}), metrics
 // as {value, unit} in AIPerf's units, and inferprobe's own per-request
-// figures (schedule lag, concurrency wait, token source) under "inferprobe".
+// figures (schedule lag, concurrency wait, connection, token source) under
+// "inferprobe".
 func WriteJSONL(w io.Writer, r Run) error {
 	bw := bufio.NewWriter(w)
 	convs := conversations(r.Requests)
@@ -199,12 +200,45 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO
 	if q.HasLag {
 		add("credit_to_start_latency", msOf(q.Sent.Sub(q.Scheduled)), "ms")
 	}
+	ph := &q.Phases
+	if ph.Conn != prober.ConnNone {
+		// AIPerf's HTTP trace metrics (k6's names), which AIPerf writes for
+		// every request: connecting includes the TLS handshake, blocked is
+		// the rest of the wait for a connection.
+		reused := 0
+		if ph.Conn == prober.ConnReused {
+			reused = 1
+		}
+		add("http_req_blocked", msOf(max(0, ph.Setup-ph.Network())), "ms")
+		add("http_req_dns_lookup", msOf(ph.DNS), "ms")
+		add("http_req_connecting", msOf(ph.Connect+ph.TLS), "ms")
+		add("http_req_connection_reused", reused, "ratio")
+		add("http_req_connection_overhead", msOf(ph.Setup), "ms")
+		if ph.Written > 0 {
+			add("http_req_sending", msOf(ph.Written), "ms")
+		}
+		if ph.FirstByte > 0 {
+			add("http_req_waiting", msOf(ph.FirstByte-ph.Written), "ms")
+			add("http_req_receiving", msOf(q.Duration-ph.FirstByte), "ms")
+			add("http_req_duration", msOf(q.Duration), "ms")
+			add("http_req_total", msOf(ph.Setup+q.Duration), "ms")
+		}
+	}
 
 	extras := obj{{"scheduled_ns", q.Scheduled.UnixNano()}}
 	if q.HasLag {
 		extras = append(extras, kv{"schedule_lag_ms", msOf(q.Lag)})
 	}
 	extras = append(extras, kv{"concurrency_wait_ms", msOf(q.CapWait)})
+	if ph.Conn != prober.ConnNone {
+		// What AIPerf's metrics merge or lack: where the connection came
+		// from (a reused or opened-ahead one had no setup for this
+		// request), its TLS handshake apart, and the first byte.
+		extras = append(extras, kv{"connection", ph.Conn.String()}, kv{"tls_handshake_ms", msOf(ph.TLS)})
+		if ph.FirstByte > 0 {
+			extras = append(extras, kv{"first_byte_ms", msOf(ph.FirstByte)})
+		}
+	}
 	if ok {
 		extras = append(extras, kv{"token_source", q.TokenSource.String()}, kv{"good", q.Good})
 	}
