@@ -25,6 +25,7 @@ type recordJSON struct {
 	FirstChunkTokens   int             `json:"first_chunk_tokens,omitempty"`
 	Duration           time.Duration   `json:"duration_ns"`
 	Ack                time.Duration   `json:"ack_ns,omitempty"`
+	Phases             *phasesJSON     `json:"phases,omitempty"`
 	InputTokens        int             `json:"input_tokens,omitempty"`
 	OutputTokens       int             `json:"output_tokens,omitempty"`
 	UsagePromptTokens  int             `json:"usage_prompt_tokens,omitempty"`
@@ -44,6 +45,17 @@ type recordJSON struct {
 	Body               []byte          `json:"body,omitempty"`
 }
 
+// phasesJSON is Phases, its connection's origin spelled out.
+type phasesJSON struct {
+	Conn      string        `json:"conn"`
+	DNS       time.Duration `json:"dns_ns,omitempty"`
+	Connect   time.Duration `json:"connect_ns,omitempty"`
+	TLS       time.Duration `json:"tls_ns,omitempty"`
+	Setup     time.Duration `json:"setup_ns,omitempty"`
+	Written   time.Duration `json:"written_ns,omitempty"`
+	FirstByte time.Duration `json:"first_byte_ns,omitempty"`
+}
+
 // MarshalRecord encodes rec, whole, as one line of JSON (no newline).
 func MarshalRecord(rec *Record) ([]byte, error) {
 	j := recordJSON{
@@ -57,6 +69,10 @@ func MarshalRecord(rec *Record) ([]byte, error) {
 		ConnRetried: rec.ConnRetried, KeepAliveWithheld: rec.KeepAliveWithheld,
 		Outcome: rec.Outcome.String(), Reason: rec.Reason, Status: rec.Status, Err: rec.Err,
 		PromptTokens: rec.PromptTokens, Session: rec.Session, Body: rec.Body,
+	}
+	if ph := rec.Phases; ph != (Phases{}) {
+		j.Phases = &phasesJSON{Conn: ph.Conn.String(), DNS: ph.DNS, Connect: ph.Connect, TLS: ph.TLS,
+			Setup: ph.Setup, Written: ph.Written, FirstByte: ph.FirstByte}
 	}
 	if rec.Digest.Folded() {
 		j.Digest = hex.EncodeToString(rec.Digest[:])
@@ -98,6 +114,12 @@ func UnmarshalRecord(b []byte) (*Record, error) {
 	}
 	if rec.TokenSource, err = parseEnum(j.TokenSource, []TokenSource{TokensFromUsage, TokensFromChunks, TokensFromTokenizer}); err != nil {
 		return nil, fmt.Errorf("record %d: token source: %w", j.Seq, err)
+	}
+	if ph := j.Phases; ph != nil {
+		rec.Phases = Phases{DNS: ph.DNS, Connect: ph.Connect, TLS: ph.TLS, Setup: ph.Setup, Written: ph.Written, FirstByte: ph.FirstByte}
+		if rec.Phases.Conn, err = parseEnum(ph.Conn, []ConnOrigin{ConnNone, ConnDialled, ConnReused, ConnOpenedAhead}); err != nil {
+			return nil, fmt.Errorf("record %d: connection: %w", j.Seq, err)
+		}
 	}
 	if j.Encoding != "" {
 		if rec.Encoding, err = parseEnum(j.Encoding, []Encoding{EncodingGzip, EncodingDeflate, EncodingBrotli, EncodingZstd}); err != nil {

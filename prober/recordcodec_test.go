@@ -17,6 +17,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	rec := &Record{
 		Seq: 7, ID: NewRequestID(1, "a", 7), Scheduled: at, Sent: at.Add(time.Millisecond), CapWait: 3,
 		Chunks: []time.Duration{5, 9, 20}, FirstOutput: 1, FirstChunkTokens: 2, Duration: 30, Ack: 4,
+		Phases:      Phases{Conn: ConnDialled, DNS: 1, Connect: 2, TLS: 3, Setup: 7, Written: 1, FirstByte: 3},
 		InputTokens: 11, OutputTokens: 12, UsagePromptTokens: 13, ClientOutputTokens: 14, ReasoningTokens: 1,
 		TokenSource: TokensFromTokenizer, PinnedOutputTokens: 12, Encoding: EncodingZstd,
 		ConnRetried: true, KeepAliveWithheld: true,
@@ -56,6 +57,7 @@ func TestUnmarshalRecordRefuses(t *testing.T) {
 		{`{"id": "00", "outcome": "ok", "token_source": "usage"}`, "id"},
 		{`{` + id + `"outcome": "teleported", "token_source": "usage"}`, `outcome: "teleported" is none this version knows`},
 		{`{` + id + `"outcome": "ok", "token_source": "usage", "encoding": "lz4"}`, "encoding"},
+		{`{` + id + `"outcome": "ok", "token_source": "usage", "phases": {"conn": "pigeon"}}`, "connection"},
 		{`{` + id + `"outcome": "ok", "token_source": "usage", "digest": "0a"}`, "digest"},
 		{`not json`, "record:"},
 	} {
