@@ -340,10 +340,10 @@ func (r *Report) Summary() Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := Summary{
-		TTFT: statsOf(r.ttft), TTFOT: statsOf(r.ttfot), TTST: statsOf(r.ttst), ITL: statsOf(r.itl), InterChunk: r.icl.stats(),
-		Latency: statsOf(r.latency), ScheduleLag: statsOf(r.lag), CapWait: statsOf(r.capWait),
-		InputTokens: statsOf(r.inTokens), OutputTokens: statsOf(r.outTokens),
-		OutputTokenThroughputPerUser: statsOf(r.perUser),
+		TTFT: StatsOf(r.ttft), TTFOT: StatsOf(r.ttfot), TTST: StatsOf(r.ttst), ITL: StatsOf(r.itl), InterChunk: r.icl.stats(),
+		Latency: StatsOf(r.latency), ScheduleLag: StatsOf(r.lag), CapWait: StatsOf(r.capWait),
+		InputTokens: StatsOf(r.inTokens), OutputTokens: StatsOf(r.outTokens),
+		OutputTokenThroughputPerUser: StatsOf(r.perUser),
 		OK:                           r.ok, Failed: r.failed, Cancelled: r.cancelled, Good: r.good,
 		ReasoningTokensTotal: r.reasoningTokens, OutputLengthMismatches: r.mismatches,
 		Errors:           make(map[prober.Reason]int, len(r.errors)),
@@ -352,11 +352,11 @@ func (r *Report) Summary() Summary {
 	for k, v := range r.errors {
 		s.Errors[k] = v
 	}
-	s.DecodeDuration, s.E2EOutputThroughput, s.PrefillThroughputPerUser = statsOf(r.decode), statsOf(r.e2eOut), statsOf(r.prefillPerUser)
-	s.OutputTokenCount, s.ReasoningTokens = statsOf(r.outCount), statsOf(r.reasoning)
-	s.UsagePromptTokens, s.UsageCompletionTokens, s.UsageTotalTokens = statsOf(r.usagePrompt), statsOf(r.usageCompletion), statsOf(r.usageTotal)
-	s.UsagePromptDiffPct, s.OSLMismatchDiffPct, s.CreditToStart = statsOf(r.promptDiff), statsOf(r.oslDiff), statsOf(r.creditToStart)
-	s.UsageCompletionDiffPct = statsOf(r.completionDiff)
+	s.DecodeDuration, s.E2EOutputThroughput, s.PrefillThroughputPerUser = StatsOf(r.decode), StatsOf(r.e2eOut), StatsOf(r.prefillPerUser)
+	s.OutputTokenCount, s.ReasoningTokens = StatsOf(r.outCount), StatsOf(r.reasoning)
+	s.UsagePromptTokens, s.UsageCompletionTokens, s.UsageTotalTokens = StatsOf(r.usagePrompt), StatsOf(r.usageCompletion), StatsOf(r.usageTotal)
+	s.UsagePromptDiffPct, s.OSLMismatchDiffPct, s.CreditToStart = StatsOf(r.promptDiff), StatsOf(r.oslDiff), StatsOf(r.creditToStart)
+	s.UsageCompletionDiffPct = StatsOf(r.completionDiff)
 	s.UsageDiscrepancies, s.OSLMismatches, s.DetailsDropped = r.usageDiscrepancies, r.oslMismatches, r.dropped
 	if ended := r.ok + r.failed; ended > 0 {
 		s.RequestErrorRate = 100 * float64(r.failed) / float64(ended)

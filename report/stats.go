@@ -27,7 +27,8 @@ type Stats struct {
 	P99   float64 `json:"p99"`
 }
 
-func statsOf(samples []float64) Stats {
+// StatsOf is the exact Stats of samples.
+func StatsOf(samples []float64) Stats {
 	if len(samples) == 0 {
 		return Stats{}
 	}
@@ -42,22 +43,26 @@ func statsOf(samples []float64) Stats {
 	for _, v := range s {
 		sq += (v - avg) * (v - avg)
 	}
-	q := func(p float64) float64 {
-		pos := p * float64(len(s)-1)
-		lo := int(math.Floor(pos))
-		hi := min(lo+1, len(s)-1)
-		return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
-	}
+	q := func(p float64) float64 { return Percentile(s, p) }
 	return Stats{
 		Count: len(s), Avg: avg, Min: s[0], Max: s[len(s)-1], Std: math.Sqrt(sq / float64(len(s))), Sum: sum,
 		P1: q(.01), P5: q(.05), P10: q(.10), P25: q(.25), P50: q(.50), P75: q(.75), P90: q(.90), P95: q(.95), P99: q(.99),
 	}
 }
 
+// Percentile is the p (0 to 1) percentile of sorted, interpolated linearly
+// between closest ranks as numpy's default is.
+func Percentile(sorted []float64, p float64) float64 {
+	pos := p * float64(len(sorted)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(sorted)-1)
+	return sorted[lo] + (sorted[hi]-sorted[lo])*(pos-float64(lo))
+}
+
 // reservoir keeps a uniform random sample of at most max values (Vitter's
 // algorithm R, seeded, so that a run's report does not vary with the clock)
 // and the exact count, mean, spread and extremes of all of them. Until more
-// than max values come, its statistics are exactly statsOf's.
+// than max values come, its statistics are exactly StatsOf's.
 type reservoir struct {
 	max      int
 	kept     []float64
@@ -93,7 +98,7 @@ func (r *reservoir) add(v float64) {
 // stats are exact while every value is kept; after that the percentiles
 // come from the sample and the rest stays exact.
 func (r *reservoir) stats() Stats {
-	s := statsOf(r.kept)
+	s := StatsOf(r.kept)
 	if r.n > len(r.kept) {
 		s.Count, s.Avg, s.Min, s.Max, s.Std = r.n, r.mean, r.lo, r.hi, math.Sqrt(r.m2/float64(r.n))
 		s.Sum = r.mean * float64(r.n)

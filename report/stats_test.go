@@ -25,8 +25,8 @@ func TestStatsOf(t *testing.T) {
 			P1: 0.1, P5: 0.5, P10: 1, P25: 2.5, P50: 5, P75: 7.5, P90: 9, P95: 9.5, P99: 9.9}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := statsOf(tc.samples); !statsClose(got, tc.want) {
-				t.Errorf("statsOf(%v) =\n %+v\nwant\n %+v", tc.samples, got, tc.want)
+			if got := StatsOf(tc.samples); !statsClose(got, tc.want) {
+				t.Errorf("StatsOf(%v) =\n %+v\nwant\n %+v", tc.samples, got, tc.want)
 			}
 		})
 	}
@@ -61,7 +61,7 @@ func TestInterChunkBounded(t *testing.T) {
 	if len(r.kept) != 1000 {
 		t.Fatalf("kept %d samples, want the bound of 1000", len(r.kept))
 	}
-	got, exact := r.stats(), statsOf(all)
+	got, exact := r.stats(), StatsOf(all)
 	for _, c := range []struct {
 		name      string
 		got, want float64
@@ -77,12 +77,12 @@ func TestInterChunkBounded(t *testing.T) {
 		}
 	}
 
-	// Under the bound the statistics are exactly statsOf's.
+	// Under the bound the statistics are exactly StatsOf's.
 	small := newReservoir(1000)
 	for _, v := range []float64{4, 2, 1, 3} {
 		small.add(v)
 	}
-	if got, want := small.stats(), statsOf([]float64{1, 2, 3, 4}); !statsClose(got, want) {
+	if got, want := small.stats(), StatsOf([]float64{1, 2, 3, 4}); !statsClose(got, want) {
 		t.Errorf("under the bound: %+v, want %+v", got, want)
 	}
 

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // Collection is what the scrapes of one run gave.
@@ -234,34 +236,13 @@ func seriesStats(name, typ string, last series, ref *Scrape, in []Scrape) (any, 
 }
 
 func gaugeStats(vals []float64) GaugeStats {
-	sorted := slices.Sorted(slices.Values(vals))
-	var sum float64
-	for _, v := range vals {
-		sum += v
+	st := report.StatsOf(vals)
+	g := GaugeStats{Avg: st.Avg, Min: st.Min, Max: st.Max,
+		P1: st.P1, P5: st.P5, P10: st.P10, P25: st.P25, P50: st.P50, P75: st.P75, P90: st.P90, P95: st.P95, P99: st.P99}
+	if n := float64(st.Count); n > 1 {
+		g.Std = st.Std * math.Sqrt(n/(n-1)) // the sample deviation (numpy's ddof=1), as AIPerf's server metrics
 	}
-	avg := sum / float64(len(vals))
-	var sq float64
-	for _, v := range vals {
-		sq += (v - avg) * (v - avg)
-	}
-	st := GaugeStats{Avg: avg, Min: sorted[0], Max: sorted[len(sorted)-1]}
-	if len(vals) > 1 {
-		st.Std = math.Sqrt(sq / float64(len(vals)-1)) // numpy's ddof=1, as AIPerf
-	}
-	p := func(q float64) float64 { return linearPercentile(sorted, q) }
-	st.P1, st.P5, st.P10, st.P25, st.P50 = p(1), p(5), p(10), p(25), p(50)
-	st.P75, st.P90, st.P95, st.P99 = p(75), p(90), p(95), p(99)
-	return st
-}
-
-// linearPercentile is numpy's default percentile of sorted values.
-func linearPercentile(sorted []float64, q float64) float64 {
-	pos := q / 100 * float64(len(sorted)-1)
-	lo := int(math.Floor(pos))
-	if lo+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[lo] + (pos-float64(lo))*(sorted[lo+1]-sorted[lo])
+	return g
 }
 
 // histogramStats is the increase from base to last over secs seconds; the
@@ -417,7 +398,7 @@ func (c *Collection) Info() map[string]Info {
 			}
 			in.AvgUpdateIntervalMs = in.DurationSeconds * 1000 / float64(len(gaps))
 			if len(gaps) >= 2 {
-				m := linearPercentile(slices.Sorted(slices.Values(gaps)), 50)
+				m := report.Percentile(slices.Sorted(slices.Values(gaps)), .5)
 				in.MedianUpdateIntervalMs = &m
 			}
 		}
