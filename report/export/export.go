@@ -426,14 +426,7 @@ func JSON(r Run) ([]byte, error) {
 		doc = append(doc, kv{m.Tag, m.json()})
 	}
 	doc = append(doc, kv{"inferprobe", r.extras()})
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil // AIPerf's file ends without one
+	return indentedJSON(doc)
 }
 
 // extras are what inferprobe reports beyond AIPerf, under its own key.
@@ -540,6 +533,19 @@ func sortedReasons(m map[prober.Reason]int) []prober.Reason {
 
 // kv and obj encode a JSON object with its keys in the order given, as
 // AIPerf's files have them.
+// indentedJSON is doc as AIPerf writes its JSON files: indented by two
+// spaces, HTML unescaped, and without a newline at the end.
+func indentedJSON(doc obj) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 type kv struct {
 	k string
 	v any

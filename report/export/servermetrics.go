@@ -64,14 +64,7 @@ func ServerMetricsJSON(r Run) ([]byte, error) {
 		}
 	}
 	doc = append(doc, kv{"input_config", r.Config.inputConfig(r.SLO, r.GPUTelemetry)})
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return indentedJSON(doc)
 }
 
 // The CSV's stat columns by metric type, as AIPerf's.

@@ -3,7 +3,6 @@ package export
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -196,14 +195,11 @@ func SweepJSON(points []SweepPoint) ([]byte, error) {
 		{"best_configurations", best},
 		{"pareto_optimal", pareto},
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
+	b, err := indentedJSON(doc)
+	if err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return append(b, '\n'), nil
 }
 
 func containsValue(vs []any, v any) bool {
