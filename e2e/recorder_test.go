@@ -30,6 +30,7 @@ type recorder struct {
 	paths     map[string]int // by method and path
 	bodies    map[string]int // how often each request body arrived
 	headers   []http.Header  // of every request, in arrival order
+	scrapes   []http.Header  // of every read of the engine's metrics
 	gate      chan struct{}  // non-nil: arriving requests wait until it closes
 }
 
@@ -70,6 +71,7 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.URL.Path == "/metrics" {
 		// bench and bursts reading the engine's own metrics: not a request
 		// of the run, so neither counted nor held.
+		r.scrapes = append(r.scrapes, req.Header.Clone())
 		r.mu.Unlock()
 		r.proxy.ServeHTTP(w, req)
 		return
@@ -156,6 +158,13 @@ func (r *recorder) repeats() int {
 }
 
 // requestPaths returns how many requests came for each "METHOD /path".
+// scrapeHeaders are the headers of every read of the engine's metrics.
+func (r *recorder) scrapeHeaders() []http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.scrapes)
+}
+
 func (r *recorder) requestPaths() map[string]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -276,8 +276,14 @@ bursts:
 	}
 	for _, rec := range []*recorder{viaFile, viaEnv} {
 		for path := range rec.requestPaths() {
-			if path != "POST /v1/chat/completions" {
+			// GET /metrics: bursts read the engine's own metrics, without the key.
+			if path != "POST /v1/chat/completions" && path != "GET /metrics" {
 				t.Errorf("a target received %s: inferprobe sent something other than probes", path)
+			}
+		}
+		for _, h := range rec.scrapeHeaders() {
+			if h.Get("Authorization") != "" {
+				t.Errorf("a read of the engine's metrics carried Authorization %q: the target's key is for its API", h.Get("Authorization"))
 			}
 		}
 	}

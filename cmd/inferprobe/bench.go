@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -30,7 +29,7 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	}
 	// What the run prints and logs goes to the artifacts too; the progress
 	// line only to the terminal.
-	console, runLog := new(bytes.Buffer), new(bytes.Buffer)
+	console, runLog := new(captured), new(captured)
 	term := stderr
 	stdout, stderr = io.MultiWriter(stdout, console), io.MultiWriter(stderr, runLog)
 	logs := []slog.Handler{slog.NewTextHandler(runLog, nil)}
@@ -210,7 +209,7 @@ type bencher struct {
 	// term is the terminal the progress line goes to; console and runLog
 	// hold what the run printed and logged, for its artifacts.
 	term            io.Writer
-	console, runLog *bytes.Buffer
+	console, runLog *captured
 	f               *benchFlags
 	exec            prober.Executor
 	sigs            chan os.Signal
@@ -272,10 +271,8 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 	export.ConsoleServerMetrics(b.stdout, result)
 	// A server that echoes the key it refused must not put it in the files.
 	redact := scenarios.Redactor(b.f.secrets())
-	result.ConsoleText, result.Log = []byte(redact.Replace(b.console.String())), []byte(redact.Replace(b.runLog.String()))
-	// The next point of a sweep starts its own console and log.
-	b.console.Reset()
-	b.runLog.Reset()
+	// take empties them: the next point of a sweep starts its own console and log.
+	result.ConsoleText, result.Log = []byte(redact.Replace(b.console.take())), []byte(redact.Replace(b.runLog.take()))
 	if err := export.WriteArtifacts(r.dir, result); err != nil {
 		fmt.Fprintf(b.stderr, "inferprobe bench: writing artifacts: %v; choose a writable --artifact-dir\n", err)
 		return exitCannotRun, nil

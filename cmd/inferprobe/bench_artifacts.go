@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report/export"
@@ -128,4 +130,27 @@ func aiperfDatasetName(format string) string {
 		}
 	}
 	return strings.ReplaceAll(name, "-", "_")
+}
+
+// captured keeps what a run prints and logs, for its artifacts. The run's
+// own goroutines (the GPU collector's) log into it while the main one
+// prints.
+type captured struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (c *captured) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.Write(p)
+}
+
+// take is what was written since the last take.
+func (c *captured) take() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.buf.String()
+	c.buf.Reset()
+	return s
 }
