@@ -141,67 +141,6 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	return b.sweep(runs, base)
 }
 
-// benchRun is one planned run: the only one, or a point of a sweep.
-type benchRun struct {
-	point  sweepPoint
-	sc     *benchScenario
-	plan   *finite.Plan
-	config export.Config
-	seed   uint64
-	dir    string
-	floor  int // --failed-request-threshold's grace floor
-	shard  prober.Shard
-	// sharded says --shard was given: the run writes a record file.
-	sharded bool
-}
-
-// planRun plans the run the flags describe now; notes are printed for the
-// first run only. Its errors have been printed.
-func (f *benchFlags) planRun(stderr io.Writer, notes bool) (benchRun, error) {
-	sc, err := f.scenario()
-	if err == nil {
-		err = scenarios.Check(sc.cfg, "bench", sc.written)
-	}
-	if err != nil {
-		sc.usage(stderr, err)
-		return benchRun{}, err
-	}
-	if notes {
-		for _, n := range sc.notes {
-			fmt.Fprintf(stderr, "inferprobe bench: note: %s\n", n)
-		}
-	}
-	targets, err := prober.Build(sc.cfg)
-	if err != nil {
-		sc.usage(stderr, err)
-		return benchRun{}, err
-	}
-	limit, warmup, grace, err := f.load.limits(f)
-	if err != nil {
-		sc.usage(stderr, err)
-		return benchRun{}, err
-	}
-	shard, startAt, sharded, err := f.shardSpec()
-	if err != nil {
-		fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)
-		return benchRun{}, err
-	}
-	// The warmup's own name gives it its own random streams, so warming up
-	// does not change the measured sequence or its digest.
-	plan, err := finite.NewPlan(finite.Spec{
-		Name: "bench", WarmupName: "bench-warmup", Probe: sc.cfg.Probes["bench"], Target: targets["bench"],
-		Seed: sc.cfg.Global.Seed, Shard: shard, StartAt: startAt,
-		Limit: limit, Warmup: warmup, Grace: grace,
-	})
-	if err != nil {
-		fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)
-		return benchRun{}, err
-	}
-	a := sc.cfg.Probes["bench"].Arrival
-	return benchRun{sc: sc, plan: plan, config: f.exportConfig(plan.Limit, sc.cfg), seed: f.seed,
-		floor: thresholdFloor(max(a.Concurrency, a.MaxConcurrency)), shard: shard, sharded: sharded}, nil
-}
-
 // bencher runs planned runs on one worker pool, under one signal handler,
 // so that Ctrl-C between the points of a sweep stops it cleanly too.
 type bencher struct {
