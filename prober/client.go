@@ -331,10 +331,7 @@ func waitForSchedule(ctx context.Context, at time.Time) bool {
 	if d := time.Until(at); d <= 0 || d > maxLead {
 		return true
 	}
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	return sleepUntil(ctx, timer, at)
+	return sleepUntil(ctx, at)
 }
 
 // stallReader rearms the stall timer whenever bytes arrive, including SSE

@@ -27,9 +27,6 @@ func (r *run) sendAtOffsets() {
 		defer stop()
 	}
 	slots := r.slots
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
 	// capFreed is when the latest wait for a slot ended. A request due before
 	// then was held back by the cap, by its own wait or by the requests queued
 	// ahead of it, so that time is its cap wait and not client lag.
@@ -44,7 +41,7 @@ func (r *run) sendAtOffsets() {
 			return
 		}
 		at := r.start.Add(pl.offset)
-		if !sleepUntil(ctx, timer, at.Add(-dispatchLead)) {
+		if !sleepUntil(ctx, at.Add(-dispatchLead)) {
 			return
 		}
 		if slots != nil {

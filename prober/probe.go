@@ -220,9 +220,7 @@ func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
 	// that starts with a burst does not start late, or at the agreed start.
 	r.start = time.Now()
 	if !p.startAt.IsZero() {
-		timer := time.NewTimer(time.Hour)
-		sleepUntil(ctx, timer, p.startAt)
-		timer.Stop()
+		sleepUntil(ctx, p.startAt)
 		r.start = p.startAt
 	}
 	p.schedule.loop(r)
@@ -405,25 +403,6 @@ type run struct {
 // worker costs nothing. Measured in BENCHMARKS.md (load engine, dispatch
 // ahead; schedule lag in bench itself).
 const dispatchLead = 10 * time.Millisecond
-
-// sleepUntil waits for the instant at, and reports false if ctx ended first:
-// on the runtime's timer while at is far, and precisely for the last
-// timerGranularity, which ctx cannot cut short.
-func sleepUntil(ctx context.Context, timer *time.Timer, at time.Time) bool {
-	if d := time.Until(at) - timerGranularity; d > 0 {
-		timer.Reset(d)
-		select {
-		case <-ctx.Done():
-			return false
-		case <-timer.C:
-		}
-	}
-	// A scheduler that is behind finds at already past, and catches up at full speed.
-	if d := time.Until(at); d > 0 {
-		preciseSleep(d)
-	}
-	return ctx.Err() == nil
-}
 
 // requestID is the identity of the probe's request seq.
 func (p *Probe) requestID(seq uint64) RequestID { return NewRequestID(p.seed, p.Name, seq) }

@@ -19,13 +19,10 @@ func (r *run) sendSession(pl planned, first DigestEntry, scheduled time.Time, ca
 	r.sending.Add(1)
 	r.inFlight.Go(func() {
 		end := r.do(pl.seq, first, pl.req, pl.err, scheduled, capWait, nil)
-		timer := time.NewTimer(time.Hour)
-		timer.Stop()
-		defer timer.Stop()
 		var done func(end time.Time)
 		for i, t := range pl.turns {
 			at := end.Add(t.delay)
-			capWait, ok := r.await(timer, at)
+			capWait, ok := r.await(at)
 			if !ok {
 				r.sending.Done()
 				if finished != nil {
@@ -46,8 +43,8 @@ func (r *run) sendSession(pl planned, first DigestEntry, scheduled time.Time, ca
 // await waits until a later turn due at at may be sent: its time has come
 // (less the dispatch lead) and, under a cap, a slot is free. It returns how
 // long the cap held the turn past at, and false if the schedule ended first.
-func (r *run) await(timer *time.Timer, at time.Time) (time.Duration, bool) {
-	if !sleepUntil(r.ctx, timer, at.Add(-dispatchLead)) {
+func (r *run) await(at time.Time) (time.Duration, bool) {
+	if !sleepUntil(r.ctx, at.Add(-dispatchLead)) {
 		return 0, false
 	}
 	if r.slots == nil {

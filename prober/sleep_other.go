@@ -2,10 +2,25 @@
 
 package prober
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
-// timerGranularity is zero where the runtime waits for timers with
-// nanosecond timeouts (kqueue, Windows high-resolution timers).
-const timerGranularity = 0
-
-func preciseSleep(d time.Duration) { time.Sleep(d) }
+// sleepUntil waits for the instant at, and reports false if ctx ended first.
+// Elsewhere the runtime waits for its timers with nanosecond timeouts
+// (kqueue, Windows high-resolution timers).
+func sleepUntil(ctx context.Context, at time.Time) bool {
+	d := time.Until(at)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
