@@ -24,5 +24,5 @@ func withServerMetrics(t *prober.Target) finite.Option {
 			return none
 		}
 	}
-	return finite.WithServerMetrics(servermetrics.Options{URLs: []string{u}})
+	return finite.WithServerMetrics(servermetrics.Options{URLs: []string{u}, TLS: t.TLSConfig()})
 }

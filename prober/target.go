@@ -109,6 +109,16 @@ func NewTarget(name string, t *scenarios.Target) (*Target, error) {
 	return tg, nil
 }
 
+// TLSConfig returns a copy of the target's TLS settings (tls: in its
+// config), nil when it has none: for another client reaching the same
+// server, such as the engine-metrics scrape.
+func (t *Target) TLSConfig() *tls.Config {
+	if t.tls == nil {
+		return nil
+	}
+	return t.tls.Clone()
+}
+
 // Tokenizer returns the target's tokenizer, nil when it has none.
 func (t *Target) Tokenizer() *tokenizer.Tokenizer { return t.tok }
 

@@ -2,6 +2,7 @@ package servermetrics
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -38,8 +39,11 @@ const maxBody = 16 << 20
 type Options struct {
 	URLs     []string      // each a /metrics URL (MetricsURL)
 	Interval time.Duration // zero: Interval
-	Client   *http.Client  // nil: a client of its own
-	Logger   *slog.Logger  // nil: nothing logged
+	// TLS is the TLS settings of the target whose engine is scraped (a
+	// private CA, or no verification), so that an https engine the target
+	// reaches is read too; nil: Go's defaults.
+	TLS    *tls.Config
+	Logger *slog.Logger // nil: nothing logged
 }
 
 // MetricsURL is AIPerf's normalisation of a server metrics URL: http:// when
@@ -128,11 +132,10 @@ type bucket struct {
 // from the start (logged once, never an error), and then scrapes the others
 // every interval until Stop.
 func Start(o Options) *Collector {
-	c := &Collector{client: o.Client, logger: o.Logger, interval: o.Interval,
+	c := &Collector{logger: o.Logger, interval: o.Interval,
 		stop: make(chan struct{}), stopped: make(chan struct{})}
-	if c.client == nil {
-		c.client = &http.Client{Timeout: scrapeTimeout}
-	}
+	c.client = &http.Client{Timeout: scrapeTimeout, Transport: &http.Transport{
+		Proxy: http.ProxyFromEnvironment, TLSClientConfig: o.TLS, MaxIdleConnsPerHost: 1}}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
@@ -242,6 +245,7 @@ func (c *Collector) Stop(start time.Time) *Collection {
 	close(c.stop)
 	<-c.stopped
 	end := c.round(true)
+	c.client.CloseIdleConnections() // a transport of the run's own
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	col := &Collection{Start: start, End: end}

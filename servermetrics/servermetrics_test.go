@@ -2,6 +2,8 @@ package servermetrics
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"math"
@@ -173,5 +175,31 @@ func TestMetricsURL(t *testing.T) {
 	}
 	if got, _ := DiscoveredURL("http://127.0.0.1:8000/v1"); got != "http://127.0.0.1:8000/metrics" {
 		t.Errorf("DiscoveredURL = %q", got)
+	}
+}
+
+// An https engine with a private CA is read with the target's TLS settings,
+// and is off without them.
+func TestCollectorUsesTargetTLS(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, vllmText(int(requests.Load())))
+	}))
+	defer srv.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	for name, tc := range map[string]struct {
+		tls    *tls.Config
+		wantOn bool
+	}{"the target's CA": {&tls.Config{RootCAs: pool}, true}, "Go's defaults": {nil, false}} {
+		t.Run(name, func(t *testing.T) {
+			c := Start(Options{URLs: []string{srv.URL + "/metrics"}, Interval: 5 * time.Millisecond, TLS: tc.tls})
+			start := c.Mark()
+			time.Sleep(20 * time.Millisecond)
+			col := c.Stop(start)
+			if on := col.Endpoints[0].Off == ""; on != tc.wantOn {
+				t.Errorf("endpoint on = %v, want %v (off: %q)", on, tc.wantOn, col.Endpoints[0].Off)
+			}
+		})
 	}
 }
