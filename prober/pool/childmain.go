@@ -35,7 +35,6 @@ const (
 // shutdown frame arrives, after cancelling the requests still running and
 // writing their records. Cancelling ctx cancels the requests.
 func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, logger *slog.Logger) error {
-	logger.Debug("scheduler time slice shortened", "threads", shortenSlices())
 	enc := wire.NewEncoder(out)
 	if err := enc.Hello(wire.Hello{Version: wire.Version, PID: os.Getpid()}); err != nil {
 		return fmt.Errorf("saying hello: %w", err)
