@@ -404,5 +404,22 @@ type run struct {
 // ahead; schedule lag in bench itself).
 const dispatchLead = 10 * time.Millisecond
 
+// timerSleepUntil waits for at on the runtime's timer (sleepUntil says where
+// that is precise enough).
+func timerSleepUntil(ctx context.Context, at time.Time) bool {
+	d := time.Until(at)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
 // requestID is the identity of the probe's request seq.
 func (p *Probe) requestID(seq uint64) RequestID { return NewRequestID(p.seed, p.Name, seq) }

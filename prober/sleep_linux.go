@@ -28,7 +28,7 @@ func sleepUntil(ctx context.Context, at time.Time) bool {
 	}
 	t := timerfds.get()
 	if t == nil {
-		return coarseSleepUntil(ctx, at)
+		return timerSleepUntil(ctx, at) // a system without timerfd
 	}
 	// A cancelled wait ends the read; that timerfd may still be armed, and is
 	// not reused.
@@ -39,22 +39,10 @@ func sleepUntil(ctx context.Context, at time.Time) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		return coarseSleepUntil(ctx, at)
+		return timerSleepUntil(ctx, at)
 	}
 	timerfds.put(t)
 	return ctx.Err() == nil
-}
-
-// coarseSleepUntil is the runtime's timer, for a system without timerfd.
-func coarseSleepUntil(ctx context.Context, at time.Time) bool {
-	timer := time.NewTimer(time.Until(at))
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-timer.C:
-		return true
-	}
 }
 
 // timerFile is a one-shot timerfd, registered with the netpoller.
