@@ -24,8 +24,13 @@ type Client struct {
 
 	mu      sync.Mutex
 	clients map[connKey]*http.Client // one transport per connection policy
-	peers   map[string]*peer         // by target URL: its server's keep-alive (conn.go)
-	opened  map[string][]preopened   // by dial address: connections opened ahead (preopen.go)
+	// h1Routes and h1Pools are the one-goroutine HTTP/1.1 path's (h1.go):
+	// a target URL's route under a policy (nil: net/http), and the
+	// connections to a server under one.
+	h1Routes map[h1RouteKey]*h1Route
+	h1Pools  map[h1PoolKey]*h1Pool
+	peers    map[string]*peer       // by target URL: its server's keep-alive (conn.go)
+	opened   map[string][]preopened // by dial address: connections opened ahead (preopen.go)
 	// toppingUp holds the dial addresses whose spare connections are being
 	// opened (topUp).
 	toppingUp map[string]bool
@@ -34,11 +39,13 @@ type Client struct {
 // NewClient returns a client with connection reuse sized for many concurrent streams.
 func NewClient() *Client {
 	return &Client{
-		now:     time.Now,
-		dial:    (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		clients: map[connKey]*http.Client{},
-		peers:   map[string]*peer{},
-		opened:  map[string][]preopened{},
+		now:      time.Now,
+		dial:     (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		clients:  map[connKey]*http.Client{},
+		h1Routes: map[h1RouteKey]*h1Route{},
+		h1Pools:  map[h1PoolKey]*h1Pool{},
+		peers:    map[string]*peer{},
+		opened:   map[string][]preopened{},
 
 		toppingUp: map[string]bool{},
 	}
@@ -60,19 +67,9 @@ func (c *Client) peerFor(t *Target) *peer {
 	return p
 }
 
-// httpClient returns the client for t's connection policy (TLS, HTTP/2,
-// reuse), made on first use; targets with the same policy share it, and so
-// their idle connections.
-func (c *Client) httpClient(t *Target) *http.Client { return c.clientFor(t.conn, t.tls) }
-
-// freshClient is t's policy without reuse: a request sent again after a
-// stale connection goes out on a connection of its own.
-func (c *Client) freshClient(t *Target) *http.Client {
-	key := t.conn
-	key.reuse = false
-	return c.clientFor(key, t.tls)
-}
-
+// clientFor returns the net/http client for a connection policy (TLS,
+// HTTP/2, reuse), made on first use; targets with the same policy share it,
+// and so their idle connections.
 func (c *Client) clientFor(key connKey, tlsConfig *tls.Config) *http.Client {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -82,11 +79,11 @@ func (c *Client) clientFor(key connKey, tlsConfig *tls.Config) *http.Client {
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         c.dialConn,
-		TLSHandshakeTimeout: 10 * time.Second,
+		TLSHandshakeTimeout: tlsHandshakeTimeout,
 		TLSClientConfig:     tlsConfig,
-		MaxIdleConns:        4096,
-		MaxIdleConnsPerHost: 4096,
-		IdleConnTimeout:     90 * time.Second,
+		MaxIdleConns:        maxIdleConns,
+		MaxIdleConnsPerHost: maxIdleConns,
+		IdleConnTimeout:     idleConnTimeout,
 		// Go negotiates HTTP/2 over TLS only when asked to once a TLS config
 		// is given; a non-nil empty TLSNextProto turns it off.
 		ForceAttemptHTTP2: key.h2,
@@ -240,35 +237,40 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 	defer func() { phases.fill(&rec.Phases, origin, rec.Sent) }()
 	// The time origin: just before the request is written to the connection,
 	// so connection setup is not billed to the server's TTFT.
-	ctx = httptrace.WithClientTrace(ctx, phases.hooks(func(info httptrace.GotConnInfo) {
+	trace := phases.hooks(func(info httptrace.GotConnInfo) {
 		rec.Sent = c.now()
 		origin = connOrigin(info)
 		conn.note(info, rec.Sent)
-	}, wrote))
-	hc, p := c.httpClient(t), c.peerFor(t)
+	}, wrote)
+	ctx = httptrace.WithClientTrace(ctx, trace)
+	// key is the attempt's connection policy: t's, or without reuse for a
+	// request on a connection of its own.
+	key, p := t.conn, c.peerFor(t)
 	if p != nil && !p.reuses(c.now(), false) {
-		hc, p = c.freshClient(t), nil
+		key.reuse, p = false, nil
 		rec.KeepAliveWithheld = true
 	}
 	for {
 		conn.peer = p
-		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(req.Body))
-		if err != nil {
-			rec.fail(ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
-			return nil, kept
+		route := c.h1RouteFor(t, key)
+		var hreq *http.Request
+		if route == nil {
+			var err error
+			if hreq, err = newHTTPRequest(ctx, t, req); err != nil {
+				rec.fail(ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
+				return nil, kept
+			}
 		}
-		// Without GetBody the transport never resends the request itself:
-		// every resend is ours, proven safe, and counted.
-		hreq.GetBody = nil
-		hreq.Header = t.header.Clone()
-		if req.Session != "" {
-			hreq.Header.Set(t.sessionHeader, req.Session)
-		}
-		t.setIDHeaders(hreq.Header, req.ID)
 
 		rec.Sent, origin = time.Time{}, ConnNone
 		phases.reset()
-		resp, err := hc.Do(hreq)
+		var resp *http.Response
+		var err error
+		if route != nil {
+			resp, err = c.h1RoundTrip(ctx, route, t, req, trace)
+		} else {
+			resp, err = c.clientFor(key, t.tls).Do(hreq)
+		}
 		if rec.Sent.IsZero() {
 			// No connection was had: the attempt began when we asked for one.
 			rec.Sent = phases.begun
@@ -289,7 +291,7 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 		}
 		if conn.refused && conn.neverReached(err) && ctx.Err() == nil {
 			// Not sent: a connection of its own, as if none had been idle.
-			hc, p = c.freshClient(t), nil
+			key.reuse, p = false, nil
 			rec.KeepAliveWithheld = true
 			continue
 		}
@@ -304,8 +306,25 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 			rec.fail(classify(ctx, err, ReasonConnect), 0, err)
 			return nil, kept
 		}
-		rec.ConnRetried, hc, p = true, c.freshClient(t), nil
+		rec.ConnRetried, key.reuse, p = true, false, nil
 	}
+}
+
+// newHTTPRequest builds req for net/http.
+func newHTTPRequest(ctx context.Context, t *Target, req *Request) (*http.Request, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(req.Body))
+	if err != nil {
+		return nil, err
+	}
+	// Without GetBody the transport never resends the request itself:
+	// every resend is ours, proven safe, and counted.
+	hreq.GetBody = nil
+	hreq.Header = t.header.Clone()
+	if req.Session != "" {
+		hreq.Header.Set(t.sessionHeader, req.Session)
+	}
+	t.setIDHeaders(hreq.Header, req.ID)
+	return hreq, nil
 }
 
 // keptResponse is a response on a connection that may be reused, while its

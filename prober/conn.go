@@ -35,8 +35,8 @@ var errNotReused = errors.New("connection not reused")
 // trackedConn is a client connection that keeps what that proof needs: the
 // bytes written on it, the peer's acknowledged byte count before a request
 // is written and when the peer's FIN is read, and whether it was. It costs
-// a counter per write, a system call per request on a reused connection,
-// and nothing per read but an error check.
+// a counter per write and per read, and a system call per request on a
+// reused connection.
 type trackedConn struct {
 	net.Conn
 	raw     syscall.RawConn // for the TCP state; nil when the conn has no descriptor
@@ -51,6 +51,9 @@ type trackedConn struct {
 	// FIN was read or, failing that, when it was closed; -1 until then.
 	ackedAtEnd atomic.Int64
 	sawEOF     atomic.Bool
+	// read counts the bytes read, against the system's count of those
+	// received (the one-goroutine path's idle check: h1Pool.take).
+	read atomic.Int64
 	// watch is the server whose keep-alive this connection tests (peer):
 	// set on the first connection that carried a whole response to it.
 	watch atomic.Pointer[peer]
@@ -87,6 +90,7 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 
 func (c *trackedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
+	c.read.Add(int64(n))
 	if err == io.EOF {
 		c.sawEOF.Store(true)
 		c.noteEnd()
@@ -122,6 +126,7 @@ func (c *trackedConn) tcp() (tcpState, bool) {
 type tcpState struct {
 	peerClosed bool  // the peer's FIN or reset has arrived
 	ackedBytes int64 // bytes the peer has acknowledged
+	received   int64 // bytes received from the peer, a FIN as one; 0 where unknown
 }
 
 func (s tcpState) acked(ok bool) int64 {

@@ -15,8 +15,8 @@ const (
 )
 
 // readTCPState reads the kernel's TCP state of a connection (tcpi_state,
-// and tcpi_bytes_acked from Linux 4.1). It consumes nothing, so it may run
-// while another goroutine reads the socket.
+// and tcpi_bytes_acked and tcpi_bytes_received from Linux 4.1). It
+// consumes nothing, so it may run while another goroutine reads the socket.
 func readTCPState(raw syscall.RawConn) (tcpState, bool) {
 	var info *unix.TCPInfo
 	var err error
@@ -26,5 +26,5 @@ func readTCPState(raw syscall.RawConn) (tcpState, bool) {
 		return tcpState{}, false
 	}
 	closed := info.State == tcpClose || info.State == tcpCloseWait || info.State == tcpLastAck
-	return tcpState{peerClosed: closed, ackedBytes: int64(info.Bytes_acked)}, true
+	return tcpState{peerClosed: closed, ackedBytes: int64(info.Bytes_acked), received: int64(info.Bytes_received)}, true
 }

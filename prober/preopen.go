@@ -110,6 +110,12 @@ func preopenAddr(t *Target) (string, bool) {
 	if proxy, err := http.ProxyFromEnvironment(&http.Request{URL: u}); proxy != nil || err != nil {
 		return "", false
 	}
+	return dialAddr(u), true
+}
+
+// dialAddr is the address dialled for u: its host and port, or the
+// scheme's port.
+func dialAddr(u *url.URL) string {
 	port := u.Port()
 	if port == "" {
 		port = "80"
@@ -117,7 +123,7 @@ func preopenAddr(t *Target) (string, bool) {
 			port = "443"
 		}
 	}
-	return net.JoinHostPort(u.Hostname(), port), true
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // dialConn is the transports' dial: a connection opened ahead to addr that

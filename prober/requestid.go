@@ -126,3 +126,19 @@ func (t *Target) setIDHeaders(h http.Header, id RequestID) {
 		h[TraceparentHeader] = values[1:2:2]
 	}
 }
+
+// appendIDHeaders appends id's header lines, those of them the target
+// sends, as the one-goroutine path writes a request (h1.go).
+func (t *Target) appendIDHeaders(b []byte, id RequestID) []byte {
+	if t.sendRequestID {
+		b = append(b, RequestIDHeader+": "...)
+		b = append(id.appendUUID(b), "\r\n"...)
+	}
+	if t.sendTraceparent {
+		var tp [55]byte
+		id.putTraceparent(tp[:])
+		b = append(b, TraceparentHeader+": "...)
+		b = append(append(b, tp[:]...), "\r\n"...)
+	}
+	return b
+}

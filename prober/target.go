@@ -29,7 +29,7 @@ type Target struct {
 	// tok counts tokens when the server reports no usage; nil without one.
 	tok            *tokenizer.Tokenizer
 	maxTokensField string
-	sessionHeader  string
+	sessionHeader  string // canonical, as the header's keys are
 	// sendRequestID and sendTraceparent say which of a request's ID headers
 	// go out: all unless the target turned them off (request_ids: false),
 	// and never one the target's headers set themselves.
@@ -84,7 +84,7 @@ func NewTarget(name string, t *scenarios.Target) (*Target, error) {
 		timeout:         time.Duration(t.Timeout),
 		stallTimeout:    time.Duration(t.StallTimeout),
 		maxTokensField:  scenarios.MaxTokens,
-		sessionHeader:   t.SessionHeaderName(),
+		sessionHeader:   http.CanonicalHeaderKey(t.SessionHeaderName()),
 		sendRequestID:   ids && h.Get(RequestIDHeader) == "",
 		sendTraceparent: ids && h.Get(TraceparentHeader) == "",
 		conn:            connKey{caFile: t.TLS.CAFile, insecure: t.TLS.InsecureSkipVerify, h2: t.UseHTTP2(), reuse: t.KeepsAlive()},

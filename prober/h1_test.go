@@ -1,0 +1,344 @@
+package prober
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/scenarios"
+)
+
+// TestH1PathChosen: plain HTTP, and HTTPS without HTTP/2, take the
+// one-goroutine path; HTTPS with HTTP/2, a proxy, or a user in the URL
+// take net/http.
+func TestH1PathChosen(t *testing.T) {
+	noProxy := func(*http.Request) (*url.URL, error) { return nil, nil }
+	proxy := func(*http.Request) (*url.URL, error) { return url.Parse("http://proxy.invalid:3128") }
+	for _, tc := range []struct {
+		url     string
+		h2      bool
+		proxied bool
+		want    bool
+	}{
+		{"http://127.0.0.1:8000/v1/chat/completions", false, false, true},
+		{"http://127.0.0.1:8000/v1/chat/completions", true, false, true}, // HTTP/2 is for TLS only
+		{"https://engine.example:8443/v1/chat/completions", false, false, true},
+		{"https://engine.example:8443/v1/chat/completions", true, false, false},
+		{"http://engine.example/v1/chat/completions", false, true, false},
+		{"https://engine.example/v1/chat/completions", false, true, false},
+		{"http://user:secret@engine.example/v1/chat/completions", false, false, false},
+	} {
+		u, err := url.Parse(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := noProxy
+		if tc.proxied {
+			p = proxy
+		}
+		if got := h1Eligible(u, connKey{h2: tc.h2, reuse: true}, p); got != tc.want {
+			t.Errorf("%s, HTTP/2 %v, proxy %v: one-goroutine path %v, want %v", tc.url, tc.h2, tc.proxied, got, tc.want)
+		}
+	}
+
+	// Through Do: plain HTTP leaves its connection in the path's pool and
+	// makes no net/http client; HTTPS with HTTP/2 goes through net/http.
+	plain := httptest.NewServer(http.HandlerFunc(chatStream))
+	defer plain.Close()
+	secure := httptest.NewUnstartedServer(http.HandlerFunc(chatStream))
+	secure.EnableHTTP2 = true
+	secure.Config.ErrorLog = log.New(io.Discard, "", 0) // spares opened ahead are closed unused
+	secure.StartTLS()
+	defer secure.Close()
+	c := NewClient()
+	for _, tc := range []struct {
+		url string
+		h1  bool
+	}{{plain.URL, true}, {secure.URL, false}} {
+		tg := testTarget(t, tc.url+"/v1", func(st *scenarios.Target) { st.TLS.InsecureSkipVerify = true })
+		req, err := NewRequest(tg, dataset.Prompt{Text: "hi", InputTokens: 1, OutputTokens: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec := c.Do(context.Background(), tg, req); rec.Outcome != OutcomeOK {
+			t.Fatalf("%s: %v %q %s", tc.url, rec.Outcome, rec.Reason, rec.Err)
+		}
+		c.mu.Lock()
+		route, netHTTP := c.h1Routes[h1RouteKey{tg.url, tg.conn}], c.clients[tg.conn] != nil
+		c.mu.Unlock()
+		if (route != nil) != tc.h1 || netHTTP == tc.h1 {
+			t.Errorf("%s: one-goroutine route %v, net/http client %v; want the one-goroutine path %v", tc.url, route != nil, netHTTP, tc.h1)
+		}
+		if tc.h1 {
+			route.pool.mu.Lock()
+			idle := len(route.pool.idle)
+			route.pool.mu.Unlock()
+			if idle != 1 {
+				t.Errorf("%d idle connections after one request, want 1", idle)
+			}
+		}
+	}
+}
+
+// TestH1RequestOnTheWire: the request as written, with the target's, the
+// session's and the ID headers, Connection: close without keep-alive, and
+// no Accept-Encoding.
+func TestH1RequestOnTheWire(t *testing.T) {
+	for _, keepAlive := range []bool{true, false} {
+		t.Run(fmt.Sprint("keep-alive ", keepAlive), func(t *testing.T) {
+			got := make(chan *http.Request, 1)
+			bodies := make(chan string, 1)
+			url := tcpServer(t, func(c net.Conn) {
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				body, _ := io.ReadAll(req.Body)
+				got <- req
+				bodies <- string(body)
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(done), done)
+			})
+			tg := testTarget(t, url+"/v1", func(st *scenarios.Target) {
+				st.Headers = map[string]string{"X-Team": "sre"}
+				st.KeepAlive, st.SessionHeader = &keepAlive, "x-conversation"
+			})
+			req, err := NewRequest(tg, dataset.Prompt{Text: "hi", InputTokens: 1, OutputTokens: 1, Session: "s1"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.ID = NewRequestID(1, "p", 7)
+			if rec := NewClient().Do(context.Background(), tg, req); rec.Outcome != OutcomeOK {
+				t.Fatalf("%v %q %s", rec.Outcome, rec.Reason, rec.Err)
+			}
+			r, body := <-got, <-bodies
+			h := r.Header
+			for k, want := range map[string]string{
+				"X-Team":          "sre",
+				"Authorization":   "Bearer sk-test",
+				"Content-Type":    "application/json",
+				"X-Conversation":  "s1",
+				RequestIDHeader:   req.ID.String(),
+				TraceparentHeader: req.ID.Traceparent(),
+				"User-Agent":      "Go-http-client/1.1",
+			} {
+				if h.Get(k) != want {
+					t.Errorf("%s: %q, want %q", k, h.Get(k), want)
+				}
+			}
+			if r.Method != http.MethodPost || r.RequestURI != "/v1/chat/completions" || r.Host != strings.TrimPrefix(url, "http://") {
+				t.Errorf("request line %s %s, host %s", r.Method, r.RequestURI, r.Host)
+			}
+			if body != string(req.Body) || r.ContentLength != int64(len(req.Body)) {
+				t.Errorf("body %q (Content-Length %d), want %q", body, r.ContentLength, req.Body)
+			}
+			if h.Get("Accept-Encoding") != "" {
+				t.Errorf("Accept-Encoding %q sent", h.Get("Accept-Encoding"))
+			}
+			if r.Close == keepAlive {
+				t.Errorf("Connection: close %v with keep-alive %v", r.Close, keepAlive)
+			}
+		})
+	}
+}
+
+// TestH1InvalidHeaderRefused: a header value net/http would refuse is not
+// written.
+func TestH1InvalidHeaderRefused(t *testing.T) {
+	url := tcpServer(t, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+			t.Error("the request reached the server")
+		}
+	})
+	tg := testTarget(t, url+"/v1", func(st *scenarios.Target) { st.SessionHeader = "X-Conversation" })
+	req, err := NewRequest(tg, dataset.Prompt{Text: "hi", InputTokens: 1, OutputTokens: 1, Session: "s1\r\nX-Injected: 1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := NewClient().Do(context.Background(), tg, req)
+	if rec.Outcome != OutcomeError || !strings.Contains(rec.Err, "invalid header field value") {
+		t.Errorf("%v %q %s, want an invalid header error", rec.Outcome, rec.Reason, rec.Err)
+	}
+}
+
+// TestH1CancelledMidBody: cancelling the request ends a read blocked in
+// the middle of the body, at once, with the cancellation's cause, and
+// closes the connection.
+func TestH1CancelledMidBody(t *testing.T) {
+	closed := make(chan struct{})
+	url := rawServer(t, func(c *net.TCPConn) {
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+		fmt.Fprintf(c, "%x\r\n%s\r\n", len(chat("a")), chat("a"))
+		if _, err := c.Read(make([]byte, 1)); err == io.EOF {
+			close(closed)
+		}
+	})
+	tg := testTarget(t, url+"/v1", nil)
+	c := NewClient()
+	route := c.h1RouteFor(tg, tg.conn)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	req, err := NewRequest(tg, dataset.Prompt{Text: "hi", InputTokens: 1, OutputTokens: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var phases phaseTrace
+	phases.now = time.Now
+	resp, err := c.h1RoundTrip(ctx, route, tg, req, phases.hooks(func(httptrace.GotConnInfo) {}, func() {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resp.Body.Read(make([]byte, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	cause := errors.New("given up")
+	time.AfterFunc(50*time.Millisecond, func() { cancel(cause) })
+	start := time.Now()
+	_, err = resp.Body.Read(make([]byte, 1024))
+	if !errors.Is(err, cause) || time.Since(start) > time.Second {
+		t.Errorf("read ended with %v after %v, want the cause at once", err, time.Since(start))
+	}
+	select {
+	case <-closed:
+	case <-time.After(faultWait):
+		t.Error("the connection was not closed")
+	}
+	resp.Body.Close()
+}
+
+// TestH1IdleClosedByServerDropped: a connection the server closed while it
+// sat idle past idleCheckAfter (its idle timeout) is not sent on: the
+// request goes out on a new one, and is not counted as sent again.
+func TestH1IdleClosedByServerDropped(t *testing.T) {
+	url := tcpServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		io.Copy(io.Discard, req.Body)
+		body := chat("a") + done
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		time.Sleep(100 * time.Millisecond) // the server's idle timeout
+	})
+	tg := testTarget(t, url+"/v1", nil)
+	c := NewClient()
+	c.peerFor(tg).learn(peerKeeps)
+	if rec := sendEach(t, c, tg, 1)[0]; rec.Outcome != OutcomeOK {
+		t.Fatalf("first request: %v %q %s", rec.Outcome, rec.Reason, rec.Err)
+	}
+	time.Sleep(idleCheckAfter + 100*time.Millisecond)
+	rec := sendEach(t, c, tg, 1)[0]
+	if rec.Outcome != OutcomeOK || rec.ConnRetried || rec.Phases.Conn == ConnReused {
+		t.Errorf("%v %q %s, retried %v, on a %v connection; want ok on a new one, not retried", rec.Outcome, rec.Reason, rec.Err, rec.ConnRetried, rec.Phases.Conn)
+	}
+}
+
+// TestH1UnsolicitedBytesDropped: a connection its server sent bytes on
+// after the response's end is not sent on again: the next request goes out
+// on a new one, and is not counted as sent again.
+func TestH1UnsolicitedBytesDropped(t *testing.T) {
+	var conns atomic.Int32
+	url := tcpServer(t, func(c net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			return
+		}
+		io.Copy(io.Discard, req.Body)
+		body := chat("a") + done
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		if conns.Add(1) > 1 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+		io.Copy(io.Discard, c) // until the client closes it
+	})
+	tg := testTarget(t, url+"/v1", nil)
+	c := NewClient()
+	c.peerFor(tg).learn(peerKeeps)
+	if rec := sendEach(t, c, tg, 1)[0]; rec.Outcome != OutcomeOK {
+		t.Fatalf("first request: %v %q %s", rec.Outcome, rec.Reason, rec.Err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	rec := sendEach(t, c, tg, 1)[0]
+	if rec.Outcome != OutcomeOK || rec.ConnRetried || rec.Phases.Conn == ConnReused {
+		t.Errorf("%v %q %s, retried %v, on a %v connection; want ok on a new one, not retried", rec.Outcome, rec.Reason, rec.Err, rec.ConnRetried, rec.Phases.Conn)
+	}
+}
+
+// TestH1IdleSwept: connections idle for idleConnTimeout are closed.
+func TestH1IdleSwept(t *testing.T) {
+	p := &h1Pool{reuse: true}
+	old, young := newScriptConn(p), newScriptConn(p)
+	p.put(old.conn)
+	p.put(young.conn)
+	p.mu.Lock()
+	old.conn.idleAt = old.conn.idleAt.Add(-idleConnTimeout)
+	p.mu.Unlock()
+	p.sweep()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.idle) != 1 || p.idle[0] != young.conn || !old.isClosed() || young.isClosed() {
+		t.Errorf("after the sweep: %d idle, the old one closed %v, the young one %v; want the young one idle", len(p.idle), old.isClosed(), young.isClosed())
+	}
+}
+
+// scriptConn is a connection that reads a script, then EOF (or err).
+type scriptConn struct {
+	net.Conn // nil: only Read, Write and Close are used
+	conn     *h1Conn
+	mu       sync.Mutex
+	reads    []string
+	err      error
+	closed   bool
+}
+
+func newScriptConn(p *h1Pool, reads ...string) *scriptConn {
+	s := &scriptConn{reads: reads, err: io.EOF}
+	raw := newTrackedConn(s)
+	s.conn = &h1Conn{raw: raw, rw: raw, pool: p, buf: make([]byte, connBufferBytes), stop: func() bool { return true }}
+	return s
+}
+
+func (s *scriptConn) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.reads) == 0 {
+		return 0, s.err
+	}
+	n := copy(p, s.reads[0])
+	if s.reads[0] = s.reads[0][n:]; s.reads[0] == "" {
+		s.reads = s.reads[1:]
+	}
+	return n, nil
+}
+
+func (s *scriptConn) Write(p []byte) (int, error) { return len(p), nil }
+
+func (s *scriptConn) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return nil
+}
+
+func (s *scriptConn) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
