@@ -7,11 +7,11 @@ package prober
 // goroutine switch per streamed chunk (BENCHMARKS.md, "Memory per in-flight
 // stream" and "Client CPU per chunk against a bare reader"). Here the
 // caller's goroutine writes the request and reads the response itself,
-// through one small read buffer per connection (h1_read.go, h1_body.go).
-// It fires the same trace events (phases.go), keeps conn.go's stale
-// keep-alive proof, and takes the connections opened ahead (preopen.go) as
-// the transport's dial does. h1Eligible says which requests take it;
-// net/http keeps the rest.
+// through one small read buffer per connection (h1_write.go, h1_read.go,
+// h1_body.go). It fires the same trace events (phases.go), keeps conn.go's
+// stale keep-alive proof, and takes the connections opened ahead
+// (preopen.go) as the transports' dial does. h1Eligible says which requests
+// take it; net/http keeps the rest.
 
 import (
 	"context"
@@ -20,16 +20,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"net/textproto"
 	"net/url"
-	"strconv"
 	"sync"
 	"time"
-
-	"golang.org/x/net/http/httpguts"
 )
 
-// Idle connections, as the net/http transports keep them (clientFor).
+// Connection limits, the same for the net/http transports (clientFor).
 const (
 	maxIdleConns        = 4096 // per server and policy
 	idleConnTimeout     = 90 * time.Second
@@ -42,10 +38,11 @@ const idleCheckAfter = time.Second
 
 // h1Eligible reports whether a request to u under connection policy key
 // takes the one-goroutine path: plain HTTP, or HTTPS without HTTP/2 asked
-// for (net/http negotiates HTTP/2), and no proxy by proxy, which is the
-// transports' (net/http speaks to proxies, CONNECT included). A user in the
-// URL (net/http sends it as basic auth) or a host name that is not ASCII
-// (net/http converts it to Punycode) also stays with net/http.
+// for (net/http negotiates HTTP/2), when proxy, the transports' proxy
+// function, names none for u (net/http speaks to proxies, CONNECT
+// included). A user in the URL (net/http sends it as basic auth) or a host
+// name that is not ASCII (net/http converts it to Punycode) also keeps
+// net/http.
 func h1Eligible(u *url.URL, key connKey, proxy func(*http.Request) (*url.URL, error)) bool {
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https", u.Scheme == "https" && key.h2:
@@ -325,90 +322,4 @@ func (c *Client) h1Dial(ctx context.Context, p *h1Pool, trace *httptrace.ClientT
 	}
 	conn.rw = tc
 	return conn, nil
-}
-
-// h1WriteBuffers holds the buffers requests are written from.
-var h1WriteBuffers = sync.Pool{New: func() any {
-	b := make([]byte, 0, 2*connBufferBytes)
-	return &b
-}}
-
-// maxBufferedWrite is the longest request written whole from one buffer,
-// in one write; a longer one's body is written after its head.
-const maxBufferedWrite = 64 << 10
-
-// writeRequest writes req's head and body.
-func (c *h1Conn) writeRequest(route *h1Route, t *Target, req *Request) error {
-	bp := h1WriteBuffers.Get().(*[]byte)
-	defer h1WriteBuffers.Put(bp)
-	b, err := appendRequestHead((*bp)[:0], route, t, req)
-	if err != nil {
-		return err
-	}
-	body := req.Body
-	if len(b)+len(body) <= maxBufferedWrite {
-		b, body = append(b, body...), nil
-	}
-	*bp = b
-	if _, err := c.rw.Write(b); err != nil || len(body) == 0 {
-		return err
-	}
-	_, err = c.rw.Write(body)
-	return err
-}
-
-// appendRequestHead appends req's request line and header as net/http
-// writes them: Host, a User-Agent unless the target sets one,
-// Content-Length, the target's headers, the session's and the ID headers,
-// and Connection: close on a connection that is not to be reused.
-func appendRequestHead(b []byte, route *h1Route, t *Target, req *Request) ([]byte, error) {
-	b = append(b, "POST "...)
-	b = append(b, route.path...)
-	b = append(b, " HTTP/1.1\r\nHost: "...)
-	b = append(b, route.host...)
-	b = append(b, "\r\n"...)
-	if _, ok := t.header["User-Agent"]; !ok {
-		b = append(b, "User-Agent: Go-http-client/1.1\r\n"...)
-	}
-	b = append(b, "Content-Length: "...)
-	b = strconv.AppendInt(b, int64(len(req.Body)), 10)
-	b = append(b, "\r\n"...)
-	var err error
-	for k, vs := range t.header {
-		switch {
-		case k == "Host", k == "Content-Length", k == "Transfer-Encoding", k == "Trailer":
-			continue // net/http writes its own
-		case req.Session != "" && k == t.sessionHeader:
-			continue
-		}
-		for _, v := range vs {
-			if b, err = appendHeader(b, k, v); err != nil {
-				return b, err
-			}
-		}
-	}
-	if req.Session != "" {
-		if b, err = appendHeader(b, t.sessionHeader, req.Session); err != nil {
-			return b, err
-		}
-	}
-	b = t.appendIDHeaders(b, req.ID)
-	if !route.pool.reuse {
-		b = append(b, "Connection: close\r\n"...)
-	}
-	return append(b, "\r\n"...), nil
-}
-
-// appendHeader appends one header line, refusing what net/http refuses.
-func appendHeader(b []byte, k, v string) ([]byte, error) {
-	if !httpguts.ValidHeaderFieldName(k) {
-		return b, errors.New("net/http: invalid header field name " + strconv.Quote(k))
-	}
-	if !httpguts.ValidHeaderFieldValue(v) {
-		return b, errors.New("net/http: invalid header field value for " + strconv.Quote(k))
-	}
-	b = append(b, k...)
-	b = append(b, ": "...)
-	b = append(b, textproto.TrimString(v)...)
-	return append(b, "\r\n"...), nil
 }
