@@ -296,8 +296,25 @@ func (c *Client) h1Exchange(ctx context.Context, route *h1Route, t *Target, req 
 }
 
 // h1Dial opens a connection for pool: one opened ahead, or one dialled, as
-// the transports' dial does (dialConn), with TLS over it for https.
+// the transports' dial does (dialConn), with TLS over it for https. It runs
+// in a goroutine of its own, as the transports' dials do: dialling and the
+// handshake are deep calls, and the stack they grow would stay with the
+// request's goroutine for as long as its stream lasts.
 func (c *Client) h1Dial(ctx context.Context, p *h1Pool, trace *httptrace.ClientTrace) (*h1Conn, error) {
+	type dialled struct {
+		conn *h1Conn
+		err  error
+	}
+	done := make(chan dialled, 1)
+	go func() {
+		conn, err := c.h1DialHere(ctx, p, trace)
+		done <- dialled{conn, err}
+	}()
+	d := <-done
+	return d.conn, d.err
+}
+
+func (c *Client) h1DialHere(ctx context.Context, p *h1Pool, trace *httptrace.ClientTrace) (*h1Conn, error) {
 	nc, err := c.dialConn(ctx, "tcp", p.addr)
 	if err != nil {
 		return nil, err
