@@ -444,13 +444,17 @@ func (m *burstManager) gather(r *burstRun, state string, ownReport *BurstReport)
 	peers, problems, cr := r.peers, slices.Clone(r.problems), *r.info.Cluster
 	r.mu.Unlock()
 	wait := gatherSlack + time.Duration(r.spec.burst.GracePeriod)
+	// A drain's end cuts the wait as it cuts requests in flight: a replica
+	// shutting down (Kubernetes allows it 30 s by default) must not wait the
+	// whole slack for a peer's share.
+	ctx := m.d.reqCtx
 	replies := make([]shareReply, len(peers))
 	errs := make([]error, len(peers))
 	var wg sync.WaitGroup
 	for i, p := range peers {
 		wg.Go(func() {
 			path := clusterPath + "/runs/" + url.PathEscape(r.info.ID) + "/share?wait=" + wait.String()
-			errs[i] = m.cluster.opts.Client.Do(context.Background(), p.Addr, http.MethodGet, path, wait+reportTimeout, nil, &replies[i])
+			errs[i] = m.cluster.opts.Client.Do(ctx, p.Addr, http.MethodGet, path, wait+reportTimeout, nil, &replies[i])
 			m.cluster.metrics.Called(p.Addr, collector.ClusterCallShare, errs[i])
 		})
 	}
@@ -463,6 +467,9 @@ func (m *burstManager) gather(r *burstRun, state string, ownReport *BurstReport)
 	for i, p := range peers {
 		rep := replies[i]
 		switch {
+		case errs[i] != nil && ctx.Err() != nil:
+			problems = append(problems, ShardProblem{Shard: p.Shard, Peer: p.Addr, Error: "records not gathered: this replica shut down, and its grace period ended before the share did"})
+			continue
 		case errs[i] != nil:
 			problems = append(problems, ShardProblem{Shard: p.Shard, Peer: p.Addr, Error: "records not gathered: " + errs[i].Error()})
 			continue

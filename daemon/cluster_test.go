@@ -22,6 +22,7 @@ type replica struct {
 	d    *daemon.Daemon
 	exec *fakeExec
 	addr string
+	stop func() error // drains the daemon and waits for Run to return
 }
 
 // startCluster runs a daemon for each shard of n listed in up on its own
@@ -55,7 +56,7 @@ func startClusterWith(t *testing.T, yml string, n int, up []int, token func(shar
 	out := make([]*replica, n)
 	for _, i := range up {
 		exec := newFakeExec()
-		d, _, _ := startBursts(t, yml, exec, append(opts(i), daemon.WithShard(prober.Shard{Index: i, Count: n}),
+		d, _, stop := startBursts(t, yml, exec, append(opts(i), daemon.WithShard(prober.Shard{Index: i, Count: n}),
 			daemon.WithCluster(daemon.ClusterOptions{Peers: peers, Client: cluster.NewClient(token(i), nil), Lead: 500 * time.Millisecond}))...)
 		h, err := d.Handler(false, daemon.BurstAPIOptions{Enabled: true, Token: token(i)})
 		if err != nil {
@@ -66,7 +67,7 @@ func startClusterWith(t *testing.T, yml string, n int, up []int, token func(shar
 		srv.Listener = listeners[i]
 		srv.Start()
 		t.Cleanup(srv.Close)
-		out[i] = &replica{d: d, exec: exec, addr: addrs[i]}
+		out[i] = &replica{d: d, exec: exec, addr: addrs[i], stop: stop}
 	}
 	return out
 }
@@ -160,6 +161,36 @@ func TestClusterPeerDown(t *testing.T) {
 	}
 	if v, _ := metric(t, rs[0].d, "inferprobe_cluster_call_errors_total", map[string]string{"call": "info"}); v < 2 {
 		t.Errorf("inferprobe_cluster_call_errors_total{call=info} = %v, want the two failed calls", v)
+	}
+}
+
+// TestClusterGathererDrains: a gatherer shut down while it waits for a
+// peer's share stops waiting once its grace period is over, rather than
+// after the gather's slack, and its report is the partial one.
+func TestClusterGathererDrains(t *testing.T) {
+	const grace = 200 * time.Millisecond
+	rs := startClusterWith(t, burstYAML(clusterBurst), 2, []int{0, 1}, sameToken, func(shard int) []daemon.Option {
+		return []daemon.Option{daemon.WithGracePeriod(grace)}
+	})
+	open := rs[1].exec.gate("tb") // shard 1's share never ends
+	t.Cleanup(open)
+	id := trigger(t, rs[0].d, "s", daemon.BurstOverrides{}).ID
+	waitFor(t, "shard 0 to send its share and shard 1 to start", func() bool {
+		return len(rs[0].exec.sent("tb")) == 15 && rs[0].exec.running() == 0 && rs[1].exec.running() > 0
+	})
+	began := time.Now()
+	if err := rs[0].stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > grace+5*time.Second {
+		t.Errorf("the gatherer took %v to shut down with a grace period of %v", took, grace)
+	}
+	ri, ok := rs[0].d.BurstRun(id)
+	switch {
+	case !ok || ri.Cluster == nil || !ri.Cluster.Merged:
+		t.Fatalf("run %s after the drain: %+v, want its gathered report", id, ri)
+	case !ri.Cluster.Partial || len(ri.Cluster.Missing) != 1 || ri.Cluster.Missing[0].Shard != 1 || !strings.Contains(ri.Cluster.Missing[0].Error, "grace period"):
+		t.Errorf("report after the drain: %+v, want partial, missing shard 1 for the grace period's end", ri.Cluster)
 	}
 }
 
