@@ -83,7 +83,7 @@ func (b *h1Body) read(p []byte) (int, error) {
 			}
 			if want >= len(c.buf) {
 				// As long as the buffer or longer: straight into p.
-				m, err := c.readDirect(p[:want])
+				m, err := c.read(p[:want])
 				n += m
 				b.consumed(m)
 				if err != nil {
@@ -119,23 +119,6 @@ func (b *h1Body) dataErr(err error) error {
 		return io.EOF
 	}
 	return io.ErrUnexpectedEOF
-}
-
-// readDirect reads into p, bypassing the empty buffer.
-func (c *h1Conn) readDirect(p []byte) (int, error) {
-	if c.rerr != nil {
-		return 0, c.rerr
-	}
-	for range maxEmptyReads {
-		n, err := c.rw.Read(p)
-		if err != nil && n > 0 {
-			c.rerr, err = err, nil
-		}
-		if n > 0 || err != nil {
-			return n, err
-		}
-	}
-	return 0, io.ErrNoProgress
 }
 
 var errMalformedChunk = errors.New("malformed chunked encoding")

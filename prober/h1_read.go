@@ -42,8 +42,7 @@ var (
 )
 
 // fill reads more into the buffer, after moving what it holds to its start
-// and, when it is full, growing it up to limit bytes. A read error after
-// data is kept for the next fill.
+// and, when it is full, growing it up to limit bytes.
 func (c *h1Conn) fill(limit int) error {
 	if c.rerr != nil {
 		return c.rerr
@@ -60,21 +59,31 @@ func (c *h1Conn) fill(limit int) error {
 		copy(b, c.buf[:c.w])
 		c.buf = b
 	}
+	n, err := c.read(c.buf[c.w:])
+	c.w += n
+	return err
+}
+
+// read reads into p from the connection. A read error that comes with data
+// is kept, and returned by the next read; once there was one, every read
+// returns it.
+func (c *h1Conn) read(p []byte) (int, error) {
+	if c.rerr != nil {
+		return 0, c.rerr
+	}
 	for range maxEmptyReads {
-		n, err := c.rw.Read(c.buf[c.w:])
-		c.w += n
+		n, err := c.rw.Read(p)
 		if err != nil {
 			c.rerr = err
 			if n > 0 {
-				return nil
+				err = nil
 			}
-			return err
 		}
-		if n > 0 {
-			return nil
+		if n > 0 || err != nil {
+			return n, err
 		}
 	}
-	return io.ErrNoProgress
+	return 0, io.ErrNoProgress
 }
 
 // line returns the next line without its end (LF, or CRLF), consumed and
