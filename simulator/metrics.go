@@ -67,18 +67,20 @@ func (m *serverMetrics) handler() http.Handler {
 }
 
 // admit moves a request from the queue into the batch, holding tokens of the KV cache.
+// The cache is held before the request counts as running, and released below before it
+// stops counting, so that a scrape never sees a request in the batch without its cache.
 func (m *serverMetrics) admit(tokens int) {
+	m.hold(tokens)
 	m.waiting.Dec()
 	m.running.Inc()
-	m.hold(tokens)
 }
 
 // done ends an admitted request: queued is when it arrived, firstDue when its first token
 // was due, and finish its finish reason, "" when the client left before the end.
 func (m *serverMetrics) done(tokens, promptTokens, outputTokens int, queued, firstDue time.Time, finish string) {
 	now := time.Now()
-	m.running.Dec()
 	m.hold(-tokens)
+	m.running.Dec()
 	if !now.Before(firstDue) {
 		m.ttft.Observe(firstDue.Sub(queued).Seconds())
 	}
