@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // Burst run results, the result label of inferprobe_burst_runs_total.
@@ -18,12 +19,12 @@ var burstLabels = []string{"burst", "target"}
 // burstQuantiles are the quantile label values of the last-run gauges.
 var burstQuantiles = []struct {
 	label string
-	of    func(report.Stats) float64
+	of    func(stats.Stats) float64
 }{
-	{"0.5", func(s report.Stats) float64 { return s.P50 }},
-	{"0.9", func(s report.Stats) float64 { return s.P90 }},
-	{"0.95", func(s report.Stats) float64 { return s.P95 }},
-	{"0.99", func(s report.Stats) float64 { return s.P99 }},
+	{"0.5", func(s stats.Stats) float64 { return s.P50 }},
+	{"0.9", func(s stats.Stats) float64 { return s.P90 }},
+	{"0.95", func(s stats.Stats) float64 { return s.P95 }},
+	{"0.99", func(s stats.Stats) float64 { return s.P99 }},
 }
 
 // Bursts holds the burst metrics: which bursts run, how their runs ended,
@@ -132,7 +133,7 @@ func (b *Bursts) SetLast(burst, target string, r BurstResult) {
 	b.end.WithLabelValues(burst, target).Set(r.End)
 	for _, g := range []struct {
 		vec   *prometheus.GaugeVec
-		stats report.Stats
+		stats stats.Stats
 	}{{b.ttft, s.TTFT}, {b.itl, s.ITL}, {b.latency, s.Latency}} {
 		for _, q := range burstQuantiles {
 			if g.stats.Count == 0 {

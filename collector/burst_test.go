@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // TestBurstsSetLast checks the last-run gauges of one run, and that a run
@@ -18,7 +19,7 @@ func TestBurstsSetLast(t *testing.T) {
 	b.Declare("nightly", "vllm")
 	b.SetLast("nightly", "vllm", BurstResult{
 		Summary: report.Summary{
-			TTFT: report.Stats{Count: 3, P50: 0.1, P90: 0.2, P95: 0.3, P99: 0.4},
+			TTFT: stats.Stats{Count: 3, P50: 0.1, P90: 0.2, P95: 0.3, P99: 0.4},
 			OK:   3, Failed: 1, Good: 2, Duration: 2 * time.Second, RequestThroughput: 1.5, OutputTokenThroughput: 96,
 		},
 		End: 1700000000,

@@ -14,6 +14,7 @@ import (
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 const ms = time.Millisecond
@@ -335,7 +336,7 @@ func TestSeriesAgreesWithReport(t *testing.T) {
 		tee.Observe(rec)
 	}
 	got, sum := scenarioSamples(gather(t, reg), "a"), rep.Summary()
-	for family, st := range map[string]report.Stats{
+	for family, st := range map[string]stats.Stats{
 		"inferprobe_time_to_first_token_seconds":        sum.TTFT,
 		"inferprobe_time_to_first_output_token_seconds": sum.TTFOT,
 		"inferprobe_time_to_second_token_seconds":       sum.TTST,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/scenarios"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // timedExec answers each request with timings drawn from its sequence
@@ -108,7 +109,7 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 		t.Fatalf("merged: partial %v, digest %v over %d; unsharded %v over %d", m.Partial(), m.Digest, m.Digest.Requests, digest, digest.Requests)
 	}
 	got, want := m.Report.Summary(), single.Summary()
-	for name, pair := range map[string][2]Stats{
+	for name, pair := range map[string][2]stats.Stats{
 		"ttft": {got.TTFT, want.TTFT}, "itl": {got.ITL, want.ITL}, "latency": {got.Latency, want.Latency},
 		"inter-chunk": {got.InterChunk, want.InterChunk}, "input": {got.InputTokens, want.InputTokens},
 	} {

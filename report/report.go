@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // Report keeps the raw samples of a finite run (a bench or a burst) so that
@@ -243,22 +244,22 @@ func (r *Report) Requests() []RequestRecord {
 // seconds, throughputs per second of Duration, which runs from the first
 // send to the end of the last response.
 type Summary struct {
-	TTFT Stats `json:"time_to_first_token_seconds"`
+	TTFT stats.Stats `json:"time_to_first_token_seconds"`
 	// TTFOT is the time to the first chunk with non-reasoning content.
-	TTFOT       Stats `json:"time_to_first_output_token_seconds"`
-	TTST        Stats `json:"time_to_second_token_seconds"`
-	ITL         Stats `json:"inter_token_latency_seconds"`
-	InterChunk  Stats `json:"inter_chunk_latency_seconds"`
-	Latency     Stats `json:"request_latency_seconds"`
-	ScheduleLag Stats `json:"schedule_lag_seconds"`
+	TTFOT       stats.Stats `json:"time_to_first_output_token_seconds"`
+	TTST        stats.Stats `json:"time_to_second_token_seconds"`
+	ITL         stats.Stats `json:"inter_token_latency_seconds"`
+	InterChunk  stats.Stats `json:"inter_chunk_latency_seconds"`
+	Latency     stats.Stats `json:"request_latency_seconds"`
+	ScheduleLag stats.Stats `json:"schedule_lag_seconds"`
 	// CapWait is how long max_concurrency held each request past its
 	// scheduled send (0 when a slot was free or there is no cap).
-	CapWait      Stats `json:"concurrency_wait_seconds"`
-	InputTokens  Stats `json:"input_sequence_length"`
-	OutputTokens Stats `json:"output_sequence_length"`
+	CapWait      stats.Stats `json:"concurrency_wait_seconds"`
+	InputTokens  stats.Stats `json:"input_sequence_length"`
+	OutputTokens stats.Stats `json:"output_sequence_length"`
 	// OutputTokenThroughputPerUser is, per successful request, 1 / ITL:
 	// the decode speed one user saw (tokens/s).
-	OutputTokenThroughputPerUser Stats `json:"output_token_throughput_per_user"`
+	OutputTokenThroughputPerUser stats.Stats `json:"output_token_throughput_per_user"`
 
 	OK        int                   `json:"ok"`
 	Failed    int                   `json:"failed"`
@@ -301,21 +302,21 @@ type Summary struct {
 
 	// AIPerf's further metrics (aiperf.go): InputTokens above is the
 	// client's count of the prompt, UsagePromptTokens the server's.
-	DecodeDuration           Stats   `json:"decode_duration_seconds"`
-	E2EOutputThroughput      Stats   `json:"e2e_output_token_throughput"`
-	PrefillThroughputPerUser Stats   `json:"prefill_throughput_per_user"`
-	OutputTokenCount         Stats   `json:"output_token_count"`
-	ReasoningTokens          Stats   `json:"reasoning_token_count"`
-	UsagePromptTokens        Stats   `json:"usage_prompt_tokens"`
-	UsageCompletionTokens    Stats   `json:"usage_completion_tokens"`
-	UsageTotalTokens         Stats   `json:"usage_total_tokens"`
-	UsagePromptDiffPct       Stats   `json:"usage_prompt_tokens_diff_pct"`
-	UsageCompletionDiffPct   Stats   `json:"usage_completion_tokens_diff_pct"`
-	OSLMismatchDiffPct       Stats   `json:"osl_mismatch_diff_pct"`
-	CreditToStart            Stats   `json:"credit_to_start_latency_seconds"`
-	UsageDiscrepancies       int     `json:"usage_discrepancy_count"`
-	OSLMismatches            int     `json:"osl_mismatch_count"`
-	InputTokenThroughput     float64 `json:"input_token_throughput"`
+	DecodeDuration           stats.Stats `json:"decode_duration_seconds"`
+	E2EOutputThroughput      stats.Stats `json:"e2e_output_token_throughput"`
+	PrefillThroughputPerUser stats.Stats `json:"prefill_throughput_per_user"`
+	OutputTokenCount         stats.Stats `json:"output_token_count"`
+	ReasoningTokens          stats.Stats `json:"reasoning_token_count"`
+	UsagePromptTokens        stats.Stats `json:"usage_prompt_tokens"`
+	UsageCompletionTokens    stats.Stats `json:"usage_completion_tokens"`
+	UsageTotalTokens         stats.Stats `json:"usage_total_tokens"`
+	UsagePromptDiffPct       stats.Stats `json:"usage_prompt_tokens_diff_pct"`
+	UsageCompletionDiffPct   stats.Stats `json:"usage_completion_tokens_diff_pct"`
+	OSLMismatchDiffPct       stats.Stats `json:"osl_mismatch_diff_pct"`
+	CreditToStart            stats.Stats `json:"credit_to_start_latency_seconds"`
+	UsageDiscrepancies       int         `json:"usage_discrepancy_count"`
+	OSLMismatches            int         `json:"osl_mismatch_count"`
+	InputTokenThroughput     float64     `json:"input_token_throughput"`
 	// RequestErrorRate is the failed share of the requests that ended,
 	// in percent.
 	RequestErrorRate float64 `json:"request_error_rate"`
@@ -330,20 +331,27 @@ type Summary struct {
 	// of their own although keep-alive was on, as the server closes
 	// connections right after its responses (inferprobe_keep_alive_withheld_total).
 	KeepAliveWithheld int `json:"keep_alive_withheld"`
+	// Throughputs are the throughputs' confidence intervals; nil unless
+	// asked for (SummaryAt) or without a span.
+	Throughputs *ThroughputIntervals `json:"throughput_intervals,omitempty"`
 	// CompressedResponses counts the replies that came compressed, by
 	// Content-Encoding (inferprobe_compressed_responses_total).
 	CompressedResponses map[string]int `json:"compressed_responses,omitempty"`
 }
 
 // Summary computes the summary of what was observed so far.
-func (r *Report) Summary() Summary {
+func (r *Report) Summary() Summary { return r.SummaryAt(0) }
+
+// SummaryAt is Summary with confidence intervals at level (such as 0.95)
+// for every mean, percentile and throughput; without them for level 0.
+func (r *Report) SummaryAt(level float64) Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := Summary{
-		TTFT: StatsOf(r.ttft), TTFOT: StatsOf(r.ttfot), TTST: StatsOf(r.ttst), ITL: StatsOf(r.itl), InterChunk: r.icl.stats(),
-		Latency: StatsOf(r.latency), ScheduleLag: StatsOf(r.lag), CapWait: StatsOf(r.capWait),
-		InputTokens: StatsOf(r.inTokens), OutputTokens: StatsOf(r.outTokens),
-		OutputTokenThroughputPerUser: StatsOf(r.perUser),
+		TTFT: stats.Of(r.ttft, level), TTFOT: stats.Of(r.ttfot, level), TTST: stats.Of(r.ttst, level), ITL: stats.Of(r.itl, level), InterChunk: r.icl.stats(level),
+		Latency: stats.Of(r.latency, level), ScheduleLag: stats.Of(r.lag, level), CapWait: stats.Of(r.capWait, level),
+		InputTokens: stats.Of(r.inTokens, level), OutputTokens: stats.Of(r.outTokens, level),
+		OutputTokenThroughputPerUser: stats.Of(r.perUser, level),
 		OK:                           r.ok, Failed: r.failed, Cancelled: r.cancelled, Good: r.good,
 		ReasoningTokensTotal: r.reasoningTokens, OutputLengthMismatches: r.mismatches,
 		Errors:           make(map[prober.Reason]int, len(r.errors)),
@@ -352,11 +360,11 @@ func (r *Report) Summary() Summary {
 	for k, v := range r.errors {
 		s.Errors[k] = v
 	}
-	s.DecodeDuration, s.E2EOutputThroughput, s.PrefillThroughputPerUser = StatsOf(r.decode), StatsOf(r.e2eOut), StatsOf(r.prefillPerUser)
-	s.OutputTokenCount, s.ReasoningTokens = StatsOf(r.outCount), StatsOf(r.reasoning)
-	s.UsagePromptTokens, s.UsageCompletionTokens, s.UsageTotalTokens = StatsOf(r.usagePrompt), StatsOf(r.usageCompletion), StatsOf(r.usageTotal)
-	s.UsagePromptDiffPct, s.OSLMismatchDiffPct, s.CreditToStart = StatsOf(r.promptDiff), StatsOf(r.oslDiff), StatsOf(r.creditToStart)
-	s.UsageCompletionDiffPct = StatsOf(r.completionDiff)
+	s.DecodeDuration, s.E2EOutputThroughput, s.PrefillThroughputPerUser = stats.Of(r.decode, level), stats.Of(r.e2eOut, level), stats.Of(r.prefillPerUser, level)
+	s.OutputTokenCount, s.ReasoningTokens = stats.Of(r.outCount, level), stats.Of(r.reasoning, level)
+	s.UsagePromptTokens, s.UsageCompletionTokens, s.UsageTotalTokens = stats.Of(r.usagePrompt, level), stats.Of(r.usageCompletion, level), stats.Of(r.usageTotal, level)
+	s.UsagePromptDiffPct, s.OSLMismatchDiffPct, s.CreditToStart = stats.Of(r.promptDiff, level), stats.Of(r.oslDiff, level), stats.Of(r.creditToStart, level)
+	s.UsageCompletionDiffPct = stats.Of(r.completionDiff, level)
 	s.UsageDiscrepancies, s.OSLMismatches, s.DetailsDropped = r.usageDiscrepancies, r.oslMismatches, r.dropped
 	if ended := r.ok + r.failed; ended > 0 {
 		s.RequestErrorRate = 100 * float64(r.failed) / float64(ended)
@@ -382,6 +390,47 @@ func (r *Report) Summary() Summary {
 		s.TotalTokenThroughput = (s.InputTokensTotal + s.OutputTokensTotal) / secs
 		s.InputTokenThroughput = s.InputTokensTotal / secs
 		s.Goodput = float64(r.good) / secs
+		if level > 0 {
+			s.Throughputs = r.throughputIntervals(level)
+		}
 	}
 	return s
+}
+
+// throughputIntervals are the throughputs' intervals by batch means
+// (stats.RateInterval): each successful request counts, with its tokens,
+// in the slice of the run its response ended in.
+func (r *Report) throughputIntervals(level float64) *ThroughputIntervals {
+	var ends, ones, good, in, out, total []float64
+	for _, q := range r.requests {
+		if q.Outcome != prober.OutcomeOK {
+			continue
+		}
+		ends = append(ends, q.Sent.Add(q.Duration).Sub(r.firstSent).Seconds())
+		ones = append(ones, 1)
+		good = append(good, boolWeight(q.Good))
+		i, o := float64(q.ClientInputTokens()), float64(q.OutputTokens)
+		in, out, total = append(in, i), append(out, o), append(total, i+o)
+	}
+	span := r.lastEnd.Sub(r.firstSent).Seconds()
+	rate := func(w []float64) stats.Interval { return stats.RateInterval(ends, w, span, level) }
+	return &ThroughputIntervals{Level: level, Request: rate(ones), OutputToken: rate(out), TotalToken: rate(total), InputToken: rate(in), Goodput: rate(good)}
+}
+
+func boolWeight(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ThroughputIntervals are the confidence intervals of a Summary's
+// throughputs, at Level.
+type ThroughputIntervals struct {
+	Level       float64        `json:"level"`
+	Request     stats.Interval `json:"request_throughput"`
+	OutputToken stats.Interval `json:"output_token_throughput"`
+	TotalToken  stats.Interval `json:"total_token_throughput"`
+	InputToken  stats.Interval `json:"input_token_throughput"`
+	Goodput     stats.Interval `json:"goodput"`
 }

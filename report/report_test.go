@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // reportRecords is a small run worked out by hand: two successes (one meets
@@ -128,7 +129,7 @@ func TestReportRequests(t *testing.T) {
 
 // TestSummaryJSON pins the snake_case names the burst API serialises.
 func TestSummaryJSON(t *testing.T) {
-	b, err := json.Marshal(Summary{Errors: map[prober.Reason]int{prober.ReasonTimeout: 2}, TTFT: Stats{Count: 1, P99: 0.5}})
+	b, err := json.Marshal(Summary{Errors: map[prober.Reason]int{prober.ReasonTimeout: 2}, TTFT: stats.Stats{Count: 1, P99: 0.5}})
 	if err != nil {
 		t.Fatal(err)
 	}

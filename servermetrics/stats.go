@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // Collection is what the scrapes of one run gave.
@@ -236,7 +236,7 @@ func seriesStats(name, typ string, last series, ref *Scrape, in []Scrape) (any, 
 }
 
 func gaugeStats(vals []float64) GaugeStats {
-	st := report.StatsOf(vals)
+	st := stats.Of(vals, 0)
 	g := GaugeStats{Avg: st.Avg, Min: st.Min, Max: st.Max,
 		P1: st.P1, P5: st.P5, P10: st.P10, P25: st.P25, P50: st.P50, P75: st.P75, P90: st.P90, P95: st.P95, P99: st.P99}
 	if n := float64(st.Count); n > 1 {
@@ -398,7 +398,7 @@ func (c *Collection) Info() map[string]Info {
 			}
 			in.AvgUpdateIntervalMs = in.DurationSeconds * 1000 / float64(len(gaps))
 			if len(gaps) >= 2 {
-				m := report.Percentile(slices.Sorted(slices.Values(gaps)), .5)
+				m := stats.Percentile(slices.Sorted(slices.Values(gaps)), .5)
 				in.MedianUpdateIntervalMs = &m
 			}
 		}

@@ -3,7 +3,7 @@ package servermetrics
 import (
 	"slices"
 
-	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // Summary is what one engine did over a run's profiling window, in the
@@ -57,7 +57,7 @@ type Report struct {
 
 // Report summarises the collection beside clientTTFT, the client's TTFT
 // over the same run, in seconds.
-func (c *Collection) Report(clientTTFT report.Stats) *Report {
+func (c *Collection) Report(clientTTFT stats.Stats) *Report {
 	var client *Latency
 	if t := clientTTFT; t.Count > 0 {
 		client = &Latency{Count: int64(t.Count), P50: t.P50, P90: t.P90, P99: t.P99}

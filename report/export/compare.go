@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // Metrics are the metrics of a profile export: metric tag → statistic →
@@ -130,7 +130,7 @@ func ParseRules(texts []string) ([]Rule, error) {
 }
 
 func isStatistic(name string) bool {
-	for _, s := range statistics(&report.Stats{}) {
+	for _, s := range statistics(&stats.Stats{}) {
 		if s.k == name {
 			return true
 		}

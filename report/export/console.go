@@ -7,6 +7,7 @@ import (
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // Console prints AIPerf's console table of r, with inferprobe's extras; d
@@ -20,7 +21,7 @@ func Console(w io.Writer, r Run, d prober.Digest, seed uint64) {
 		fmt.Fprintln(w, "\n(interrupted: the report covers the requests that finished)")
 	}
 	fmt.Fprintf(w, "\n%62s\n%-52s %10s %10s %10s %10s %10s %10s %10s\n", "inferprobe | LLM Metrics", "Metric", "avg", "min", "max", "p99", "p90", "p50", "std")
-	row := func(name string, st *report.Stats) {
+	row := func(name string, st *stats.Stats) {
 		fmt.Fprintf(w, "%-52s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", name,
 			st.Avg, st.Min, st.Max, st.P99, st.P90, st.P50, st.Std)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/servermetrics"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // Run is everything the exports describe.
@@ -185,13 +186,13 @@ func sloConfig(s report.SLO) obj {
 // (AIPerf's header), a unit, and either a distribution or a single value.
 type metric struct {
 	Tag, Name, Unit string
-	Stats           *report.Stats // nil for single values
+	Stats           *stats.Stats // nil for single values
 	Value           float64
 }
 
 const ms = 1e3 // seconds to milliseconds
 
-func scaled(st report.Stats, k float64) *report.Stats {
+func scaled(st stats.Stats, k float64) *stats.Stats {
 	if st.Count == 0 {
 		return nil
 	}
@@ -278,7 +279,7 @@ func singles(r Run) []metric {
 		metric{Tag: "completed_request_count", Name: "Completed Requests (Success + Error)", Unit: "requests", Value: float64(s.OK + s.Failed)})
 	for _, u := range []struct {
 		tag, name string
-		st        report.Stats
+		st        stats.Stats
 	}{
 		{"total_usage_total_tokens", "Total Usage Total Tokens", s.UsageTotalTokens},
 		{"total_usage_prompt_tokens", "Total Usage Prompt Tokens", s.UsagePromptTokens},
@@ -330,14 +331,14 @@ func ordered(r Run, tags []string) []metric {
 
 // statistics are a distribution's statistics under AIPerf's names, in its
 // order.
-func statistics(st *report.Stats) obj {
+func statistics(st *stats.Stats) obj {
 	return obj{{"avg", st.Avg},
 		{"p1", st.P1}, {"p5", st.P5}, {"p10", st.P10}, {"p25", st.P25}, {"p50", st.P50},
 		{"p75", st.P75}, {"p90", st.P90}, {"p95", st.P95}, {"p99", st.P99},
 		{"min", st.Min}, {"max", st.Max}, {"std", st.Std}, {"count", float64(st.Count)}, {"sum", st.Sum}}
 }
 
-func statsObj(unit string, st *report.Stats) obj {
+func statsObj(unit string, st *stats.Stats) obj {
 	s := append(obj{{"unit", unit}}, statistics(st)...)
 	s[len(s)-2].v = st.Count // an integer in AIPerf's file
 	return s

@@ -17,6 +17,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -328,9 +329,9 @@ func TestMismatchesReported(t *testing.T) {
 // profile_export_aiperf.json's order, once; a metric missing from both
 // lists would be silently left out of the JSON.
 func TestEveryMetricPlaced(t *testing.T) {
-	one := report.Stats{Count: 1, Avg: 1, Sum: 1}
+	one := stats.Stats{Count: 1, Avg: 1, Sum: 1}
 	s := report.Summary{OK: 1, Failed: 1, ReasoningTokensTotal: 1}
-	for _, st := range []*report.Stats{&s.TTFT, &s.TTFOT, &s.TTST, &s.ITL, &s.InterChunk, &s.Latency, &s.InputTokens, &s.OutputTokens,
+	for _, st := range []*stats.Stats{&s.TTFT, &s.TTFOT, &s.TTST, &s.ITL, &s.InterChunk, &s.Latency, &s.InputTokens, &s.OutputTokens,
 		&s.OutputTokenThroughputPerUser, &s.DecodeDuration, &s.E2EOutputThroughput, &s.PrefillThroughputPerUser, &s.OutputTokenCount,
 		&s.ReasoningTokens, &s.UsagePromptTokens, &s.UsageCompletionTokens, &s.UsageTotalTokens, &s.UsagePromptDiffPct,
 		&s.OSLMismatchDiffPct, &s.CreditToStart, &s.UsageCompletionDiffPct} {

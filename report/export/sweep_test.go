@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 func sweepPoints() []SweepPoint {
 	point := func(c float64, thru, ttft float64, failed string) SweepPoint {
-		st := report.Stats{Count: 10, Avg: ttft, Min: ttft, Max: ttft, P50: ttft, P90: ttft, P99: ttft}
+		st := stats.Stats{Count: 10, Avg: ttft, Min: ttft, Max: ttft, P50: ttft, P90: ttft, P99: ttft}
 		return SweepPoint{
 			Params: []SweepParam{{"concurrency", c}}, Dir: fmt.Sprintf("concurrency_%g", c),
 			Run:    Run{Summary: report.Summary{OK: 10, TTFT: st, ITL: st, Latency: st, RequestThroughput: thru, OutputTokenThroughput: 100 * thru}},

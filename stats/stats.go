@@ -1,8 +1,13 @@
-package report
+// Package stats summarises samples as AIPerf does (mean, population
+// standard deviation, numpy's linearly interpolated percentiles) and says
+// how far to trust them: confidence intervals for percentiles, means and
+// rates, and the tests that tell a change between two runs from noise. It
+// imports nothing of inferprobe, so that every package that measures can
+// use it.
+package stats
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 )
 
@@ -25,10 +30,14 @@ type Stats struct {
 	P90   float64 `json:"p90"`
 	P95   float64 `json:"p95"`
 	P99   float64 `json:"p99"`
+	// Intervals are Avg's and the percentiles' confidence intervals; nil
+	// unless asked for.
+	Intervals *Intervals `json:"intervals,omitempty"`
 }
 
-// StatsOf is the exact Stats of samples.
-func StatsOf(samples []float64) Stats {
+// Of is the exact Stats of samples, with their confidence intervals at
+// level (such as 0.95) when level is above 0.
+func Of(samples []float64, level float64) Stats {
 	if len(samples) == 0 {
 		return Stats{}
 	}
@@ -44,10 +53,14 @@ func StatsOf(samples []float64) Stats {
 		sq += (v - avg) * (v - avg)
 	}
 	q := func(p float64) float64 { return Percentile(s, p) }
-	return Stats{
+	st := Stats{
 		Count: len(s), Avg: avg, Min: s[0], Max: s[len(s)-1], Std: math.Sqrt(sq / float64(len(s))), Sum: sum,
 		P1: q(.01), P5: q(.05), P10: q(.10), P25: q(.25), P50: q(.50), P75: q(.75), P90: q(.90), P95: q(.95), P99: q(.99),
 	}
+	if level > 0 {
+		st.Intervals = intervalsOf(s, st.Avg, st.Std, level)
+	}
+	return st
 }
 
 // Percentile is the p (0 to 1) percentile of sorted, interpolated linearly
@@ -57,51 +70,4 @@ func Percentile(sorted []float64, p float64) float64 {
 	lo := int(math.Floor(pos))
 	hi := min(lo+1, len(sorted)-1)
 	return sorted[lo] + (sorted[hi]-sorted[lo])*(pos-float64(lo))
-}
-
-// reservoir keeps a uniform random sample of at most max values (Vitter's
-// algorithm R, seeded, so that a run's report does not vary with the clock)
-// and the exact count, mean, spread and extremes of all of them. Until more
-// than max values come, its statistics are exactly StatsOf's.
-type reservoir struct {
-	max      int
-	kept     []float64
-	n        int
-	mean, m2 float64 // Welford's running mean and sum of squared deviations
-	lo, hi   float64
-	rng      *rand.Rand
-}
-
-func newReservoir(max int) reservoir {
-	return reservoir{max: max, rng: rand.New(rand.NewPCG(1, 2))}
-}
-
-func (r *reservoir) add(v float64) {
-	r.n++
-	if r.n == 1 {
-		r.lo, r.hi = v, v
-	}
-	r.lo, r.hi = min(r.lo, v), max(r.hi, v)
-	d := v - r.mean
-	r.mean += d / float64(r.n)
-	r.m2 += d * (v - r.mean)
-	switch {
-	case len(r.kept) < r.max:
-		r.kept = append(r.kept, v)
-	case r.max > 0:
-		if j := r.rng.IntN(r.n); j < r.max {
-			r.kept[j] = v
-		}
-	}
-}
-
-// stats are exact while every value is kept; after that the percentiles
-// come from the sample and the rest stays exact.
-func (r *reservoir) stats() Stats {
-	s := StatsOf(r.kept)
-	if r.n > len(r.kept) {
-		s.Count, s.Avg, s.Min, s.Max, s.Std = r.n, r.mean, r.lo, r.hi, math.Sqrt(r.m2/float64(r.n))
-		s.Sum = r.mean * float64(r.n)
-	}
-	return s
 }
