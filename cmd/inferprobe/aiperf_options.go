@@ -287,7 +287,7 @@ var aiperfOptions = []aiperfOption{
 	// Multi-Run
 	{"Multi-Run", "--num-profile-runs", unsupported, "", whyMultiRun},
 	{"Multi-Run", "--profile-run-cooldown-seconds", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--confidence-level", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--confidence-level", supported, "confidence-level", ""},
 	{"Multi-Run", "--profile-run-disable-warmup-after-first --no-profile-run-disable-warmup-after-first", unsupported, "", whyMultiRun},
 	{"Multi-Run", "--set-consistent-seed --no-set-consistent-seed", unsupported, "", whyMultiRun},
 	{"Multi-Run", "--vary-seed-per-trial --no-vary-seed-per-trial", unsupported, "", whyMultiRun},

@@ -51,6 +51,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if *f.set["failed-request-threshold"] && !(f.failedThreshold >= 0 && f.failedThreshold <= 1) {
 		return usage("--failed-request-threshold %g: must be a fraction from 0 to 1 (0.1 ends the run once more than 10%% of requests failed)", f.failedThreshold)
 	}
+	if !(f.confidenceLevel > 0 && f.confidenceLevel < 1) {
+		return usage("--confidence-level %g: must be a fraction between 0 and 1, such as 0.95", f.confidenceLevel)
+	}
 	rules, err := export.ParseRules(f.compareFail)
 	if err != nil {
 		return usage("--compare-fail %v", err)
@@ -191,7 +194,7 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 		return exitInterrupted, nil
 	}
 	result := export.Run{
-		Summary: res.Summary, Requests: export.ScrubErrors(res.Report.Requests(), b.f.secrets()), Config: r.config, SLO: r.plan.SLO,
+		Summary: res.Report.SummaryAt(b.f.confidenceLevel), Requests: export.ScrubErrors(res.Report.Requests(), b.f.secrets()), Config: r.config, SLO: r.plan.SLO,
 		Digest: res.Digest.String(), ClientBound: res.ClientBound, Interrupted: res.Stopped, GPUTelemetry: b.gpu,
 		ServerMetrics: res.ServerMetrics,
 	}

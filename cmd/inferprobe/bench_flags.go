@@ -46,6 +46,7 @@ type benchFlags struct {
 	saveScenario             string
 	compare                  string
 	compareFail              []string
+	confidenceLevel          float64
 	progress                 string
 	workload                 *workloadFlags
 	set                      map[string]*bool    // which flags the user gave
@@ -101,6 +102,7 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("save-scenario", "Also write the run as on-demand burst bench in a scenario file for inferprobe serve.").StringVar(&f.saveScenario)
 	flag("compare", "Baseline to print deltas against: an earlier run's profile_export_aiperf.json (inferprobe's or AIPerf's), an older inferprobe's profile_export_inferprobe.json, or the run directory holding one.").StringVar(&f.compare)
 	flag("compare-fail", `Regression rule for --compare, repeatable: METRIC[.STAT]>N% fails when the value rose by more than N% over the baseline, METRIC[.STAT]<-N% when it fell by more than N%, METRIC[.STAT]>V (no %) when it is above V. STAT is avg (default), min, max, std or p1…p99; units are the JSON's (ms, tokens/sec). E.g. "time_to_first_token.p99>10%" "output_token_throughput<-5%". A failed rule exits 3.`).StringsVar(&f.compareFail)
+	flag("confidence-level", "Confidence level of the report's intervals (every mean, percentile and throughput has one) and of --compare's tests, from 0 to 1: 0.95 means a 95% interval and a 5% significance level; see docs/metrics.md.").Default("0.95").Float64Var(&f.confidenceLevel)
 	f.addShardFlags(flag)
 	f.load = addLoadFlags(f, flag)
 	f.workload = addWorkloadFlags(flag, f.set)

@@ -40,6 +40,7 @@ func Console(w io.Writer, r Run, d prober.Digest, seed uint64) {
 	if r.SLO != (report.SLO{}) {
 		fmt.Fprintf(w, "%-52s %10d of %d successful\n", "Good Requests", s.Good, s.OK)
 	}
+	consoleIntervals(w, r)
 	fmt.Fprintf(w, "%-52s %10d ok, %d errors, %d cancelled\n", "Requests", s.OK, s.Failed, s.Cancelled)
 	consoleErrors(w, s.Errors, r.Requests)
 	if note := connectionNote(s); note != "" {

@@ -90,3 +90,22 @@ func TestConnectionNote(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleIntervals: every mean, percentile and throughput has its
+// interval on the metric's line, and a percentile too few requests bound
+// shows — with how many it needs rather than a number that looks exact.
+func TestConsoleIntervals(t *testing.T) {
+	var out bytes.Buffer
+	Console(&out, fixedRun(t), prober.Digest{}, 42)
+	for _, want := range []string{
+		"Confidence intervals at 95 %",
+		"p50 137.50 [110.00, 165.00]",
+		"p99 ", "[185.00, —]",
+		"Request Throughput (requests/sec)",
+		"—: too few samples to bound that side at this level (avg needs 2, p50 needs 6, p90 needs 36, p95 needs 72, p99 needs 368)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("console lacks %q:\n%s", want, out.String())
+		}
+	}
+}

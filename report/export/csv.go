@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"encoding/csv"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +17,9 @@ var csvStatKeys = []string{"avg", "min", "max", "sum", "p1", "p5", "p10", "p25",
 // line, the single values ("Metric,Value"), each section sorted by metric
 // tag, numbers with two decimals; then inferprobe's extras
 // ("inferprobe,Value"), kept apart so that a script reading numbers from
-// AIPerf's sections never meets a digest; and last AIPerf's GPU telemetry
+// AIPerf's sections never meets a digest; the confidence intervals, when
+// the run has them ("Confidence Interval,Level,Low,High", a row per metric and statistic, a side
+// the run cannot bound empty); and last AIPerf's GPU telemetry
 // header, after two blank lines, which has no rows: inferprobe's GPU figures
 // are in the console.
 func CSV(r Run) ([]byte, error) {
@@ -52,6 +55,21 @@ func CSV(r Run) ([]byte, error) {
 	}
 	for _, reason := range sortedReasons(r.Summary.Errors) {
 		rows = append(rows, []string{"Errors: " + string(reason), strconv.Itoa(r.Summary.Errors[reason])})
+	}
+	if level := r.confidenceLevel(); level > 0 {
+		// Apart from AIPerf's sections, which keep their columns.
+		rows = append(rows, nil, []string{"Confidence Interval", "Level", "Low", "High"})
+		side := func(v float64) string {
+			if math.IsInf(v, 0) {
+				return "" // the run cannot bound this side
+			}
+			return f(v)
+		}
+		for _, e := range r.estimates() {
+			// Named apart from AIPerf's rows, so that a reader keyed by the
+			// first column never mistakes one for the other.
+			rows = append(rows, []string{csvName(e.Metric) + " " + e.Stat, strconv.FormatFloat(level, 'f', -1, 64), side(e.Interval.Low), side(e.Interval.High)})
+		}
 	}
 	rows = append(rows, nil, nil, []string{"Endpoint", "GPU_Index", "GPU_Name", "GPU_UUID", "Platform", "Metric",
 		"avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"})

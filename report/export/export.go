@@ -200,6 +200,13 @@ func scaled(st stats.Stats, k float64) *stats.Stats {
 	for _, f := range []*float64{&s.Avg, &s.Min, &s.Max, &s.Std, &s.Sum, &s.P1, &s.P5, &s.P10, &s.P25, &s.P50, &s.P75, &s.P90, &s.P95, &s.P99} {
 		*f *= k
 	}
+	if st.Intervals != nil {
+		iv := *st.Intervals
+		for _, i := range []*stats.Interval{&iv.Avg, &iv.P1, &iv.P5, &iv.P10, &iv.P25, &iv.P50, &iv.P75, &iv.P90, &iv.P95, &iv.P99} {
+			*i = i.Scaled(k)
+		}
+		s.Intervals = &iv
+	}
 	return &s
 }
 
@@ -457,6 +464,9 @@ func (r Run) extras() obj {
 	}
 	if wait := scaled(r.Summary.CapWait, ms); wait != nil {
 		extras = append(extras, kv{"concurrency_wait", statsObj("ms", wait)})
+	}
+	if r.confidenceLevel() > 0 {
+		extras = append(extras, kv{"confidence_intervals", r.intervalsJSON()})
 	}
 	if sr := r.ServerSide(); sr != nil {
 		extras = append(extras, kv{"server_metrics", sr})

@@ -70,7 +70,7 @@ func fixedRun(t *testing.T) Run {
 		r.Observe(rec)
 	}
 	return Run{
-		Summary: r.Summary(), Requests: r.Requests(), SLO: slo,
+		Summary: r.SummaryAt(0.95), Requests: r.Requests(), SLO: slo,
 		Config: Config{Model: "Qwen/Qwen3-0.6B", EndpointType: "chat", Streaming: true, URL: "http://127.0.0.1:8000/v1",
 			Seed: 42, RequestRate: 4, ArrivalPattern: "poisson", RequestCount: 24, ExtraInputs: map[string]any{"ignore_eos": true},
 			Dataset: "synthetic", ISLMean: 100, ISLStd: 5, OSLMean: 8, Tokenizer: "Qwen/Qwen3-0.6B", ArtifactDir: "artifacts/example",
@@ -183,7 +183,7 @@ func TestJSONLayout(t *testing.T) {
 	}
 }
 
-// TestCSVSections: AIPerf's two sections, ours, and AIPerf's GPU
+// TestCSVSections: AIPerf's two sections, ours, the intervals, and AIPerf's GPU
 // telemetry header, separated by blank lines, with CRLF line ends as
 // Python's csv module writes them.
 func TestCSVSections(t *testing.T) {
@@ -200,7 +200,7 @@ func TestCSVSections(t *testing.T) {
 			sections = append(sections, sec)
 		}
 	}
-	wants := []string{"Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std", "Metric,Value", "inferprobe,Value",
+	wants := []string{"Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std", "Metric,Value", "inferprobe,Value", "Confidence Interval,Level,Low,High",
 		"Endpoint,GPU_Index,GPU_Name,GPU_UUID,Platform,Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std"}
 	if len(sections) != len(wants) {
 		t.Fatalf("%d sections, want %d:\n%s", len(sections), len(wants), b)

@@ -46,10 +46,13 @@ func HTML(r Run) ([]byte, error) {
 		Start, Ended string
 		Mismatches   string
 		Server       *servermetrics.Report
+		Intervals    []estimate
+		Level        float64
 	}{
 		Run: r, Dists: distributions(r.Summary), Singles: singles(r), Errors: errorGroups(r.Requests), Mismatches: mismatchNote(r.Summary),
 		Start: r.Summary.Start.UTC().Format(time.RFC3339), Ended: r.Summary.End.UTC().Format(time.RFC3339),
 		Compare: comparison(r), Groups: groups, Server: r.ServerSide(),
+		Intervals: r.estimates(), Level: r.confidenceLevel(),
 	}
 	var b bytes.Buffer
 	if err := page.Execute(&b, data); err != nil {
@@ -130,7 +133,12 @@ figure{flex:1 1 45%}h2{break-after:avoid}table{font-size:8pt}td,th{padding:1px 4
 {{end}}</table>
 <table>{{range .Singles}}<tr><td>{{.Name}} ({{.Unit}})</td><td>{{f2 .Value}}</td></tr>
 {{end}}<tr><td>Cancelled requests</td><td>{{.Run.Summary.Cancelled}}</td></tr></table>
-{{if slo .Run.SLO}}<p>Goodput counts successful requests that met every SLO.</p>{{end}}
+{{if slo .Run.SLO}}<p>Goodput counts successful requests that met every SLO.</p>{{end}}{{with .Intervals}}
+<h2>Confidence intervals at {{pct $.Level}} %</h2>
+<p>How far each value can be trusted: the range that holds the true value with that confidence (<code>docs/metrics.md</code> says how each is computed and when it does not hold). The bar spans the interval, the dot is the value; an arrow and — mark a side the run has too few requests to bound.</p>
+<table><tr><th>Metric</th><th>statistic</th><th>value</th><th>interval</th><th></th></tr>
+{{range .}}<tr><td>{{.Metric.Name}} ({{.Metric.Unit}})</td><td>{{.Stat}}</td><td>{{f2 .Value}}</td><td>{{.Bracket}}</td><td>{{.ErrorBar}}</td></tr>
+{{end}}</table>{{end}}
 {{with .Compare}}<section id="compare">
 <h2>Compared with the baseline</h2>
 <p>Baseline: <code>{{.Path}}</code>. Change is (current − baseline) / baseline; the baseline's percentiles are also marked on the CDFs below.</p>
