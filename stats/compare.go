@@ -147,3 +147,31 @@ func Holm(p []float64) []float64 {
 	}
 	return out
 }
+
+// Welch is the change of the mean from baseline to current by Welch's t
+// test (unequal variances): its interval at level and two-sided p-value.
+// It assumes independent samples on each side; with fewer than two a side
+// it is unbounded, p 1.
+func Welch(baseline, current []float64, level float64) Change {
+	b, c := Of(baseline, 0), Of(current, 0)
+	out := Change{Baseline: b.Avg, Current: c.Avg, P: 1, Interval: Interval{math.Inf(-1), math.Inf(1)}}
+	if b.Count < 2 || c.Count < 2 {
+		return out
+	}
+	// Sample variances over n, from the population spread Of keeps.
+	vb := b.Std * b.Std / float64(b.Count-1)
+	vc := c.Std * c.Std / float64(c.Count-1)
+	delta := c.Avg - b.Avg
+	se := math.Sqrt(vb + vc)
+	if se == 0 {
+		if delta != 0 {
+			out.P, out.Interval = 0, Interval{delta, delta}
+		}
+		return out
+	}
+	df := (vb + vc) * (vb + vc) / (vb*vb/float64(b.Count-1) + vc*vc/float64(c.Count-1))
+	h := StudentQuantile(1-(1-level)/2, df) * se
+	out.Interval = Interval{delta - h, delta + h}
+	out.P = 2 * (1 - StudentCDF(math.Abs(delta)/se, df))
+	return out
+}

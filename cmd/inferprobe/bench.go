@@ -59,9 +59,13 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		return usage("--compare-fail %v", err)
 	}
 	var baseline export.Metrics
+	var baselineSamples *export.Samples
 	switch {
 	case f.compare != "":
 		if baseline, err = export.LoadBaseline(f.compare); err != nil {
+			return usage("--compare: %v", err)
+		}
+		if baselineSamples, err = export.LoadSamples(f.compare); err != nil {
 			return usage("--compare: %v", err)
 		}
 	case len(rules) > 0:
@@ -136,7 +140,7 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 
 	b := &bencher{stdout: stdout, stderr: stderr, term: term, console: console, runLog: runLog,
 		f: f, exec: p, sigs: sigs, mode: progressMode(f.progress, term), opts: opts,
-		baseline: baseline, rules: rules, gpu: telemetry != nil}
+		baseline: baseline, baselineSamples: baselineSamples, rules: rules, gpu: telemetry != nil}
 	if !sweep {
 		code, _ := b.run(runs[0])
 		return code
@@ -158,6 +162,7 @@ type bencher struct {
 	mode            string
 	opts            []finite.Option
 	baseline        export.Metrics
+	baselineSamples *export.Samples // nil when the baseline is a summary alone
 	rules           []export.Rule
 	gpu             bool
 	interrupted     bool
@@ -200,7 +205,7 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 	}
 	result.Config.ArtifactDir = r.dir
 	if b.baseline != nil {
-		result.Baseline = &export.Baseline{Path: b.f.compare, Metrics: b.baseline, Rules: b.rules}
+		result.Baseline = &export.Baseline{Path: b.f.compare, Metrics: b.baseline, Samples: b.baselineSamples, Rules: b.rules}
 	}
 	export.Console(b.stdout, result, res.Digest, r.seed)
 	if b.gpu {
@@ -228,7 +233,7 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 	}
 	if b.baseline != nil {
 		fmt.Fprintf(b.stdout, "\nCompared with %s:\n", b.f.compare)
-		failed, err := export.Compare(b.stdout, b.baseline, result.Metrics(), b.rules)
+		failed, err := result.CompareWithBaseline(b.stdout)
 		switch {
 		case err != nil:
 			fmt.Fprintf(b.stderr, "inferprobe bench: --compare-fail: %v\n", err)

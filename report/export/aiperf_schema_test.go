@@ -196,8 +196,29 @@ func TestCompareWithAIPerf(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	failed, err := Compare(&out, base, fixedRun(t).Metrics(), rules)
+	failed, err := Compare(&out, Side{Metrics: base}, Side{Metrics: fixedRun(t).Metrics()}, rules, .95)
 	if err != nil || failed != 1 { // the fixed run's error rate is above 1 %
 		t.Errorf("Compare: %d failed, %v\n%s", failed, err, out.String())
+	}
+
+	// AIPerf's profile_export.jsonl gives the baseline's samples, so the
+	// changes are tested.
+	samples, err := LoadSamples(aiperfRef)
+	if err != nil || samples == nil || len(samples.Values["time_to_first_token"]) == 0 {
+		t.Fatalf("AIPerf's samples: %v, %v", samples, err)
+	}
+	run := fixedRun(t)
+	current, err := run.Samples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if _, err := Compare(&out, Side{Metrics: base, Samples: samples}, Side{Metrics: run.Metrics(), Samples: current}, rules, .95); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"time_to_first_token.p50", "~ (p=", "time_to_first_token (all values)", "Holm"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the tested comparison lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -35,7 +35,7 @@ func TestCompare(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		failed, err := Compare(&out, base, current, rules)
+		failed, err := Compare(&out, Side{Metrics: base}, Side{Metrics: current}, rules, .95)
 		if err != nil || failed != tc.failed {
 			t.Errorf("%s: %d failed (%v), want %d\n%s", tc.rule, failed, err, tc.failed, out.String())
 		}
@@ -44,7 +44,7 @@ func TestCompare(t *testing.T) {
 		}
 	}
 	rules, _ := ParseRules([]string{"goodput>5%"})
-	if _, err := Compare(io.Discard, base, current, rules); err == nil {
+	if _, err := Compare(io.Discard, Side{Metrics: base}, Side{Metrics: current}, rules, .95); err == nil {
 		t.Error("a rule on a metric neither run has passed silently")
 	}
 	if err := base.CheckRules(rules); err == nil || !strings.Contains(err.Error(), "has no goodput.avg; metrics there: output_token_throughput, time_to_first_token") {

@@ -51,7 +51,7 @@ func HTML(r Run) ([]byte, error) {
 	}{
 		Run: r, Dists: distributions(r.Summary), Singles: singles(r), Errors: errorGroups(r.Requests), Mismatches: mismatchNote(r.Summary),
 		Start: r.Summary.Start.UTC().Format(time.RFC3339), Ended: r.Summary.End.UTC().Format(time.RFC3339),
-		Compare: comparison(r), Groups: groups, Server: r.ServerSide(),
+		Compare: compareView(r), Groups: groups, Server: r.ServerSide(),
 		Intervals: r.estimates(), Level: r.confidenceLevel(),
 	}
 	var b bytes.Buffer
@@ -68,28 +68,41 @@ type comparisonView struct {
 	Rules []comparisonRow // with Failed set for a rule that failed
 	// RuleError says why the rules could not be judged; empty when they were.
 	RuleError string
+	// Tested says the changes have tests; Note says why not, when not.
+	Tested bool
+	Level  float64
+	Note   string
 }
 
 type comparisonRow struct {
-	Metric, Baseline, Current, Change string
-	Failed                            bool
+	Metric, Baseline, Current, Change, Interval, Significance string
+	Failed                                                    bool
 }
 
-func comparison(r Run) *comparisonView {
+func compareView(r Run) *comparisonView {
 	if r.Baseline == nil {
 		return nil
 	}
 	f2 := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
-	current := r.Metrics()
-	v := &comparisonView{Path: r.Baseline.Path}
-	for _, d := range deltas(r.Baseline.Metrics, current, r.Baseline.Rules) {
-		v.Rows = append(v.Rows, comparisonRow{Metric: d.metric + "." + d.stat, Baseline: f2(d.baseline), Current: f2(d.current), Change: change(d.baseline, d.current)})
+	c, err := r.comparison()
+	if c == nil {
+		return &comparisonView{Path: r.Baseline.Path, RuleError: err.Error()}
 	}
-	verdicts, err := judge(r.Baseline.Metrics, current, r.Baseline.Rules)
+	v := &comparisonView{Path: r.Baseline.Path, Tested: c.tested, Level: c.level}
 	if err != nil {
 		v.RuleError = err.Error()
 	}
-	for _, j := range verdicts {
+	if !c.tested {
+		v.Note = "Significance cannot be judged: the baseline has no per-request records (profile_export.jsonl beside its profile_export_aiperf.json)."
+	}
+	for _, d := range c.rows {
+		v.Rows = append(v.Rows, comparisonRow{Metric: d.metric + "." + d.stat, Baseline: f2(d.baseline), Current: f2(d.current), Change: change(d.baseline, d.current),
+			Interval: relativeInterval(d.baseline, d.test), Significance: c.mark(d.test)})
+	}
+	for _, d := range c.distributions {
+		v.Rows = append(v.Rows, comparisonRow{Metric: d.metric + " (all values, Mann–Whitney U)", Significance: c.mark(&d.test)})
+	}
+	for _, j := range c.verdicts {
 		v.Rules = append(v.Rules, comparisonRow{Metric: j.rule, Baseline: f2(j.baseline), Current: f2(j.current), Change: change(j.baseline, j.current), Failed: j.failed})
 	}
 	return v
@@ -142,9 +155,10 @@ figure{flex:1 1 45%}h2{break-after:avoid}table{font-size:8pt}td,th{padding:1px 4
 {{with .Compare}}<section id="compare">
 <h2>Compared with the baseline</h2>
 <p>Baseline: <code>{{.Path}}</code>. Change is (current − baseline) / baseline; the baseline's percentiles are also marked on the CDFs below.</p>
-<table><tr><th>Metric</th><th>baseline</th><th>current</th><th>change</th></tr>
-{{range .Rows}}<tr><td>{{.Metric}}</td><td>{{.Baseline}}</td><td>{{.Current}}</td><td>{{.Change}}</td></tr>
+<table><tr><th>Metric</th><th>baseline</th><th>current</th><th>change</th>{{if .Tested}}<th>{{pct .Level}} % interval</th><th>significance</th>{{end}}</tr>
+{{range .Rows}}<tr><td>{{.Metric}}</td><td>{{.Baseline}}</td><td>{{.Current}}</td><td>{{.Change}}</td>{{if $.Compare.Tested}}<td>{{.Interval}}</td><td>{{.Significance}}</td>{{end}}</tr>
 {{end}}</table>
+{{if .Tested}}<p>~ marks a change not significant at {{pct .Level}} % once corrected (Holm) for the number of tests; p is the adjusted p-value. docs/metrics.md says how each is computed.</p>{{else}}<p>{{.Note}}</p>{{end}}
 {{if .RuleError}}<p class="warn">The --compare-fail rules could not be judged: {{.RuleError}}.</p>{{end}}
 {{if .Rules}}<table><tr><th>--compare-fail rule</th><th>baseline</th><th>current</th><th>change</th><th>verdict</th></tr>
 {{range .Rules}}<tr{{if .Failed}} class="fail"{{end}}><td>{{.Metric}}</td><td>{{.Baseline}}</td><td>{{.Current}}</td><td>{{.Change}}</td><td>{{if .Failed}}FAIL{{else}}pass{{end}}</td></tr>
