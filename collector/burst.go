@@ -35,6 +35,7 @@ type Bursts struct {
 	ttft, itl, latency                                *prometheus.GaugeVec // by quantile
 	reqThroughput, outThroughput, goodput, errorRatio *prometheus.GaugeVec
 	duration, end                                     *prometheus.GaugeVec
+	regression, regressionChange                      *prometheus.GaugeVec // by metric
 	all                                               []interface{ DeletePartialMatch(prometheus.Labels) int }
 	StorageWriteErrors                                prometheus.Counter
 }
@@ -62,6 +63,10 @@ func NewBursts(reg prometheus.Registerer) *Bursts {
 		errorRatio:    gauge("burst_last_error_ratio", "Share of the last completed run's finished requests that failed."),
 		duration:      gauge("burst_last_duration_seconds", "Length of the last completed run, from its first send to the end of its last response."),
 		end:           gauge("burst_last_end_timestamp_seconds", "Unix time the last completed run ended."),
+		regression: gauge("burst_last_regression",
+			"1 when the last completed run's metric (AIPerf's tag: time_to_first_token, inter_token_latency, request_latency) is significantly worse than in the earlier runs of the burst kept in memory (p99 by bootstrap or the values as a whole by Mann-Whitney U, Holm-corrected, at 95 %), else 0; absent without an earlier run since the start.", "metric"),
+		regressionChange: gauge("burst_last_regression_p99_change_ratio",
+			"Relative change of the last completed run's p99 of metric from the earlier runs kept in memory (0.1: 10 % higher), beside burst_last_regression.", "metric"),
 		StorageWriteErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "storage_write_errors_total",
 			Help: "Burst runs that could not be written to --storage.path; they are kept in memory only.",
@@ -69,10 +74,10 @@ func NewBursts(reg prometheus.Registerer) *Bursts {
 	}
 	b.all = []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		b.running, b.runs, b.skipped, b.queued, b.ttft, b.itl, b.latency,
-		b.reqThroughput, b.outThroughput, b.goodput, b.errorRatio, b.duration, b.end,
+		b.reqThroughput, b.outThroughput, b.goodput, b.errorRatio, b.duration, b.end, b.regression, b.regressionChange,
 	}
 	reg.MustRegister(b.running, b.runs, b.skipped, b.queued, b.ttft, b.itl, b.latency,
-		b.reqThroughput, b.outThroughput, b.goodput, b.errorRatio, b.duration, b.end, b.StorageWriteErrors)
+		b.reqThroughput, b.outThroughput, b.goodput, b.errorRatio, b.duration, b.end, b.regression, b.regressionChange, b.StorageWriteErrors)
 	return b
 }
 
@@ -120,6 +125,16 @@ type BurstResult struct {
 	Summary report.Summary
 	// End is the Unix time the run ended, in seconds.
 	End float64
+	// Regressions are the run's verdicts against the earlier runs; none
+	// without an earlier run.
+	Regressions []BurstRegression
+}
+
+// BurstRegression is one metric's verdict against the earlier runs.
+type BurstRegression struct {
+	Metric    string
+	Regressed bool
+	P99Change float64
 }
 
 // SetLast shows r as the burst's last completed run. A quantile family
@@ -153,4 +168,15 @@ func (b *Bursts) SetLast(burst, target string, r BurstResult) {
 	b.goodput.WithLabelValues(burst, target).Set(goodput)
 	b.errorRatio.WithLabelValues(burst, target).Set(errRatio)
 	b.duration.WithLabelValues(burst, target).Set(s.Duration.Seconds())
+	// An earlier run's verdict must not stand for this one's.
+	b.regression.DeletePartialMatch(prometheus.Labels{"burst": burst, "target": target})
+	b.regressionChange.DeletePartialMatch(prometheus.Labels{"burst": burst, "target": target})
+	for _, v := range r.Regressions {
+		regressed := 0.0
+		if v.Regressed {
+			regressed = 1
+		}
+		b.regression.WithLabelValues(burst, target, v.Metric).Set(regressed)
+		b.regressionChange.WithLabelValues(burst, target, v.Metric).Set(v.P99Change)
+	}
 }

@@ -62,3 +62,24 @@ func TestBurstsSetLast(t *testing.T) {
 		}
 	}
 }
+
+// TestBurstsRegression: a run's verdicts replace the earlier run's, and a
+// run without one (no earlier run) leaves none standing.
+func TestBurstsRegression(t *testing.T) {
+	b := NewBursts(prometheus.NewRegistry())
+	b.SetLast("nightly", "vllm", BurstResult{Regressions: []BurstRegression{
+		{Metric: "time_to_first_token", Regressed: true, P99Change: 0.12}, {Metric: "request_latency", P99Change: -0.01}}})
+	if got := testutil.ToFloat64(b.regression.WithLabelValues("nightly", "vllm", "time_to_first_token")); got != 1 {
+		t.Errorf("TTFT regression %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(b.regressionChange.WithLabelValues("nightly", "vllm", "time_to_first_token")); got != 0.12 {
+		t.Errorf("TTFT p99 change %v, want 0.12", got)
+	}
+	if got := testutil.ToFloat64(b.regression.WithLabelValues("nightly", "vllm", "request_latency")); got != 0 {
+		t.Errorf("latency regression %v, want 0", got)
+	}
+	b.SetLast("nightly", "vllm", BurstResult{})
+	if n := testutil.CollectAndCount(b.regression) + testutil.CollectAndCount(b.regressionChange); n != 0 {
+		t.Errorf("%d verdict series left from the earlier run", n)
+	}
+}

@@ -44,6 +44,7 @@ type burstManager struct {
 	gpu     *gpu.Window
 	metrics *collector.Bursts
 	history *history
+	earlier *earlierRuns  // the samples each run is judged against
 	wake    chan struct{} // schedules changed; buffered, so a send never blocks
 	cluster *clusterState // nil: this replica runs its bursts alone
 
@@ -108,6 +109,7 @@ func newBurstManager(d *Daemon) *burstManager {
 		clock:   realClock{},
 		metrics: metrics,
 		history: newHistory(d.logger, "", defaultHistorySize, metrics.StorageWriteErrors),
+		earlier: newEarlierRuns(),
 		wake:    make(chan struct{}, 1),
 		bursts:  map[string]*burstEntry{},
 		busy:    map[string]*burstRun{},
@@ -344,6 +346,7 @@ func (m *burstManager) forget(l collector.Labels, current string) {
 	m.d.requests.Forget(l)
 	if l.Target != current {
 		m.metrics.Forget(l.Scenario, l.Target)
+		m.earlier.forget(l.Scenario, l.Target)
 	}
 }
 
@@ -645,7 +648,7 @@ func (m *burstManager) finish(r *burstRun, res finite.Result) {
 		result = RunCancelled
 	}
 	r.mu.Unlock()
-	report := &BurstReport{Summary: res.Summary, Digest: res.Digest.String(), GPU: res.GPU}
+	report := &BurstReport{Summary: res.Summary, Digest: res.Digest.String(), GPU: res.GPU, samples: res.Report.Samples()}
 	r.mu.Lock()
 	final := r.info
 	r.mu.Unlock()
@@ -658,8 +661,10 @@ func (m *burstManager) finish(r *burstRun, res finite.Result) {
 		report.ServerMetrics = res.ServerMetrics.Report(report.Summary.TTFT)
 	}
 	if result == RunSucceeded && m.onGauges(final) {
-		m.metrics.SetLast(r.info.Burst, r.info.Target, collector.BurstResult{Summary: report.Summary, End: unixSeconds(now)})
+		report.Regression = m.earlier.judge(r.info.Burst, r.info.Target, report.samples)
+		m.metrics.SetLast(r.info.Burst, r.info.Target, collector.BurstResult{Summary: report.Summary, End: unixSeconds(now), Regressions: report.Regression.gauges()})
 	}
+	report.dropSamples() // the history keeps the report, and need not keep them
 	m.metrics.Running(r.info.Burst, r.info.Target, false)
 	final.State, final.Ended, final.Report = result, now, report
 	if final.Cluster != nil && !gatherer {

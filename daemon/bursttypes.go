@@ -131,4 +131,13 @@ type BurstReport struct {
 	// its queue, batch, KV cache and TTFT beside the client's; nil when it
 	// serves none.
 	ServerMetrics *servermetrics.Report `json:"server_metrics,omitempty"`
+	// Regression is how the run compares with the earlier runs of its
+	// burst and target; nil for a run not on this replica's gauges or
+	// without an earlier run since the start.
+	Regression *Regression `json:"regression,omitempty"`
+	// samples are the run's raw samples, to judge it by.
+	samples report.Samples
 }
+
+// dropSamples lets the samples go once the run is judged.
+func (b *BurstReport) dropSamples() { b.samples = report.Samples{} }

@@ -434,3 +434,16 @@ type ThroughputIntervals struct {
 	InputToken  stats.Interval `json:"input_token_throughput"`
 	Goodput     stats.Interval `json:"goodput"`
 }
+
+// Samples are a report's raw samples of the metrics a run is judged on
+// against earlier runs, in seconds, as its summary's statistics count them.
+type Samples struct {
+	TTFT, ITL, Latency []float64
+}
+
+// Samples returns copies of the report's samples.
+func (r *Report) Samples() Samples {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Samples{TTFT: slices.Clone(r.ttft), ITL: slices.Clone(r.itl), Latency: slices.Clone(r.latency)}
+}

@@ -96,9 +96,10 @@ func BootstrapChanges(baseline, current []float64, stats []func(sorted []float64
 	ofB, ofC := make([][]float64, len(stats)), make([][]float64, len(stats))
 	mb, mc := min(len(b), maxBootstrapSamples), min(len(c), maxBootstrapSamples)
 	rb, rc := make([]float64, mb), make([]float64, mc)
+	countB, countC := make([]int, len(b)), make([]int, len(c))
 	for range bootstrapRounds {
-		resample(rng, b, rb)
-		resample(rng, c, rc)
+		resample(rng, b, rb, countB)
+		resample(rng, c, rc, countC)
 		for i, st := range stats {
 			ofB[i] = append(ofB[i], st(rb))
 			ofC[i] = append(ofC[i], st(rc))
@@ -121,12 +122,21 @@ func BootstrapChanges(baseline, current []float64, stats []func(sorted []float64
 	return out
 }
 
-// resample fills into with draws from sorted, and sorts it.
-func resample(rng *rand.Rand, sorted, into []float64) {
-	for i := range into {
-		into[i] = sorted[rng.IntN(len(sorted))]
+// resample fills into with draws from sorted, in order: it counts how
+// often each index is drawn and lays the values out by index, which is
+// linear where sorting the draws is not. counts has len(sorted).
+func resample(rng *rand.Rand, sorted, into []float64, counts []int) {
+	clear(counts)
+	for range into {
+		counts[rng.IntN(len(sorted))]++
 	}
-	slices.Sort(into)
+	k := 0
+	for i, c := range counts {
+		for range c {
+			into[k] = sorted[i]
+			k++
+		}
+	}
 }
 
 // Holm are p-values adjusted for testing them together by Holm's
