@@ -139,28 +139,21 @@ local lib = import 'lib.libsonnet';
       {
         name: 'inferprobe-bursts',
         rules: [
-          // A run exports its exact quantiles when it ends and they stay until the next run ends,
-          // so the gauge's history is a step function, one step per run. The earlier runs are the
-          // steps whose end timestamp is older than the current one: `@ end()` pins the current
-          // end timestamp inside the subquery, so the baseline never contains the run being
-          // judged, however long ago it ended (a fixed offset would either include it or drop
-          // recent runs). max, not a time average: runs triggered through the API come at
-          // irregular times.
+          // The daemon judges each run against the earlier runs of its burst with bench --compare's
+          // tests (p99 by bootstrap, the values as a whole by Mann-Whitney U, Holm-corrected at
+          // 95 %) and exports the verdict; the alert fires on that verdict, not on a ratio, so
+          // noise between runs does not fire it and a small steady shift does. The value is the
+          // p99's change, for the description. The verdict stays until the next run replaces it.
           alert(
             'InferprobeBurstTTFTP99WorseThanEarlier', sev.warning,
             |||
-              inferprobe_burst_last_time_to_first_token_seconds%(q)s
-                > 1.2 * max_over_time((
-                    inferprobe_burst_last_time_to_first_token_seconds%(q)s
-                      and ignoring (quantile)
-                    inferprobe_burst_last_end_timestamp_seconds%(s)s < inferprobe_burst_last_end_timestamp_seconds%(s)s @ end()
-                  )[7d:5m])
-              and ignoring (quantile)
-                changes(inferprobe_burst_last_end_timestamp_seconds%(s)s[7d]) >= 2
-            ||| % { q: m(['quantile="0.99"']), s: m([]) },
+              inferprobe_burst_last_regression_p99_change_ratio%(t)s
+                and
+              inferprobe_burst_last_regression%(t)s == 1
+            ||| % { t: m(['metric="time_to_first_token"']) },
             null,
-            "The last burst run's TTFT p99 is worse than every earlier run of that burst this week",
-            'The last run of burst {{ $labels.burst }} against target {{ $labels.target }} on {{ $labels.instance }} had a TTFT p99 of {{ $value | humanizeDuration }}, more than 1.2x the worst p99 of its earlier runs in the last 7d.',
+            "The last burst run's TTFT is significantly worse than its earlier runs",
+            'The last run of burst {{ $labels.burst }} against target {{ $labels.target }} on {{ $labels.instance }} had a significantly worse time to first token than the earlier runs of that burst (p99 {{ $value | humanizePercentage }} higher; see the run\'s regression in the burst API).',
           ),
         ],
       },
