@@ -72,8 +72,10 @@ func compared(t *testing.T, baseline, current export.Run) string {
 // the first token is a significant regression in time to first token (its
 // values as a whole, by Mann–Whitney U, higher) in all 10.
 func TestCompareCalibration(t *testing.T) {
-	if testing.Short() {
-		t.Skip("40 comparisons of 500 requests a side")
+	// A statistical calibration, not a test of concurrency: the race
+	// detector would make its 20 comparisons take minutes.
+	if testing.Short() || raceEnabled {
+		t.Skip("20 comparisons of 500 requests a side")
 	}
 	calibrate(t, func(seed uint64, ttft time.Duration) export.Run { return syntheticRun(seed, ttft) })
 }
@@ -85,7 +87,7 @@ func TestCompareCalibration(t *testing.T) {
 // asked for (INFERPROBE_E2E=1), on a quiet machine.
 func TestCompareSignificanceSimulator(t *testing.T) {
 	if os.Getenv("INFERPROBE_E2E") != "1" {
-		t.Skip("40 runs of 500 requests against the simulator; INFERPROBE_E2E=1 runs it")
+		t.Skip("30 runs of 500 requests against the simulator; INFERPROBE_E2E=1 runs it")
 	}
 	calibrate(t, func(seed uint64, ttft time.Duration) export.Run { return simulatedRun(t, seed, ttft) })
 }
