@@ -17,6 +17,7 @@ import (
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/report/export"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // benchMergeCommand is the command `bench merge` is parsed as.
@@ -76,8 +77,9 @@ func runBenchMerge(stdout, stderr io.Writer, f *mergeFlags, args []string) int {
 		fmt.Fprintf(out, "\n!!! PARTIAL RUN: %s. The report covers the requests of the shards given, and its digest is not the run's.\n", partialWhy(m, files[0].Shard.Count))
 	}
 	meta.Config.ArtifactDir, meta.Config.Command = f.artifactDir, repeatCommand(args)
-	summary := m.Report.Summary()
-	result := export.Run{Summary: summary, Requests: m.Report.Requests(), Config: meta.Config, SLO: meta.SLO,
+	// The shards' records are all here, so the merged run has its intervals
+	// as one run does, at the default level.
+	result := export.Run{Summary: m.Report.SummaryAt(stats.DefaultLevel), Requests: m.Report.Requests(), Config: meta.Config, SLO: meta.SLO,
 		Digest: m.Digest.String(), Interrupted: m.Partial(), ClientBound: clientBound(files)}
 	export.Console(out, result, m.Digest, meta.Seed)
 	result.ConsoleText = console.Bytes()
@@ -88,7 +90,7 @@ func runBenchMerge(stdout, stderr io.Writer, f *mergeFlags, args []string) int {
 	if m.Partial() {
 		return fail(exitPartial, "partial: %s", partialWhy(m, files[0].Shard.Count))
 	}
-	if code, why := runStatus(summary, nil); code != exitOK {
+	if code, why := runStatus(result.Summary, nil); code != exitOK {
 		return fail(code, "%s; %s", why, statusHint[code])
 	}
 	return exitOK
