@@ -19,7 +19,7 @@ import (
 	"github.com/inferprobe/inferprobe/simulator"
 )
 
-// simulatedRun is a bench run of 500 requests at 1,000 per second
+// simulatedRun is a bench run of 500 requests at 200 per second
 // (Poisson, the same seeded sequence every time) against an in-process
 // simulator of the given seed and base time to first token, with the
 // lognormal spread of a real server's.
@@ -36,7 +36,7 @@ func simulatedRun(t *testing.T, simSeed uint64, ttft time.Duration) export.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe := &scenarios.Probe{Target: "sim", Arrival: scenarios.Arrival{Pattern: scenarios.ArrivalPoisson, Rate: 1000},
+	probe := &scenarios.Probe{Target: "sim", Arrival: scenarios.Arrival{Pattern: scenarios.ArrivalPoisson, Rate: 200},
 		Dataset: scenarios.Dataset{Synthetic: &scenarios.Synthetic{InputTokens: scenarios.Lengths{Mean: 32}, OutputTokens: scenarios.Lengths{Mean: 8}}}}
 	plan, err := finite.NewPlan(finite.Spec{Name: "run", WarmupName: "run/warmup", Probe: probe, Target: target, Seed: 42,
 		Shard: prober.Shard{Count: 1}, Limit: prober.Limit{Requests: 500}, Grace: finite.NoGrace})
