@@ -616,6 +616,28 @@ bursts:
 			t.Errorf("%s%v = %v (exported %v), want %v", g.name, g.labels, v, ok, g.want)
 		}
 	}
+
+	// The first run has no earlier run to be judged against; the second
+	// is judged against it, in its report and on the gauges.
+	if rep.Regression != nil {
+		t.Errorf("the first run was judged: %+v", rep.Regression)
+	}
+	if _, ok := metric(t, d, "inferprobe_burst_last_regression", labels("metric", "time_to_first_token")); ok {
+		t.Error("a verdict is exported for the first run")
+	}
+	second := waitRun(t, d, trigger(t, d, "load", daemon.BurstOverrides{}).ID, daemon.RunSucceeded).Report.Regression
+	if second == nil || second.EarlierRuns != 1 || len(second.Metrics) != 3 {
+		t.Fatalf("second run's verdict %+v, want one against 1 earlier run in 3 metrics", second)
+	}
+	for _, m := range second.Metrics {
+		want := 0.0
+		if m.Regressed {
+			want = 1
+		}
+		if v, ok := metric(t, d, "inferprobe_burst_last_regression", labels("metric", m.Metric)); !ok || v != want {
+			t.Errorf("inferprobe_burst_last_regression{metric=%q} = %v (exported %v), want %v", m.Metric, v, ok, want)
+		}
+	}
 }
 
 // TestBurstGracePeriod: once a run has sent everything (by count) or its
