@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/record"
@@ -188,9 +187,9 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 	}
 	s := res.Summary
 	peakCPU, peakSched := peak()
-	res.ClientBound = collector.SaturationReason(time.Duration(s.ScheduleLag.P99*float64(time.Second)), s.ScheduleLag.Count, peakCPU, peakSched)
+	res.ClientBound = report.SaturationReason(time.Duration(s.ScheduleLag.P99*float64(time.Second)), s.ScheduleLag.Count, peakCPU, peakSched)
 	if res.ClientBound == "" {
-		res.ClientBound = collector.ShortRunLagReason(time.Duration(s.ScheduleLag.P50*float64(time.Second)), s.ScheduleLag.Count)
+		res.ClientBound = report.ShortRunLagReason(time.Duration(s.ScheduleLag.P50*float64(time.Second)), s.ScheduleLag.Count)
 	}
 	if r.gpu != nil && s.End.After(s.Start) {
 		st := r.gpu.Stats(s.Start, s.End, int64(s.OutputTokensTotal))
