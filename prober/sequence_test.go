@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/record"
 )
 
@@ -83,16 +82,5 @@ func TestFoldDigestEqualsUnsharded(t *testing.T) {
 				t.Error("an entry given twice folded without an error")
 			}
 		})
-	}
-}
-
-func TestFoldDigestSkipsUnfolded(t *testing.T) {
-	e := newDigestEntry(0, 0, dataset.Prompt{})
-	want, _ := record.FoldDigest([]record.DigestEntry{e})
-	if got, err := record.FoldDigest([]record.DigestEntry{{}, e, {}}); err != nil || got != want {
-		t.Errorf("zero entries changed the fold: %v (%v), want %v", got, err, want)
-	}
-	if (record.DigestEntry{}).Folded() || !newDigestEntry(0, 0, dataset.Prompt{}).Folded() {
-		t.Error("Folded: want false for the zero entry only, even for seq 0 of an empty prompt")
 	}
 }
