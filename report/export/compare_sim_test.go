@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/report/export"
 	"github.com/inferprobe/inferprobe/scenarios"
@@ -39,7 +40,7 @@ func simulatedRun(t *testing.T, simSeed uint64, ttft time.Duration) export.Run {
 	probe := &scenarios.Probe{Target: "sim", Arrival: scenarios.Arrival{Pattern: scenarios.ArrivalPoisson, Rate: 200},
 		Dataset: scenarios.Dataset{Synthetic: &scenarios.Synthetic{InputTokens: scenarios.Lengths{Mean: 32}, OutputTokens: scenarios.Lengths{Mean: 8}}}}
 	plan, err := finite.NewPlan(finite.Spec{Name: "run", WarmupName: "run/warmup", Probe: probe, Target: target, Seed: 42,
-		Shard: prober.Shard{Count: 1}, Limit: prober.Limit{Requests: 500}, Grace: finite.NoGrace})
+		Shard: record.Shard{Count: 1}, Limit: prober.Limit{Requests: 500}, Grace: finite.NoGrace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +130,8 @@ func syntheticRun(seed uint64, ttft time.Duration) export.Run {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	for i := range 500 {
 		at = at.Add(time.Duration(rng.ExpFloat64() * float64(10*time.Millisecond)))
-		rec := &prober.Record{Seq: uint64(i), Scheduled: at, Sent: at, InputTokens: 32, OutputTokens: 8, FirstChunkTokens: 1,
-			Outcome: prober.OutcomeOK, Status: 200}
+		rec := &record.Record{Seq: uint64(i), Scheduled: at, Sent: at, InputTokens: 32, OutputTokens: 8, FirstChunkTokens: 1,
+			Outcome: record.OutcomeOK, Status: 200}
 		next := lognormal(ttft)
 		for range 8 {
 			rec.Chunks = append(rec.Chunks, next)
