@@ -373,31 +373,38 @@ func Compare(w io.Writer, base, current Side, rules []Rule, level float64) (fail
 	return c.failed(), nil
 }
 
-// comparison compares r with its baseline at r's confidence level
-// (stats.DefaultLevel for a run summarised without intervals).
-func (r Run) comparison() (*comparison, error) {
-	level := r.confidenceLevel()
+// sides are r's baseline and r as a comparison's sides, and r's
+// confidence level (stats.DefaultLevel for a run summarised without
+// intervals); r has samples only when its baseline has, as a test needs
+// both.
+func (r Run) sides() (base, current Side, level float64, err error) {
+	level = r.confidenceLevel()
 	if level == 0 {
 		level = stats.DefaultLevel
 	}
-	current := Side{Metrics: r.Metrics()}
-	if r.Baseline.Samples != nil {
-		var err error
-		if current.Samples, err = r.Samples(); err != nil {
-			return nil, err
-		}
+	base, current = Side{Metrics: r.Baseline.Metrics, Samples: r.Baseline.Samples}, Side{Metrics: r.Metrics()}
+	if base.Samples != nil {
+		current.Samples, err = r.Samples()
 	}
-	return compare(Side{Metrics: r.Baseline.Metrics, Samples: r.Baseline.Samples}, current, r.Baseline.Rules, level)
+	return base, current, level, err
+}
+
+// comparison compares r with its Baseline.
+func (r Run) comparison() (*comparison, error) {
+	base, current, level, err := r.sides()
+	if err != nil {
+		return nil, err
+	}
+	return compare(base, current, r.Baseline.Rules, level)
 }
 
 // CompareWithBaseline is Compare of r with its Baseline.
 func (r Run) CompareWithBaseline(w io.Writer) (failed int, err error) {
-	c, err := r.comparison()
+	base, current, level, err := r.sides()
 	if err != nil {
 		return 0, err
 	}
-	c.print(w)
-	return c.failed(), nil
+	return Compare(w, base, current, r.Baseline.Rules, level)
 }
 
 func (c *comparison) failed() int {
