@@ -153,7 +153,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz FuzzReader prober/sse $(FUZZTIME)
 	GO=$(GO) .ci/fuzz FuzzDecode prober/wire $(FUZZTIME)
 	GO=$(GO) .ci/fuzz FuzzDecodeChunk prober $(FUZZTIME)
-	GO=$(GO) .ci/fuzz FuzzReadResponse prober $(FUZZTIME)
+	GO=$(GO) .ci/fuzz FuzzReadResponse prober/internal/http1 $(FUZZTIME)
 	GO=$(GO) .ci/fuzz FuzzParse scenarios $(FUZZTIME)
 	@for f in SingleTurn MultiTurn ShareGPT Mooncake WekaAgentX Azure BurstGPT; do \
 	  GO=$(GO) .ci/fuzz FuzzLoad$$f prober/dataset $(LOADER_FUZZTIME) || exit 1; done

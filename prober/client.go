@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferprobe/inferprobe/prober/internal/http1"
 	"github.com/inferprobe/inferprobe/record"
 )
 
@@ -26,11 +27,11 @@ type Client struct {
 
 	mu      sync.Mutex
 	clients map[connKey]*http.Client // one transport per connection policy
-	// h1Routes and h1Pools are the one-goroutine HTTP/1.1 path's (h1.go):
-	// a target URL's route under a policy (nil: net/http), and the
-	// connections to a server under one.
+	// h1Routes and h1Pools are the one-goroutine HTTP/1.1 client's
+	// (client_h1.go): a target URL's route under a policy (nil: net/http),
+	// and the connections to a server under one.
 	h1Routes map[h1RouteKey]*h1Route
-	h1Pools  map[h1PoolKey]*h1Pool
+	h1Pools  map[h1PoolKey]*http1.Pool
 	peers    map[string]*peer       // by target URL: its server's keep-alive (conn.go)
 	opened   map[string][]preopened // by dial address: connections opened ahead (preopen.go)
 	// toppingUp holds the dial addresses whose spare connections are being
@@ -45,7 +46,7 @@ func NewClient() *Client {
 		dial:     (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		clients:  map[connKey]*http.Client{},
 		h1Routes: map[h1RouteKey]*h1Route{},
-		h1Pools:  map[h1PoolKey]*h1Pool{},
+		h1Pools:  map[h1PoolKey]*http1.Pool{},
 		peers:    map[string]*peer{},
 		opened:   map[string][]preopened{},
 
@@ -81,11 +82,11 @@ func (c *Client) clientFor(key connKey, tlsConfig *tls.Config) *http.Client {
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         c.dialConn,
-		TLSHandshakeTimeout: tlsHandshakeTimeout,
+		TLSHandshakeTimeout: http1.TLSHandshakeTimeout,
 		TLSClientConfig:     tlsConfig,
-		MaxIdleConns:        maxIdleConns,
-		MaxIdleConnsPerHost: maxIdleConns,
-		IdleConnTimeout:     idleConnTimeout,
+		MaxIdleConns:        http1.MaxIdleConns,
+		MaxIdleConnsPerHost: http1.MaxIdleConns,
+		IdleConnTimeout:     http1.IdleConnTimeout,
 		// Go negotiates HTTP/2 over TLS only when asked to once a TLS config
 		// is given; a non-nil empty TLSNextProto turns it off.
 		ForceAttemptHTTP2: key.h2,
@@ -93,8 +94,8 @@ func (c *Client) clientFor(key connKey, tlsConfig *tls.Config) *http.Client {
 		// Compressors buffer, which would distort chunk timing: ask for
 		// identity (a compressed reply is still decoded: decodeBody).
 		DisableCompression: true,
-		ReadBufferSize:     connBufferBytes,
-		WriteBufferSize:    connBufferBytes,
+		ReadBufferSize:     http1.BufferBytes,
+		WriteBufferSize:    http1.BufferBytes,
 	}
 	if !key.h2 {
 		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
@@ -103,14 +104,6 @@ func (c *Client) clientFor(key connKey, tlsConfig *tls.Config) *http.Client {
 	c.clients[key] = hc
 	return hc
 }
-
-// connBufferBytes sizes the transport's read and write buffers, which every
-// connection holds for its life: at net/http's 4 KiB they were a fifth of a
-// worker's memory per open stream. A streamed chunk with its HTTP framing is
-// a few hundred bytes, and longer reads, header lines and writes pass
-// through or span the buffer: only a burst of queued chunks takes more read
-// calls.
-const connBufferBytes = 1 << 10
 
 // A benchmark must time the endpoint it was pointed at; following a redirect
 // would silently time another one.
