@@ -94,7 +94,7 @@ var workloadFlagGroups = [][]string{systemPromptFlags, systemFileFlags, sharedSy
 // --conversation-num, as in AIPerf: the number of entries it draws.
 func (w *workloadFlags) applyToFile(b *benchScenario, d *scenarios.Dataset, path string) error {
 	for _, g := range workloadFlagGroups[2:] {
-		if d.File.Format == scenarios.FormatRandomPool && g[0] == conversationFlags[0] {
+		if d.File.Format == dataset.FormatRandomPool && g[0] == conversationFlags[0] {
 			continue
 		}
 		if w.given(g...) {

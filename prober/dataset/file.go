@@ -85,18 +85,19 @@ type reader interface {
 	next() (record, error)
 }
 
-// openers open a reader on each format. The reader must report a bad entry
-// as a *LineError.
-var openers = map[string]func(in input, name string) (reader, error){
-	scenarios.FormatSingleTurn: newSingleTurn,
-	scenarios.FormatMultiTurn:  newMultiTurn,
-	scenarios.FormatMooncake:   newMooncake,
-	scenarios.FormatShareGPT:   newShareGPT,
-	scenarios.FormatAzure:      newAzure,
-	scenarios.FormatBurstGPT:   newBurstGPT,
-	scenarios.FormatBaseten:    newBaseten,
-	scenarios.FormatWekaAgentX: newWeka,
-	scenarios.FormatRandomPool: newSingleTurn,
+// opener opens a format's reader, which must report a bad entry as a
+// *LineError.
+type opener func(in input, name string) (reader, error)
+
+// openers holds each registered format's opener, by name.
+var openers = map[string]opener{}
+
+// registerFormat registers a file format's description, for scenarios to
+// validate against, and its opener. Each format calls it from the init of
+// its own file, format_NAME.go.
+func registerFormat(desc scenarios.FileFormat, open opener) {
+	scenarios.RegisterFormat(desc)
+	openers[desc.Name] = open
 }
 
 // fileSource streams a file's records and turns them into items, pass after
@@ -158,7 +159,7 @@ func newFileSource(cfg scenarios.File, in input, name string, text *Text, o Opti
 		rest:   seeded.New(o.Seed, o.Component+"/text"),
 		replay: cfg.Timing == scenarios.TimingReplay,
 	}
-	if cfg.Format == scenarios.FormatRandomPool {
+	if cfg.Format == FormatRandomPool {
 		s.draw = seeded.New(o.Seed, o.Component+"/pool")
 	}
 	if err := s.check(); err != nil {

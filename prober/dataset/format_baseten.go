@@ -6,8 +6,16 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/inferprobe/inferprobe/scenarios"
 	"github.com/parquet-go/parquet-go"
 )
+
+// FormatBaseten is Baseten's trace, in Parquet.
+const FormatBaseten = "baseten"
+
+func init() {
+	registerFormat(scenarios.FileFormat{Name: FormatBaseten, Timestamps: scenarios.TimestampsAlways, WallClock: true}, newBaseten)
+}
 
 // basetenRow is the part of a Baseten trace row that is replayed. Columns
 // the file lacks read as absent (nil).
