@@ -134,7 +134,7 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *record.Record
 	if !waitForSchedule(ctx, req.Scheduled) {
 		// Never sent: no send time, so no schedule lag (now is before the
 		// scheduled time, and would make it negative).
-		fail(rec, classify(ctx, context.Cause(ctx), record.ReasonTimeout), 0, fmt.Errorf("not sent: %w", context.Cause(ctx)))
+		failRecord(rec, classify(ctx, context.Cause(ctx), record.ReasonTimeout), 0, fmt.Errorf("not sent: %w", context.Cause(ctx)))
 		return rec
 	}
 
@@ -157,7 +157,7 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *record.Record
 		}()
 	}
 
-	resp, kept := c.send(ctx, t, req, rec, wrote)
+	resp, kept := c.sendHTTP(ctx, t, req, rec, wrote)
 	if resp == nil {
 		return rec
 	}
@@ -191,13 +191,13 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *record.Record
 	if resp.StatusCode != http.StatusOK {
 		snippet, _ := io.ReadAll(io.LimitReader(body, 512))
 		rec.Duration = c.now().Sub(rec.Sent)
-		fail(rec, statusReason(resp.StatusCode), resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(snippet)))
+		failRecord(rec, statusReason(resp.StatusCode), resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(snippet)))
 		return rec
 	}
 	switch {
 	case encErr != nil:
 		rec.Duration = c.now().Sub(rec.Sent)
-		fail(rec, record.ReasonProtocol, 0, encErr)
+		failRecord(rec, record.ReasonProtocol, 0, encErr)
 		return rec
 	case !t.stream:
 		readResponse(now, t, body, rec)
@@ -205,7 +205,7 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *record.Record
 		readUnstreamed(now, t, body, rec)
 	case what != streamSSE:
 		rec.Duration = c.now().Sub(rec.Sent)
-		fail(rec, record.ReasonProtocol, 0, fmt.Errorf("streaming reply is not an event stream: %s", what))
+		failRecord(rec, record.ReasonProtocol, 0, fmt.Errorf("streaming reply is not an event stream: %s", what))
 		return rec
 	default:
 		readStream(now, t, body, rec)
@@ -219,14 +219,14 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *record.Record
 	return rec
 }
 
-// send writes req to t and returns the response, or nil with the failure
+// sendHTTP writes req to t and returns the response, or nil with the failure
 // recorded in rec. A first attempt that provably never reached the server
 // (a stale keep-alive connection: see conn.go) is sent again, once, on a
 // fresh connection, and the record says so.
 // wrote is called each time the request has been written. A response on a
 // connection that may be reused while its server's keep-alive is unknown
 // comes with kept, whose peer Do tells when it has ended.
-func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *record.Record, wrote func()) (_ *http.Response, kept keptResponse) {
+func (c *Client) sendHTTP(ctx context.Context, t *Target, req *Request, rec *record.Record, wrote func()) (_ *http.Response, kept keptResponse) {
 	var conn reuse
 	phases, origin := phaseTrace{now: c.now}, record.ConnNone
 	defer func() { phases.fill(&rec.Phases, origin, rec.Sent) }()
@@ -252,7 +252,7 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *record.
 		if route == nil {
 			var err error
 			if hreq, err = newHTTPRequest(ctx, t, req); err != nil {
-				fail(rec, record.ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
+				failRecord(rec, record.ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
 				return nil, kept
 			}
 		}
@@ -298,7 +298,7 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *record.
 				err = fmt.Errorf("%w (the server closed a kept-alive connection as this request went out on it; not sent again, as it may have been received: for a server that closes after each response, set keep_alive: false, or bench --no-keep-alive)", err)
 			}
 			rec.Duration = c.now().Sub(rec.Sent)
-			fail(rec, classify(ctx, err, record.ReasonConnect), 0, err)
+			failRecord(rec, classify(ctx, err, record.ReasonConnect), 0, err)
 			return nil, kept
 		}
 		rec.ConnRetried, key.reuse, p = true, false, nil
@@ -383,7 +383,7 @@ func classify(ctx context.Context, err error, fallback record.Reason) record.Rea
 	return fallback
 }
 
-// reasonCancelled marks a request we cancelled ourselves (shutdown); fail turns
+// reasonCancelled marks a request we cancelled ourselves (shutdown); failRecord turns
 // it into the cancelled outcome rather than an error.
 const reasonCancelled record.Reason = "cancelled"
 
@@ -399,8 +399,8 @@ func statusReason(code int) record.Reason {
 	return record.ReasonProtocol // 1xx/2xx other than 200, or a 3xx we did not follow
 }
 
-// fail marks r failed with reason; the first failure wins.
-func fail(r *record.Record, reason record.Reason, status int, err error) {
+// failRecord marks r failed with reason; the first failure wins.
+func failRecord(r *record.Record, reason record.Reason, status int, err error) {
 	if r.Outcome != record.OutcomeOK {
 		return
 	}
