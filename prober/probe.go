@@ -332,7 +332,7 @@ func (p *Probe) newRequest(prompt dataset.Prompt, c cancelPlan) (*Request, error
 // enough for the bursts of real traces (the Mooncake conversation trace has
 // 28 requests at one instant), whose long prompts take milliseconds each to
 // build and would otherwise be sent late, one build after another.
-const lookahead = 64
+const lookahead = scenarios.Lookahead
 
 // planAhead plans the probe's requests in a goroutine of their own, lookahead
 // ahead of the scheduler, which takes them from r.planned in order. It

@@ -201,10 +201,10 @@ func (w *workloadFlags) apply(b *benchScenario, d *scenarios.Dataset, path strin
 // conversations, every turn counted as a request (a random_pool's entries
 // are single requests), as the bench probe will draw them.
 func (w *workloadFlags) limit(seed uint64) prober.Limit {
-	s := scenarios.Synthetic{Entries: min(max(w.poolSize(), 0), scenarios.MaxEntries)}
+	s := scenarios.Synthetic{Entries: min(max(w.poolSize(), 0), int(scenarios.EntryBound.Max))}
 	if w.multiTurn() {
 		s.Conversation = &scenarios.Conversation{Turns: scenarios.Lengths{Mean: w.turnMean, Stddev: w.turnStddev}}
 	}
-	sessions := min(max(w.conversationNum, 0), scenarios.MaxEntries)
+	sessions := min(max(w.conversationNum, 0), int(scenarios.EntryBound.Max))
 	return prober.Limit{Requests: dataset.SessionRequests(s, seed, dataset.Component(strings.TrimPrefix(benchProbe, "probes.")), sessions)}
 }
