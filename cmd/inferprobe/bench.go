@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"syscall"
 	"time"
@@ -23,7 +24,15 @@ import (
 
 // runBench runs one finite benchmark, or a sweep of them, and prints the
 // reports.
-func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, gpus *gpuFlags) int {
+func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, gpus *gpuFlags) (code int) {
+	// A bug is not a bad flag: it must not exit 2, which tells a script to
+	// fix its command line.
+	defer func() {
+		if v := recover(); v != nil {
+			fmt.Fprintf(stderr, "inferprobe bench: internal error (a bug: please report it with the command line): %v\n%s", v, debug.Stack())
+			code = exitCannotRun
+		}
+	}()
 	if f.args == nil {
 		f.args = os.Args[1:]
 	}
