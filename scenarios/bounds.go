@@ -86,15 +86,23 @@ func (b *Bound) Check(what string, v float64) error {
 	if b.Contains(v) {
 		return nil
 	}
-	return fmt.Errorf("%s %s is out of range: must be %s", what, number(v), b.Range())
+	return fmt.Errorf("%s %s is out of range: must be %s", what, b.value(v), b.Range())
 }
 
 // checkMax reports at path a value above the bound, which the field's own
 // check (of its lower end, which says what its zero means) leaves alone.
 func (b *Bound) checkMax(l *loader, path string, v float64) {
 	if v > b.Max {
-		l.errorf(path, "must be at most %s (%s: %s), not %s", b.Format(b.Max), b.Quantity, b.Range(), number(v))
+		l.errorf(path, "must be at most %s (%s: %s), not %s", b.Format(b.Max), b.Quantity, b.Range(), b.value(v))
 	}
+}
+
+// value writes v as it was given: a duration as one, a number in full.
+func (b *Bound) value(v float64) string {
+	if b.Unit == "duration" {
+		return time.Duration(v).String()
+	}
+	return number(v)
 }
 
 // number writes v in full, not in e-notation, as far as float64 holds it.

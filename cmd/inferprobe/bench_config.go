@@ -195,9 +195,6 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 	if err := parseGoodput(f.goodput, b, &p.SLO); err != nil {
 		return nil, err
 	}
-	if f.warmupRequests < 0 {
-		return nil, fmt.Errorf("--warmup-request-count %d: must be >= 0", f.warmupRequests)
-	}
 	return b, nil
 }
 

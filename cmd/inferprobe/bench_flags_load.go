@@ -54,7 +54,7 @@ func addLoadFlags(f *benchFlags, flag func(name, help string) *kingpin.FlagClaus
 	flag("fixed-schedule-start-offset", "Replay only the trace entries stamped at or after this many milliseconds; that timestamp is sent at the start.").Int64Var(&l.startOffset)
 	flag("fixed-schedule-end-offset", "Replay no trace entry stamped after this many milliseconds (one stamped exactly then is sent).").Int64Var(&l.endOffset)
 	flag("fixed-schedule-auto-offset", "Start the replay at the trace's first timestamp (the default, as in AIPerf 0.13, unless --fixed-schedule-start-offset is given).").BoolVar(&l.autoOffset)
-	flag("prompt-input-tokens-block-size", "Tokens per hash id of a trace's hash_ids (mooncake; default 512).").IntVar(&l.blockSize)
+	flag("prompt-input-tokens-block-size", "Tokens per hash id of a trace's hash_ids (mooncake; default 512).").SetValue(whole("prompt-input-tokens-block-size", &l.blockSize, &scenarios.TokenBound))
 	flag("use-legacy-max-tokens", "Send the chat output length as max_tokens instead of max_completion_tokens.").BoolVar(&l.legacyMaxTokens)
 	return l
 }
@@ -176,7 +176,7 @@ func (l *loadFlags) file(f *benchFlags, b *benchScenario, fl *scenarios.File) er
 // period, in AIPerf's terms.
 func (l *loadFlags) limits(f *benchFlags) (limit, warmup prober.Limit, grace time.Duration, err error) {
 	limit = f.limit()
-	warmup.Requests = uint64(max(f.warmupRequests, 0))
+	warmup.Requests = uint64(f.warmupRequests)
 	if l.given("warmup-duration") {
 		if warmup.Duration, err = seconds("--warmup-duration", l.warmupDuration); err != nil {
 			return
