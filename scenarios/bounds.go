@@ -197,7 +197,7 @@ const Lookahead = 64
 
 // inFlight is the most requests the arrival can have in flight: its
 // concurrency, its cap, or for an open loop without one its highest rate
-// times the longest a request may take.
+// times the longest a request may take, up to the most a cap may be.
 func (a *Arrival) inFlight(timeout time.Duration) float64 {
 	if a.Pattern == ArrivalConcurrency {
 		return max(float64(a.Concurrency), a.RampTo)
@@ -209,7 +209,7 @@ func (a *Arrival) inFlight(timeout time.Duration) float64 {
 	for _, s := range a.Series {
 		rate = max(rate, s.Rate)
 	}
-	return rate * timeout.Seconds()
+	return min(rate*timeout.Seconds(), ConcurrencyBound.Max)
 }
 
 // checkPromptMemory reports a probe or burst whose prompts would take more
@@ -225,7 +225,7 @@ func checkPromptMemory(l *loader, path string, p *Probe, targets map[string]*Tar
 		}
 	}
 	if m := p.promptMemory(time.Duration(t.Timeout)); m > PromptMemoryBound.Max {
-		l.errorf(join(path, "dataset"), "would hold about %s of prompts at once (tokens per request or session × (%d built ahead + requests in flight: %s)), more than the %s allowed (%s); lower the lengths, the turns, the concurrency or the rate",
+		l.errorf(join(path, "dataset"), "would hold about %s of prompts at once (tokens per request or session × (%d built ahead + requests in flight: %s)), more than the %s allowed (%s); lower the lengths, the turns, the concurrency or the rate, or cap the requests in flight with max_concurrency",
 			PromptMemoryBound.Format(m), Lookahead, number(math.Round(p.Arrival.inFlight(time.Duration(t.Timeout)))), PromptMemoryBound.Format(PromptMemoryBound.Max), PromptMemoryBound.Quantity)
 	}
 }
