@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -56,7 +57,7 @@ func FuzzBuild(f *testing.F) {
 			if p.Dataset.File != nil {
 				continue // files are read as they are sent; the dataset fuzzers cover them
 			}
-			probe, err := NewProbe(name, p, targets[p.Target], cfg.Global.Seed, Shard{})
+			probe, err := NewProbe(name, p, targets[p.Target], cfg.Global.Seed, record.Shard{})
 			if err != nil {
 				continue
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // panickingSource fails the way an unbounded length once did, deep inside
@@ -21,7 +22,7 @@ func (panickingSource) Next() (dataset.Item, error) {
 // stops the probe with a dataset failure, recorded once, instead of
 // ending the process that runs it.
 func TestBuildPanicStopsProbe(t *testing.T) {
-	p := newProbe(t, probeYAML(1, "{rate: 100}", ""), Shard{})
+	p := newProbe(t, probeYAML(1, "{rate: 100}", ""), record.Shard{})
 	p.source = panickingSource{}
 	rec := &recorder{}
 	done := make(chan struct{})
@@ -35,7 +36,7 @@ func TestBuildPanicStopsProbe(t *testing.T) {
 		t.Fatal("Run did not stop")
 	}
 	got := rec.bySeq()
-	if len(got) != 1 || got[0].Reason != ReasonDataset || !strings.Contains(got[0].Err, "panicked") || !strings.Contains(got[0].Err, "makeslice") {
+	if len(got) != 1 || got[0].Reason != record.ReasonDataset || !strings.Contains(got[0].Err, "panicked") || !strings.Contains(got[0].Err, "makeslice") {
 		t.Fatalf("records %+v; want one dataset failure that says the build panicked, and why", got)
 	}
 }
