@@ -70,3 +70,13 @@ func TestGracePeriodNotNegative(t *testing.T) {
 		t.Errorf("got %v; want the negative grace period refused", err)
 	}
 }
+
+// TestBenchInternalErrorExits1: a bug (here the missing worker flags) is
+// not a bad flag, so bench exits 1, never 2.
+func TestBenchInternalErrorExits1(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	f := parseBench(t, "--model", "m", "--request-count", "1", "--artifact-dir", t.TempDir(), "--no-server-metrics")
+	if code := runBench(nil, &stdout, &stderr, f, nil, nil); code != exitCannotRun || !strings.Contains(stderr.String(), "internal error") {
+		t.Errorf("exit %d, %q; want exit %d and an internal error", code, stderr.String(), exitCannotRun)
+	}
+}
