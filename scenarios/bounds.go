@@ -43,7 +43,7 @@ var (
 	// field's own check, which says what its zero means.
 	DurationBound = Bound{Quantity: "any duration", Min: 0, Max: float64(30 * 24 * time.Hour), Unit: "duration"}
 	// WorkerBound bounds the worker processes.
-	WorkerBound = Bound{Quantity: "worker processes", Min: 0, Max: 1024, Unit: "workers"}
+	WorkerBound = Bound{Quantity: "worker processes", Min: 1, Max: 1024, Unit: "workers"}
 	// PromptMemoryBound bounds the estimated memory of the prompts one
 	// probe or burst holds at once (see promptMemory).
 	PromptMemoryBound = Bound{Quantity: "estimated memory of the prompts one probe or burst holds at once", Min: 0, Max: 16 << 30, Unit: "bytes"}

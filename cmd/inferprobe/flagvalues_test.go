@@ -22,7 +22,7 @@ func TestFlagValuesRefused(t *testing.T) {
 		{[]string{"--request-count=-5"}, "--request-count -5: must be ≥ 0"},
 		{[]string{"--request-rate", "-3"}, "--request-rate -3: must be ≥ 0"},
 		{[]string{"--num-dataset-entries", "-1"}, "--num-dataset-entries -1: must be ≥ 0"},
-		{[]string{"--workers", "100000"}, "--workers 100000 is out of range: must be 0 to 1,024 workers"},
+		{[]string{"--workers", "100000"}, "--workers 100000 is out of range: must be 1 to 1,024 workers"},
 	} {
 		app, _ := benchApp()
 		args := append([]string{"bench", "--model", "m"}, tc.args...)
