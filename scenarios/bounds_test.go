@@ -27,6 +27,8 @@ func TestBoundsRefused(t *testing.T) {
 			"conversation.turns.mean: must be at most 1,000 turns"},
 		{"timeout", "    model: Qwen/Qwen3-0.6B\n", "    model: Qwen/Qwen3-0.6B\n    timeout: 10000h\n",
 			"targets.qwen.timeout: must be at most 720h0m0s (any duration: 0s to 720h0m0s), not 10000h0m0s"},
+		{"min_tokens", "arrival: {rate: 0.2}", "arrival: {rate: 0.2}\n    params: {min_tokens: 99999999}",
+			"probes.steady.params.min_tokens: must be at most 1,048,576 tokens"},
 		{"workers", "targets:", "global: {workers: 100000}\ntargets:", "global.workers: must be at most 1,024 workers (worker processes: 1 to 1,024 workers), not 100000"},
 		{"memory", "arrival: {rate: 0.2}", "arrival: {pattern: concurrency, concurrency: 100000}\n    dataset: {synthetic: {input_tokens: {mean: 1000000}}}",
 			"probes.steady.dataset: would hold about"},

@@ -196,6 +196,8 @@ func (p *Probe) checkParams(l *loader, path string) {
 		case "min_tokens":
 			if !isWholeNonNegative(v) {
 				l.errorf(kp, "must be a whole number >= 0, e.g. min_tokens: %d", defaultOutputTokens)
+			} else if n, ok := v.(int); ok {
+				TokenBound.checkMax(l, kp, float64(n))
 			}
 		case "ignore_eos":
 			if _, ok := v.(bool); !ok {
