@@ -97,12 +97,16 @@ func (b *Bound) checkMax(l *loader, path string, v float64) {
 	}
 }
 
-// value writes v as it was given: a duration as one, a number in full.
+// value writes v as it was given: a duration as one (in seconds past what
+// a time.Duration holds), a number in full.
 func (b *Bound) value(v float64) string {
-	if b.Unit == "duration" {
+	switch {
+	case b.Unit != "duration":
+		return number(v)
+	case math.Abs(v) < math.MaxInt64:
 		return time.Duration(v).String()
 	}
-	return number(v)
+	return number(v/float64(time.Second)) + "s"
 }
 
 // number writes v in full, not in e-notation, as far as float64 holds it.

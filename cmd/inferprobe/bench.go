@@ -10,7 +10,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"syscall"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -53,11 +52,10 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if *f.set["request-count"] && f.requestCount < 1 {
 		return usage("--request-count %d: must be at least 1", f.requestCount)
 	}
-	if *f.set["benchmark-duration"] && !(f.duration > 0) {
-		return usage("--benchmark-duration %g: must be a number of seconds > 0", f.duration)
-	}
-	if err := scenarios.DurationBound.Check("--benchmark-duration", f.duration*float64(time.Second)); err != nil {
-		return usage("%v", err)
+	if *f.set["benchmark-duration"] {
+		if _, err := seconds("--benchmark-duration", f.duration); err != nil {
+			return usage("%v", err)
+		}
 	}
 	if *f.set["failed-request-threshold"] && !(f.failedThreshold >= 0 && f.failedThreshold <= 1) {
 		return usage("--failed-request-threshold %g: must be a fraction from 0 to 1 (0.1 ends the run once more than 10%% of requests failed)", f.failedThreshold)

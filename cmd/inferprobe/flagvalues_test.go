@@ -47,6 +47,8 @@ func TestBenchSizesRefused(t *testing.T) {
 		{[]string{"--synthetic-input-tokens-mean", "1e12"}, []string{"--synthetic-input-tokens-mean", "1 to 1,048,576 tokens"}},
 		{[]string{"--output-tokens-mean", "1e20"}, []string{"--output-tokens-mean", "1 to 1,048,576 tokens"}},
 		{[]string{"--benchmark-duration", "1e9"}, []string{"--benchmark-duration 277777h46m40s is out of range: must be 0s to 720h0m0s"}},
+		{[]string{"--request-timeout-seconds", "1e12"}, []string{"--request-timeout-seconds 1000000000000s is out of range: must be 0s to 720h0m0s"}},
+		{[]string{"--benchmark-duration", "10", "--benchmark-grace-period", "1e9"}, []string{"--benchmark-grace-period \"1e9\": want a number of seconds, 0s to 720h0m0s, or inf"}},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := runBench(nil, &stdout, &stderr, parseBench(t, append([]string{"--model", "m"}, tc.args...)...), nil, nil)
