@@ -135,8 +135,8 @@ func thousands(v float64) string {
 
 var durationType = reflect.TypeFor[Duration]()
 
-// checkDurations reports every duration under v above DurationBound, so
-// that a field added later is bounded too.
+// checkDurations reports every duration written under v above
+// DurationBound, so that a field added later is bounded too.
 func checkDurations(l *loader, path string, v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -161,7 +161,9 @@ func checkDurations(l *loader, path string, v reflect.Value) {
 			checkDurations(l, join(path, name), v.Field(i))
 		}
 	case reflect.Int64:
-		if v.Type() == durationType {
+		// A default that follows another field (a burst's max.duration) is
+		// reported there, where it was written.
+		if v.Type() == durationType && l.written(path) {
 			DurationBound.checkMax(l, path, float64(v.Int()))
 		}
 	}
