@@ -36,13 +36,14 @@ var layers = map[string][]string{
 	"collector/gpu":     {},
 
 	// The request path: plans, datasets, the HTTP client, the workers.
-	"prober/seeded":  {},
-	"prober/sse":     {},
-	"prober/arrival": {"scenarios"},
-	"prober/dataset": {"prober/seeded", "scenarios", "tokenizer", parquet},
-	"prober":         {"prober/arrival", "prober/dataset", "prober/seeded", "prober/sse", "record", "scenarios", "tokenizer"},
-	"prober/wire":    {"prober", "record", "scenarios"},
-	"prober/pool":    {"prober", "prober/wire", "record"},
+	"prober/seeded":         {},
+	"prober/sse":            {},
+	"prober/internal/http1": {},
+	"prober/arrival":        {"scenarios"},
+	"prober/dataset":        {"prober/seeded", "scenarios", "tokenizer", parquet},
+	"prober":                {"prober/arrival", "prober/dataset", "prober/internal/http1", "prober/seeded", "prober/sse", "record", "scenarios", "tokenizer"},
+	"prober/wire":           {"prober", "record", "scenarios"},
+	"prober/pool":           {"prober", "prober/wire", "record"},
 
 	// Readers of records.
 	"report":        {"record", "scenarios", "stats"},

@@ -197,6 +197,9 @@ func (d *Daemon) Reload() error {
 	d.self.ReloadTimestamp.Set(float64(d.loaded.Unix()))
 	d.self.Probes.Set(float64(len(d.probes)))
 	d.logger.Info("configuration loaded", "probes", len(d.probes), "targets", len(cfg.Targets))
+	for _, w := range cfg.AlertRateWarnings() {
+		d.logger.Warn("probe rate too low for the shipped alerts", "warning", w)
+	}
 	return nil
 }
 

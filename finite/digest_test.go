@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -33,7 +34,7 @@ func TestDigestUnchanged(t *testing.T) {
 			scenarios.Arrival{Pattern: scenarios.ArrivalPoisson, Rate: 2000},
 			"1699edb1709629b88c0337ca392e6a0a53d0025b059e9a56cce22b495dfe9933"},
 		{"mooncake replay",
-			scenarios.Dataset{File: &scenarios.File{Path: trace, Format: scenarios.FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 100, BlockSize: 8}},
+			scenarios.Dataset{File: &scenarios.File{Path: trace, Format: dataset.FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 100, BlockSize: 8}},
 			scenarios.Arrival{},
 			"06663ce0a39e7b2e786009b5ad5e1c5c0c05624a1d43a87070bf20db0cb53355"},
 	} {

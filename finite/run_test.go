@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
@@ -79,7 +80,7 @@ func TestDefaultLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := spec(t, nil)
-	s.Probe.Dataset = scenarios.Dataset{File: &scenarios.File{Path: file, Format: scenarios.FormatSingleTurn, Timing: scenarios.TimingArrival, BlockSize: 1, Speedup: 1}}
+	s.Probe.Dataset = scenarios.Dataset{File: &scenarios.File{Path: file, Format: dataset.FormatSingleTurn, Timing: scenarios.TimingArrival, BlockSize: 1, Speedup: 1}}
 	if p, err = NewPlan(s); err != nil {
 		t.Fatal(err)
 	}

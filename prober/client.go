@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferprobe/inferprobe/prober/internal/http1"
 	"github.com/inferprobe/inferprobe/record"
 )
 
@@ -26,11 +27,11 @@ type Client struct {
 
 	mu      sync.Mutex
 	clients map[connKey]*http.Client // one transport per connection policy
-	// h1Routes and h1Pools are the one-goroutine HTTP/1.1 path's (h1.go):
-	// a target URL's route under a policy (nil: net/http), and the
-	// connections to a server under one.
+	// h1Routes and h1Pools are the one-goroutine HTTP/1.1 client's
+	// (client_h1.go): a target URL's route under a policy (nil: net/http),
+	// and the connections to a server under one.
 	h1Routes map[h1RouteKey]*h1Route
-	h1Pools  map[h1PoolKey]*h1Pool
+	h1Pools  map[h1PoolKey]*http1.Pool
 	peers    map[string]*peer       // by target URL: its server's keep-alive (conn.go)
 	opened   map[string][]preopened // by dial address: connections opened ahead (preopen.go)
 	// toppingUp holds the dial addresses whose spare connections are being
@@ -45,7 +46,7 @@ func NewClient() *Client {
 		dial:     (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		clients:  map[connKey]*http.Client{},
 		h1Routes: map[h1RouteKey]*h1Route{},
-		h1Pools:  map[h1PoolKey]*h1Pool{},
+		h1Pools:  map[h1PoolKey]*http1.Pool{},
 		peers:    map[string]*peer{},
 		opened:   map[string][]preopened{},
 
@@ -81,11 +82,11 @@ func (c *Client) clientFor(key connKey, tlsConfig *tls.Config) *http.Client {
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         c.dialConn,
-		TLSHandshakeTimeout: tlsHandshakeTimeout,
+		TLSHandshakeTimeout: http1.TLSHandshakeTimeout,
 		TLSClientConfig:     tlsConfig,
-		MaxIdleConns:        maxIdleConns,
-		MaxIdleConnsPerHost: maxIdleConns,
-		IdleConnTimeout:     idleConnTimeout,
+		MaxIdleConns:        http1.MaxIdleConns,
+		MaxIdleConnsPerHost: http1.MaxIdleConns,
+		IdleConnTimeout:     http1.IdleConnTimeout,
 		// Go negotiates HTTP/2 over TLS only when asked to once a TLS config
 		// is given; a non-nil empty TLSNextProto turns it off.
 		ForceAttemptHTTP2: key.h2,
@@ -93,8 +94,8 @@ func (c *Client) clientFor(key connKey, tlsConfig *tls.Config) *http.Client {
 		// Compressors buffer, which would distort chunk timing: ask for
 		// identity (a compressed reply is still decoded: decodeBody).
 		DisableCompression: true,
-		ReadBufferSize:     connBufferBytes,
-		WriteBufferSize:    connBufferBytes,
+		ReadBufferSize:     http1.BufferBytes,
+		WriteBufferSize:    http1.BufferBytes,
 	}
 	if !key.h2 {
 		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
@@ -103,14 +104,6 @@ func (c *Client) clientFor(key connKey, tlsConfig *tls.Config) *http.Client {
 	c.clients[key] = hc
 	return hc
 }
-
-// connBufferBytes sizes the transport's read and write buffers, which every
-// connection holds for its life: at net/http's 4 KiB they were a fifth of a
-// worker's memory per open stream. A streamed chunk with its HTTP framing is
-// a few hundred bytes, and longer reads, header lines and writes pass
-// through or span the buffer: only a burst of queued chunks takes more read
-// calls.
-const connBufferBytes = 1 << 10
 
 // A benchmark must time the endpoint it was pointed at; following a redirect
 // would silently time another one.
@@ -141,7 +134,7 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *record.Record
 	if !waitForSchedule(ctx, req.Scheduled) {
 		// Never sent: no send time, so no schedule lag (now is before the
 		// scheduled time, and would make it negative).
-		fail(rec, classify(ctx, context.Cause(ctx), record.ReasonTimeout), 0, fmt.Errorf("not sent: %w", context.Cause(ctx)))
+		failRecord(rec, classify(ctx, context.Cause(ctx), record.ReasonTimeout), 0, fmt.Errorf("not sent: %w", context.Cause(ctx)))
 		return rec
 	}
 
@@ -164,7 +157,7 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *record.Record
 		}()
 	}
 
-	resp, kept := c.send(ctx, t, req, rec, wrote)
+	resp, kept := c.sendHTTP(ctx, t, req, rec, wrote)
 	if resp == nil {
 		return rec
 	}
@@ -198,13 +191,13 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *record.Record
 	if resp.StatusCode != http.StatusOK {
 		snippet, _ := io.ReadAll(io.LimitReader(body, 512))
 		rec.Duration = c.now().Sub(rec.Sent)
-		fail(rec, statusReason(resp.StatusCode), resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(snippet)))
+		failRecord(rec, statusReason(resp.StatusCode), resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(snippet)))
 		return rec
 	}
 	switch {
 	case encErr != nil:
 		rec.Duration = c.now().Sub(rec.Sent)
-		fail(rec, record.ReasonProtocol, 0, encErr)
+		failRecord(rec, record.ReasonProtocol, 0, encErr)
 		return rec
 	case !t.stream:
 		readResponse(now, t, body, rec)
@@ -212,7 +205,7 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *record.Record
 		readUnstreamed(now, t, body, rec)
 	case what != streamSSE:
 		rec.Duration = c.now().Sub(rec.Sent)
-		fail(rec, record.ReasonProtocol, 0, fmt.Errorf("streaming reply is not an event stream: %s", what))
+		failRecord(rec, record.ReasonProtocol, 0, fmt.Errorf("streaming reply is not an event stream: %s", what))
 		return rec
 	default:
 		readStream(now, t, body, rec)
@@ -226,14 +219,14 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *record.Record
 	return rec
 }
 
-// send writes req to t and returns the response, or nil with the failure
+// sendHTTP writes req to t and returns the response, or nil with the failure
 // recorded in rec. A first attempt that provably never reached the server
 // (a stale keep-alive connection: see conn.go) is sent again, once, on a
 // fresh connection, and the record says so.
 // wrote is called each time the request has been written. A response on a
 // connection that may be reused while its server's keep-alive is unknown
 // comes with kept, whose peer Do tells when it has ended.
-func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *record.Record, wrote func()) (_ *http.Response, kept keptResponse) {
+func (c *Client) sendHTTP(ctx context.Context, t *Target, req *Request, rec *record.Record, wrote func()) (_ *http.Response, kept keptResponse) {
 	var conn reuse
 	phases, origin := phaseTrace{now: c.now}, record.ConnNone
 	defer func() { phases.fill(&rec.Phases, origin, rec.Sent) }()
@@ -259,7 +252,7 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *record.
 		if route == nil {
 			var err error
 			if hreq, err = newHTTPRequest(ctx, t, req); err != nil {
-				fail(rec, record.ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
+				failRecord(rec, record.ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
 				return nil, kept
 			}
 		}
@@ -305,7 +298,7 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *record.
 				err = fmt.Errorf("%w (the server closed a kept-alive connection as this request went out on it; not sent again, as it may have been received: for a server that closes after each response, set keep_alive: false, or bench --no-keep-alive)", err)
 			}
 			rec.Duration = c.now().Sub(rec.Sent)
-			fail(rec, classify(ctx, err, record.ReasonConnect), 0, err)
+			failRecord(rec, classify(ctx, err, record.ReasonConnect), 0, err)
 			return nil, kept
 		}
 		rec.ConnRetried, key.reuse, p = true, false, nil
@@ -390,7 +383,7 @@ func classify(ctx context.Context, err error, fallback record.Reason) record.Rea
 	return fallback
 }
 
-// reasonCancelled marks a request we cancelled ourselves (shutdown); fail turns
+// reasonCancelled marks a request we cancelled ourselves (shutdown); failRecord turns
 // it into the cancelled outcome rather than an error.
 const reasonCancelled record.Reason = "cancelled"
 
@@ -406,8 +399,8 @@ func statusReason(code int) record.Reason {
 	return record.ReasonProtocol // 1xx/2xx other than 200, or a 3xx we did not follow
 }
 
-// fail marks r failed with reason; the first failure wins.
-func fail(r *record.Record, reason record.Reason, status int, err error) {
+// failRecord marks r failed with reason; the first failure wins.
+func failRecord(r *record.Record, reason record.Reason, status int, err error) {
 	if r.Outcome != record.OutcomeOK {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/prober/internal/http1"
 	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
@@ -238,8 +239,8 @@ func mustJSON(v any) string {
 // long event or a long prompt: each must still pass whole, across reads and
 // writes.
 func TestLongerThanConnBuffers(t *testing.T) {
-	long := strings.Repeat("x", 3*connBufferBytes)
-	prompt := strings.Repeat("word ", 2*connBufferBytes)
+	long := strings.Repeat("x", 3*http1.BufferBytes)
+	prompt := strings.Repeat("word ", 2*http1.BufferBytes)
 	var gotPrompt string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
@@ -256,7 +257,7 @@ func TestLongerThanConnBuffers(t *testing.T) {
 	}))
 	defer srv.Close()
 	tg := testTarget(t, srv.URL+"/v1/", nil)
-	req, err := NewRequest(tg, dataset.Prompt{Text: prompt, InputTokens: 2 * connBufferBytes, OutputTokens: 2}, nil)
+	req, err := NewRequest(tg, dataset.Prompt{Text: prompt, InputTokens: 2 * http1.BufferBytes, OutputTokens: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

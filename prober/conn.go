@@ -52,7 +52,7 @@ type trackedConn struct {
 	ackedAtEnd atomic.Int64
 	sawEOF     atomic.Bool
 	// read counts the bytes read, against the system's count of those
-	// received (the one-goroutine path's idle check: h1Pool.take).
+	// received (IdleState).
 	read atomic.Int64
 	// watch is the server whose keep-alive this connection tests (peer):
 	// set on the first connection that carried a whole response to it.
@@ -113,6 +113,17 @@ func (c *trackedConn) noteEnd() {
 	if st, ok := c.tcp(); ok {
 		c.ackedAtEnd.CompareAndSwap(-1, st.ackedBytes)
 	}
+}
+
+// IdleState is what the one-goroutine HTTP/1.1 client asks of an idle
+// connection before it sends on it (http1.Conn).
+func (c *trackedConn) IdleState() (unread int64, peerClosed, ok bool) {
+	st, ok := c.tcp()
+	unread = st.received - c.read.Load()
+	if st.peerClosed {
+		unread-- // the FIN counts as one received
+	}
+	return unread, st.peerClosed, ok
 }
 
 func (c *trackedConn) tcp() (tcpState, bool) {

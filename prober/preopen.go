@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/inferprobe/inferprobe/prober/internal/http1"
 )
 
 // Connections opened ahead. A probe's first requests would each dial their
@@ -110,25 +112,21 @@ func preopenAddr(t *Target) (string, bool) {
 	if proxy, err := http.ProxyFromEnvironment(&http.Request{URL: u}); proxy != nil || err != nil {
 		return "", false
 	}
-	return dialAddr(u), true
+	return http1.DialAddr(u), true
 }
 
-// dialAddr is the address dialled for u: its host and port, or the
-// scheme's port.
-func dialAddr(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-	}
-	return net.JoinHostPort(u.Hostname(), port)
-}
-
-// dialConn is the transports' dial: a connection opened ahead to addr that
-// is still open, or a new one; either is tracked (conn.go).
+// dialConn is the net/http transports' dial (dialTracked).
 func (c *Client) dialConn(ctx context.Context, network, addr string) (net.Conn, error) {
+	conn, err := c.dialTracked(ctx, network, addr)
+	if err != nil {
+		return nil, err // not a nil *trackedConn in a non-nil net.Conn
+	}
+	return conn, nil
+}
+
+// dialTracked is the transports' dial: a connection opened ahead to addr
+// that is still open, or a new one; either is tracked (conn.go).
+func (c *Client) dialTracked(ctx context.Context, network, addr string) (*trackedConn, error) {
 	if conn := c.takeOpened(addr); conn != nil {
 		return conn, nil
 	}

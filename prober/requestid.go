@@ -35,7 +35,7 @@ func (t *Target) setIDHeaders(h http.Header, id record.RequestID) {
 }
 
 // appendIDHeaders appends id's header lines, those of them the target
-// sends, as the one-goroutine path writes a request (h1.go).
+// sends, as the one-goroutine HTTP/1.1 client writes a request (client_h1.go).
 func (t *Target) appendIDHeaders(b []byte, id record.RequestID) []byte {
 	if t.sendRequestID {
 		b = append(b, RequestIDHeader+": "...)

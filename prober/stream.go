@@ -48,19 +48,19 @@ func readStream(now func() time.Time, t *Target, body io.Reader, rec *record.Rec
 			case err == io.EOF && finished:
 				// Some servers end with finish_reason and no [DONE]; nothing is missing.
 			case err == io.EOF || errors.Is(err, sse.ErrIncomplete):
-				fail(rec, record.ReasonTruncated, 0, errors.New("stream ended before [DONE]"))
+				failRecord(rec, record.ReasonTruncated, 0, errors.New("stream ended before [DONE]"))
 			case errors.Is(err, sse.ErrTooLarge):
-				fail(rec, record.ReasonProtocol, 0, fmt.Errorf("SSE event larger than %d bytes", maxEventBytes))
+				failRecord(rec, record.ReasonProtocol, 0, fmt.Errorf("SSE event larger than %d bytes", maxEventBytes))
 			case errors.Is(err, errUndecodable):
-				fail(rec, record.ReasonProtocol, 0, err)
+				failRecord(rec, record.ReasonProtocol, 0, err)
 			default:
-				fail(rec, record.ReasonTruncated, 0, fmt.Errorf("reading stream: %w", err))
+				failRecord(rec, record.ReasonTruncated, 0, fmt.Errorf("reading stream: %w", err))
 			}
 			return
 		}
 		if string(ev.Type) == "error" {
 			rec.Duration = ev.At.Sub(rec.Sent)
-			fail(rec, record.ReasonServerErrorEvent, 0, fmt.Errorf("error event: %s", clip(ev.Data)))
+			failRecord(rec, record.ReasonServerErrorEvent, 0, fmt.Errorf("error event: %s", clip(ev.Data)))
 			return
 		}
 		if bytes.Equal(bytes.TrimSpace(ev.Data), doneMarker) {
@@ -70,12 +70,12 @@ func readStream(now func() time.Time, t *Target, body io.Reader, rec *record.Rec
 		}
 		if c, err = t.codec.event(ev, &st); err != nil {
 			rec.Duration = ev.At.Sub(rec.Sent)
-			fail(rec, record.ReasonProtocol, 0, fmt.Errorf("decoding chunk %s: %w", clip(ev.Data), err))
+			failRecord(rec, record.ReasonProtocol, 0, fmt.Errorf("decoding chunk %s: %w", clip(ev.Data), err))
 			return
 		}
 		if hasError(c.errValue) {
 			rec.Duration = ev.At.Sub(rec.Sent)
-			fail(rec, record.ReasonServerErrorEvent, 0, fmt.Errorf("error in stream: %s", clip(c.errValue)))
+			failRecord(rec, record.ReasonServerErrorEvent, 0, fmt.Errorf("error in stream: %s", clip(c.errValue)))
 			return
 		}
 		if c.output || c.reasoning {
@@ -174,24 +174,24 @@ func readResponse(now func() time.Time, t *Target, body io.Reader, rec *record.R
 	rec.Duration = now().Sub(rec.Sent)
 	switch {
 	case errors.Is(err, errUndecodable):
-		fail(rec, record.ReasonProtocol, 0, err)
+		failRecord(rec, record.ReasonProtocol, 0, err)
 		return
 	case err != nil:
-		fail(rec, record.ReasonTruncated, 0, fmt.Errorf("reading response: %w", err))
+		failRecord(rec, record.ReasonTruncated, 0, fmt.Errorf("reading response: %w", err))
 		return
 	}
 	if len(data) > maxResponseBytes {
-		fail(rec, record.ReasonProtocol, 0, fmt.Errorf("response larger than %d bytes", maxResponseBytes))
+		failRecord(rec, record.ReasonProtocol, 0, fmt.Errorf("response larger than %d bytes", maxResponseBytes))
 		return
 	}
 	var info chunkInfo
 	var text []byte
 	if err := t.codec.reply(data, &info, &text); err != nil {
-		fail(rec, record.ReasonProtocol, 0, fmt.Errorf("decoding response %s: %w", clip(data), err))
+		failRecord(rec, record.ReasonProtocol, 0, fmt.Errorf("decoding response %s: %w", clip(data), err))
 		return
 	}
 	if hasError(info.errValue) {
-		fail(rec, record.ReasonServerErrorEvent, 0, fmt.Errorf("error in response: %s", clip(info.errValue)))
+		failRecord(rec, record.ReasonServerErrorEvent, 0, fmt.Errorf("error in response: %s", clip(info.errValue)))
 		return
 	}
 	var tc tokenCount
@@ -208,7 +208,7 @@ func readResponse(now func() time.Time, t *Target, body io.Reader, rec *record.R
 func readUnstreamed(now func() time.Time, t *Target, body io.Reader, rec *record.Record) {
 	readResponse(now, t, body, rec)
 	rec.OutputTokens, rec.TokenSource = 0, record.TokensFromUsage
-	fail(rec, record.ReasonProtocol, 0, errors.New(`streaming was asked for but the reply is one JSON body (did the server or a proxy ignore "stream": true?)`))
+	failRecord(rec, record.ReasonProtocol, 0, errors.New(`streaming was asked for but the reply is one JSON body (did the server or a proxy ignore "stream": true?)`))
 }
 
 func hasError(raw json.RawMessage) bool {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -18,23 +17,6 @@ type Prompts struct {
 	// OutputTokens is sent as max_tokens. Default mean 64, stddev 0.
 	OutputTokens Lengths `yaml:"output_tokens"`
 }
-
-// File formats a dataset file may have.
-const (
-	FormatSingleTurn = "single_turn"
-	FormatMultiTurn  = "multi_turn"
-	FormatShareGPT   = "sharegpt"
-	FormatMooncake   = "mooncake"
-	FormatBaseten    = "baseten"
-	FormatWekaAgentX = "weka_agentx"
-	FormatAzure      = "azure"
-	FormatBurstGPT   = "burstgpt"
-	FormatRandomPool = "random_pool"
-)
-
-// Formats lists the file formats, for messages.
-var Formats = []string{FormatSingleTurn, FormatMultiTurn, FormatShareGPT, FormatMooncake,
-	FormatBaseten, FormatWekaAgentX, FormatAzure, FormatBurstGPT, FormatRandomPool}
 
 // Timings of a dataset file.
 const (
@@ -51,37 +33,17 @@ type File struct {
 	// Path is the file; a relative path is relative to the scenario file's
 	// directory, and Load rewrites it to the resolved path. Required.
 	Path string `yaml:"path"`
-	// Format is one of:
-	//   single_turn  JSONL, one request a line: {"text" or "texts", "output_length",
-	//                "timestamp" (ms) or "delay" (ms), "session_id"}
-	//   multi_turn   JSONL, one session a line: {"session_id", "turns": [single_turn
-	//                objects, with "role" user or assistant]}; each user turn is sent
-	//                with the history before it, "delay" (think time) after the
-	//                previous turn of the session ended
-	//   sharegpt     JSON array [{"id", "conversations": [{"from": "human"|"gpt",
-	//                "value"}]}]: the first human turn is the prompt, the gpt answer's
-	//                length (in words) its output length
-	//   mooncake     JSONL {"timestamp" (ms), "input_length", "output_length",
-	//                "hash_ids", "session_id"}; also "text_input" instead of lengths
-	//   baseten      Parquet with timestamp_start_unix_ms, prompt, input_tokens,
-	//                output_tokens, and optionally provided_session_id, total_hashes,
-	//                block_size, request_canceled
-	//   weka_agentx  JSON trace object(s) {"id", "block_size", "requests": [{"t" (s),
-	//                "in", "out", "hash_ids", "think_time"} or {"type": "subagent",
-	//                "agent_id", "requests": [...]}]}
-	//   azure        CSV TIMESTAMP,ContextTokens,GeneratedTokens (Azure LLM inference trace)
-	//   burstgpt     CSV Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type
-	//   random_pool  single_turn JSONL whose entries are drawn at random (seeded),
-	//                with replacement, instead of in order; held in memory
-	// Required.
+	// Format is the name of a file format: prober/dataset declares each in
+	// a file of its own, and docs/configuration.md#file-formats describes
+	// them. Required.
 	Format string `yaml:"format"`
 	// Timing is replay (send at the file's timestamps, divided by speedup, on
 	// one timeline from the probe's start) or arrival (ignore them and send at
 	// the probe's arrival process). A never-ending probe replays the file again
 	// and again, each pass starting one mean gap after the last request of the
-	// one before. Default replay for the trace formats (mooncake, baseten,
-	// weka_agentx, azure, burstgpt), arrival for the others. sharegpt and
-	// random_pool have no timestamps to keep, so they are arrival only; multi_turn replays the timestamp of
+	// one before. Default replay for the trace formats, whose entries always
+	// carry timestamps (TimestampsAlways), arrival for the others; formats
+	// without timestamps are arrival only. multi_turn replays the timestamp of
 	// each session's first turn. Think times (multi_turn delays) are divided
 	// by speedup too.
 	Timing string `yaml:"timing"`
@@ -135,12 +97,6 @@ func (d *Dataset) Replays() bool { return d.File != nil && d.File.Timing == Timi
 // defaultBlockSize is the tokens per hash id of the Mooncake traces.
 const defaultBlockSize = 512
 
-// timedFormats carry timestamps, so they default to replay.
-var timedFormats = []string{FormatMooncake, FormatBaseten, FormatWekaAgentX, FormatAzure, FormatBurstGPT}
-
-// untimedFormats have no timestamps to replay.
-var untimedFormats = []string{FormatShareGPT, FormatRandomPool}
-
 func (d *Dataset) setDefaults(written func(field string) bool) {
 	if !written("dataset") {
 		d.Synthetic = &Synthetic{}
@@ -159,7 +115,7 @@ func (d *Dataset) setDefaults(written func(field string) bool) {
 	if f := d.File; f != nil {
 		if !written("dataset.file.timing") {
 			f.Timing = TimingArrival
-			if slices.Contains(timedFormats, f.Format) {
+			if ff, _ := LookupFormat(f.Format); ff.Timestamps == TimestampsAlways {
 				f.Timing = TimingReplay
 			}
 		}
@@ -197,8 +153,8 @@ func (d *Dataset) validate(l *loader, path string) {
 		l.errorf(path, "sets %s; keep exactly one source", strings.Join(set, " and "))
 	}
 	if s := d.Synthetic; s != nil {
-		s.InputTokens.validate(l, join(path, "synthetic.input_tokens"), defaultInputTokens)
-		s.OutputTokens.validate(l, join(path, "synthetic.output_tokens"), defaultOutputTokens)
+		s.InputTokens.validate(l, join(path, "synthetic.input_tokens"), defaultInputTokens, &TokenBound)
+		s.OutputTokens.validate(l, join(path, "synthetic.output_tokens"), defaultOutputTokens, &TokenBound)
 		s.validateWorkload(l, join(path, "synthetic"), l.written(join(path, "system_prompt")))
 	}
 	if p := d.Prompts; p != nil {
@@ -222,12 +178,13 @@ func (p *Prompts) validate(l *loader, path string) {
 			l.errorf(fmt.Sprintf("%s[%d]", join(path, "texts"), i), "is empty; remove it or write the prompt")
 		}
 	}
-	p.OutputTokens.validate(l, join(path, "output_tokens"), defaultOutputTokens)
+	p.OutputTokens.validate(l, join(path, "output_tokens"), defaultOutputTokens, &TokenBound)
 }
 
 func (f *File) validate(l *loader, path string) {
-	if !slices.Contains(Formats, f.Format) {
-		l.errorf(join(path, "format"), "must be one of %s, not %q", strings.Join(Formats, ", "), f.Format)
+	format, known := LookupFormat(f.Format)
+	if !known {
+		l.errorf(join(path, "format"), "must be one of %s, not %q", strings.Join(FormatNames(), ", "), f.Format)
 	}
 	switch f.Timing {
 	case TimingArrival:
@@ -237,13 +194,13 @@ func (f *File) validate(l *loader, path string) {
 			}
 		}
 	case TimingReplay:
-		if slices.Contains(untimedFormats, f.Format) {
+		if format.Timestamps == TimestampsNever {
 			l.errorf(join(path, "timing"), "%s files have no timestamps to replay; write timing: %s", f.Format, TimingArrival)
 		}
 		if !(f.Speedup > 0) || math.IsInf(f.Speedup, 1) {
 			l.errorf(join(path, "speedup"), "must be > 0 (10 replays the file ten times faster), not %v", f.Speedup)
 		}
-		f.validateWindow(l, path)
+		f.validateWindow(l, path, format)
 	default:
 		l.errorf(join(path, "timing"), "must be %s (the file's timestamps) or %s (the probe's arrival process), not %q",
 			TimingReplay, TimingArrival, f.Timing)
@@ -251,6 +208,7 @@ func (f *File) validate(l *loader, path string) {
 	if f.BlockSize < 1 {
 		l.errorf(join(path, "block_size"), "must be >= 1 (tokens per hash id), e.g. block_size: %d", defaultBlockSize)
 	}
+	TokenBound.checkMax(l, join(path, "block_size"), float64(f.BlockSize))
 	fp := join(path, "path")
 	if f.Path == "" {
 		l.errorf(fp, "is required: the dataset file, e.g. path: ./conversations.jsonl")
@@ -288,12 +246,8 @@ func (c *Cancel) validate(l *loader, path string) {
 	}
 }
 
-// wallClockFormats have timestamps that are times of day, not offsets from
-// a start.
-var wallClockFormats = []string{FormatBaseten, FormatAzure}
-
 // validateWindow checks the replayed window and its time 0.
-func (f *File) validateWindow(l *loader, path string) {
+func (f *File) validateWindow(l *loader, path string, format FileFormat) {
 	written := l.under(path)
 	if f.StartOffset < 0 {
 		l.errorf(join(path, "start_offset"), "must be >= 0 (the file's timestamp the replay starts at), not %s", f.StartOffset)
@@ -311,7 +265,7 @@ func (f *File) validateWindow(l *loader, path string) {
 	switch {
 	case f.StartOffset > 0:
 		l.errorf(join(path, "absolute_timestamps"), "cannot be used with start_offset, which makes that timestamp time 0; keep one")
-	case slices.Contains(wallClockFormats, f.Format):
+	case format.WallClock:
 		l.errorf(join(path, "absolute_timestamps"), "%s timestamps are wall-clock times, not offsets from a start; remove absolute_timestamps", f.Format)
 	}
 }

@@ -30,11 +30,11 @@ func TestDatasetDefaults(t *testing.T) {
 		want                   File
 	}{
 		{"trace replays", "", "{file: {path: trace.jsonl, format: mooncake}}",
-			File{Format: FormatMooncake, Timing: TimingReplay, Speedup: 1, BlockSize: 512}},
+			File{Format: "mooncake", Timing: TimingReplay, Speedup: 1, BlockSize: 512}},
 		{"jsonl follows arrival", "{rate: 1}", "{file: {path: trace.jsonl, format: single_turn}}",
-			File{Format: FormatSingleTurn, Timing: TimingArrival, Speedup: 1, BlockSize: 512}},
+			File{Format: "single_turn", Timing: TimingArrival, Speedup: 1, BlockSize: 512}},
 		{"written values", "{max_concurrency: 4}", "{file: {path: trace.jsonl, format: azure, speedup: 10, block_size: 16}}",
-			File{Format: FormatAzure, Timing: TimingReplay, Speedup: 10, BlockSize: 16}},
+			File{Format: "azure", Timing: TimingReplay, Speedup: 10, BlockSize: 16}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, cfg, err := datasetScenario(t, tc.arrival, tc.dataset)
@@ -61,7 +61,7 @@ func TestDatasetErrors(t *testing.T) {
 		{"no path", "", "{file: {format: mooncake}}", "probes.p.dataset.file.path: is required: the dataset file, e.g. path: ./conversations.jsonl"},
 		{"missing file", "", "{file: {path: nope.jsonl, format: mooncake}}", "probes.p.dataset.file.path: cannot read"},
 		{"directory", "", "{file: {path: ., format: mooncake}}", "is not a regular file"},
-		{"bad format", "", "{file: {path: trace.jsonl, format: csv}}", `probes.p.dataset.file.format: must be one of single_turn, multi_turn, sharegpt, mooncake, baseten, weka_agentx, azure, burstgpt, random_pool, not "csv"`},
+		{"bad format", "", "{file: {path: trace.jsonl, format: csv}}", `probes.p.dataset.file.format: must be one of azure, baseten, burstgpt, mooncake, multi_turn, random_pool, sharegpt, single_turn, weka_agentx, not "csv"`},
 		{"bad timing", "", "{file: {path: trace.jsonl, format: mooncake, timing: live}}", `probes.p.dataset.file.timing: must be replay (the file's timestamps) or arrival (the probe's arrival process), not "live"`},
 		{"sharegpt replay", "", "{file: {path: trace.jsonl, format: sharegpt, timing: replay}}", "probes.p.dataset.file.timing: sharegpt files have no timestamps to replay; write timing: arrival"},
 		{"speedup zero", "", "{file: {path: trace.jsonl, format: mooncake, speedup: 0}}", "probes.p.dataset.file.speedup: must be > 0"},

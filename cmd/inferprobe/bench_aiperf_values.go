@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -91,10 +92,10 @@ var aiperfDatasets = datasetChoices()
 
 func datasetChoices() map[string]choice {
 	m := map[string]choice{
-		"mooncake-trace":         {value: scenarios.FormatMooncake},
-		"baseten-trace":          {value: scenarios.FormatBaseten},
-		"burst-gpt-trace":        {value: scenarios.FormatBurstGPT},
-		"weka-trace":             {value: scenarios.FormatWekaAgentX},
+		"mooncake-trace":         {value: dataset.FormatMooncake},
+		"baseten-trace":          {value: dataset.FormatBaseten},
+		"burst-gpt-trace":        {value: dataset.FormatBurstGPT},
+		"weka-trace":             {value: dataset.FormatWekaAgentX},
 		"bailian-trace":          {why: "convert it to mooncake_trace JSONL ({\"timestamp\" in ms, \"input_length\", \"output_length\", \"hash_ids\"})"},
 		"raw-payload":            {why: "bench builds each request's body; a template endpoint in a scenario file sends any JSON body (inferprobe serve)"},
 		"inputs-json":            {why: "give the prompts as single_turn JSONL ({\"text\": …} a line)"},
@@ -102,7 +103,7 @@ func datasetChoices() map[string]choice {
 		"tracelab":               {why: whyAgentic},
 		"sagemaker-data-capture": {why: "extract the prompts as single_turn JSONL ({\"text\": …} a line)"},
 	}
-	for _, format := range scenarios.Formats {
+	for _, format := range scenarios.FormatNames() {
 		m[normalizeChoice(format)] = choice{value: format}
 	}
 	for _, suite := range []string{"qualitative", "coding", "humanities", "math", "multilingual", "qa", "rag", "reasoning", "roleplay", "stem", "summarization", "writing"} {
@@ -120,12 +121,15 @@ const whySpeedBench = "SPEED-Bench is a downloaded dataset and inferprobe downlo
 
 func aiperfDatasetHelp() string {
 	return "single-turn, multi-turn, random-pool, mooncake-trace, baseten-trace, burst-gpt-trace, weka-trace (AIPerf's names; _ works for -), or inferprobe's " +
-		strings.Join(scenarios.Formats, ", ")
+		strings.Join(scenarios.FormatNames(), ", ")
 }
 
-// traceFormats are the dataset formats with timestamps, which bench
-// replays unless given a load, as AIPerf does.
-var traceFormats = []string{scenarios.FormatMooncake, scenarios.FormatBaseten, scenarios.FormatBurstGPT, scenarios.FormatAzure, scenarios.FormatWekaAgentX}
+// isTrace reports whether a dataset format's entries always carry
+// timestamps, which bench replays unless given a load, as AIPerf does.
+func isTrace(format string) bool {
+	f, _ := scenarios.LookupFormat(format)
+	return f.Timestamps == scenarios.TimestampsAlways
+}
 
 var aiperfArrivals = map[string]choice{
 	"poisson":  {value: scenarios.ArrivalPoisson},

@@ -2,10 +2,10 @@ package main
 
 import (
 	"errors"
-	"slices"
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -60,7 +60,7 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 		b.set(path+".synthetic.output_tokens.stddev", "--output-tokens-stddev")
 		return f.workload.apply(b, d, path)
 	}
-	if f.fixedSchedule && f.datasetFormat == scenarios.FormatRandomPool {
+	if f.fixedSchedule && f.datasetFormat == dataset.FormatRandomPool {
 		return errors.New("--fixed-schedule replays timestamps, which a random_pool does not keep: its entries are drawn at random; drop --fixed-schedule, or use --custom-dataset-type single_turn")
 	}
 	d.File = &scenarios.File{Path: f.inputFile, Format: f.datasetFormat, Timing: scenarios.TimingArrival}
@@ -78,7 +78,7 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 // rate, a concurrency or --no-fixed-schedule.
 func (f *benchFlags) replays() bool {
 	return f.inputFile != "" && (f.fixedSchedule ||
-		slices.Contains(traceFormats, f.datasetFormat) && !*f.set["fixed-schedule"] && !*f.set["request-rate"] && !*f.set["concurrency"])
+		isTrace(f.datasetFormat) && !*f.set["fixed-schedule"] && !*f.set["request-rate"] && !*f.set["concurrency"])
 }
 
 // limit is the length the flags give the run (--conversation-num: each
@@ -90,7 +90,7 @@ func (f *benchFlags) limit() prober.Limit {
 		l.Duration = time.Duration(f.duration * float64(time.Second))
 	}
 	if *f.set["request-count"] {
-		l.Requests = uint64(max(f.requestCount, 0))
+		l.Requests = uint64(f.requestCount)
 	}
 	if l == (prober.Limit{}) && f.workload.given(conversationFlags...) {
 		return f.workload.limit(f.seed)

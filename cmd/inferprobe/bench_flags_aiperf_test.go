@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -54,10 +55,10 @@ func TestAIPerfValues(t *testing.T) {
 				t.Errorf("endpoint %s, streaming %v, notes %q: want embeddings, off, with a note", tg.Endpoint, tg.Streaming(), b.notes)
 			}
 		}},
-		{[]string{"--input-file", trace, "--custom-dataset-type", "mooncake-trace"}, fileIs(scenarios.FormatMooncake, scenarios.TimingReplay)},
-		{[]string{"--input-file", trace, "--custom-dataset-type", "mooncake_trace", "--no-fixed-schedule"}, fileIs(scenarios.FormatMooncake, scenarios.TimingArrival)},
-		{[]string{"--input-file", trace, "--custom-dataset-type", "burst-gpt-trace", "--concurrency", "2"}, fileIs(scenarios.FormatBurstGPT, scenarios.TimingArrival)},
-		{[]string{"--input-file", trace, "--custom-dataset-type", "single-turn", "--fixed-schedule"}, fileIs(scenarios.FormatSingleTurn, scenarios.TimingReplay)},
+		{[]string{"--input-file", trace, "--custom-dataset-type", "mooncake-trace"}, fileIs(dataset.FormatMooncake, scenarios.TimingReplay)},
+		{[]string{"--input-file", trace, "--custom-dataset-type", "mooncake_trace", "--no-fixed-schedule"}, fileIs(dataset.FormatMooncake, scenarios.TimingArrival)},
+		{[]string{"--input-file", trace, "--custom-dataset-type", "burst-gpt-trace", "--concurrency", "2"}, fileIs(dataset.FormatBurstGPT, scenarios.TimingArrival)},
+		{[]string{"--input-file", trace, "--custom-dataset-type", "single-turn", "--fixed-schedule"}, fileIs(dataset.FormatSingleTurn, scenarios.TimingReplay)},
 		{[]string{"--tokenizer", dir}, func(t *testing.T, _ *benchFlags, b *benchScenario) {
 			if got := b.cfg.Targets["bench"].Tokenizer; got != filepath.Join(dir, "tokenizer.json") {
 				t.Errorf("tokenizer %q, want the directory's tokenizer.json", got)

@@ -39,6 +39,9 @@ func runCheckConfig(stdout, stderr io.Writer, files []string) int {
 			fmt.Fprintf(stderr, "FAILED: %s is not valid\n", f)
 			continue
 		}
+		for _, w := range cfg.AlertRateWarnings() {
+			fmt.Fprintf(stderr, "WARNING: %s: %s\n", f, w)
+		}
 		fmt.Fprintf(stdout, "SUCCESS: %s is valid: %d targets, %d probes, %d bursts\n", f, len(cfg.Targets), len(cfg.Probes), len(cfg.Bursts))
 	}
 	return status

@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // table reads a CSV file with a header row, finding its columns by name
@@ -87,77 +86,4 @@ func (t *table) tokens(column, v string) (int, error) {
 		return 0, t.errorf("%s %q is not a whole number", column, v)
 	}
 	return n, nil
-}
-
-// azure reads the Azure LLM inference trace: TIMESTAMP,ContextTokens,GeneratedTokens.
-type azure struct{ *table }
-
-func newAzure(in input, name string) (reader, error) {
-	t, err := newTable(in, name, "azure", "TIMESTAMP", "ContextTokens", "GeneratedTokens")
-	if err != nil {
-		return nil, err
-	}
-	return azure{t}, nil
-}
-
-// azureLayouts are the timestamp forms of the 2023 and 2024 traces
-// (fractional seconds are accepted after the seconds by time.Parse).
-var azureLayouts = []string{"2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05", time.RFC3339Nano}
-
-func (r azure) next() (record, error) {
-	f, err := r.table.next()
-	if err != nil {
-		return record{}, err
-	}
-	rec := record{line: r.line, hasTS: true}
-	var ts time.Time
-	for _, layout := range azureLayouts {
-		if ts, err = time.Parse(layout, f[0]); err == nil {
-			break
-		}
-	}
-	if err != nil {
-		return record{}, r.errorf("TIMESTAMP %q is not a time like 2023-11-16 18:17:03.9799600", f[0])
-	}
-	rec.ts = float64(ts.UnixNano()) / 1e6
-	if rec.in, err = r.tokens("ContextTokens", f[1]); err != nil {
-		return record{}, err
-	}
-	if rec.out, err = r.tokens("GeneratedTokens", f[2]); err != nil {
-		return record{}, err
-	}
-	return rec, nil
-}
-
-// burstGPT reads BurstGPT: Timestamp (s),Model,Request tokens,Response tokens,….
-// Rows with 0 response tokens (failed in the original log) are sent asking
-// for one.
-type burstGPT struct{ *table }
-
-func newBurstGPT(in input, name string) (reader, error) {
-	t, err := newTable(in, name, "burstgpt", "Timestamp", "Request tokens", "Response tokens")
-	if err != nil {
-		return nil, err
-	}
-	return burstGPT{t}, nil
-}
-
-func (r burstGPT) next() (record, error) {
-	f, err := r.table.next()
-	if err != nil {
-		return record{}, err
-	}
-	rec := record{line: r.line, hasTS: true}
-	s, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return record{}, r.errorf("Timestamp %q is not a number of seconds", f[0])
-	}
-	rec.ts = s * 1000
-	if rec.in, err = r.tokens("Request tokens", f[1]); err != nil {
-		return record{}, err
-	}
-	if rec.out, err = r.tokens("Response tokens", f[2]); err != nil {
-		return record{}, err
-	}
-	return rec, nil
 }

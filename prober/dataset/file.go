@@ -15,12 +15,14 @@ import (
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-// Limits on what one entry of a file may ask for: beyond them a value is
-// taken as corrupt rather than built (a prompt of 10^12 tokens would exhaust
-// memory, not test a server).
+// maxTokens is the longest prompt or output one entry of a file may ask
+// for: beyond it a value is taken as corrupt rather than built (a prompt of
+// 10^12 tokens would exhaust memory, not test a server).
+var maxTokens = int(scenarios.TokenBound.Max)
+
+// Limits on what else one entry of a file may ask for.
 const (
-	maxTokens = 1 << 20
-	maxLine   = 64 << 20
+	maxLine = 64 << 20
 	// maxOffset bounds a replayed timestamp (after the speed-up): a century.
 	maxOffset = 100 * 365 * 24 * time.Hour
 	// maxPool bounds the memory a random_pool file's entries take, as they
@@ -85,18 +87,19 @@ type reader interface {
 	next() (record, error)
 }
 
-// openers open a reader on each format. The reader must report a bad entry
-// as a *LineError.
-var openers = map[string]func(in input, name string) (reader, error){
-	scenarios.FormatSingleTurn: newSingleTurn,
-	scenarios.FormatMultiTurn:  newMultiTurn,
-	scenarios.FormatMooncake:   newMooncake,
-	scenarios.FormatShareGPT:   newShareGPT,
-	scenarios.FormatAzure:      newAzure,
-	scenarios.FormatBurstGPT:   newBurstGPT,
-	scenarios.FormatBaseten:    newBaseten,
-	scenarios.FormatWekaAgentX: newWeka,
-	scenarios.FormatRandomPool: newSingleTurn,
+// opener opens a format's reader, which must report a bad entry as a
+// *LineError.
+type opener func(in input, name string) (reader, error)
+
+// openers holds each registered format's opener, by name.
+var openers = map[string]opener{}
+
+// registerFormat registers a file format's description, for scenarios to
+// validate against, and its opener. Each format calls it from the init of
+// its own file, format_NAME.go.
+func registerFormat(desc scenarios.FileFormat, open opener) {
+	scenarios.RegisterFormat(desc)
+	openers[desc.Name] = open
 }
 
 // fileSource streams a file's records and turns them into items, pass after
@@ -158,7 +161,7 @@ func newFileSource(cfg scenarios.File, in input, name string, text *Text, o Opti
 		rest:   seeded.New(o.Seed, o.Component+"/text"),
 		replay: cfg.Timing == scenarios.TimingReplay,
 	}
-	if cfg.Format == scenarios.FormatRandomPool {
+	if cfg.Format == FormatRandomPool {
 		s.draw = seeded.New(o.Seed, o.Component+"/pool")
 	}
 	if err := s.check(); err != nil {

@@ -255,7 +255,7 @@ func TestMooncakePrefixSharing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := scenarios.File{Format: scenarios.FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 1, BlockSize: 512}
+	cfg := scenarios.File{Format: FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 1, BlockSize: 512}
 	s, err := newFileSource(cfg, bytes.NewReader(data), "mooncake", text, Options{Seed: 1, Component: "p"})
 	if err != nil {
 		t.Fatal(err)
@@ -328,7 +328,7 @@ func TestRandomPool(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := scenarios.File{Path: "f", Format: scenarios.FormatRandomPool, Timing: scenarios.TimingArrival}
+		cfg := scenarios.File{Path: "f", Format: FormatRandomPool, Timing: scenarios.TimingArrival}
 		s, err := newFileSource(cfg, bytes.NewReader(data), "f", text, Options{Seed: seed, Component: "p"})
 		if err != nil {
 			t.Fatal(err)
@@ -395,7 +395,7 @@ func TestReplayWindow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := scenarios.File{Path: "f", Format: scenarios.FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 1, BlockSize: 4,
+			cfg := scenarios.File{Path: "f", Format: FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 1, BlockSize: 4,
 				StartOffset: scenarios.Duration(tc.start), EndOffset: scenarios.Duration(tc.end), AbsoluteTimestamps: tc.absolute}
 			src, err := newFileSource(cfg, bytes.NewReader(trace), "f", text, Options{Seed: 1, Component: "p"})
 			if err != nil {
@@ -418,7 +418,7 @@ func TestReplayWindow(t *testing.T) {
 		})
 	}
 	text, _ := NewText(nil)
-	cfg := scenarios.File{Path: "f", Format: scenarios.FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 1, BlockSize: 4,
+	cfg := scenarios.File{Path: "f", Format: FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 1, BlockSize: 4,
 		StartOffset: scenarios.Duration(ms(5000))}
 	if _, err := newFileSource(cfg, bytes.NewReader(trace), "f", text, Options{}); err == nil || !strings.Contains(err.Error(), "between start_offset") {
 		t.Errorf("a window with no entries: %v, want an error naming the window", err)

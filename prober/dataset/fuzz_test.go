@@ -15,7 +15,7 @@ import (
 func fuzzLoad(f *testing.F, format string) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, timing := range []string{scenarios.TimingReplay, scenarios.TimingArrival} {
-			if timing == scenarios.TimingReplay && (format == scenarios.FormatShareGPT || format == scenarios.FormatMultiTurn) {
+			if timing == scenarios.TimingReplay && (format == FormatShareGPT || format == FormatMultiTurn) {
 				continue
 			}
 			s, err := load(format, timing, 3, data, nil)
@@ -57,11 +57,11 @@ func fuzzLoad(f *testing.F, format string) {
 	})
 }
 
-func FuzzLoadSingleTurn(f *testing.F) { fuzzLoad(f, scenarios.FormatSingleTurn) }
-func FuzzLoadMultiTurn(f *testing.F)  { fuzzLoad(f, scenarios.FormatMultiTurn) }
-func FuzzLoadShareGPT(f *testing.F)   { fuzzLoad(f, scenarios.FormatShareGPT) }
-func FuzzLoadMooncake(f *testing.F)   { fuzzLoad(f, scenarios.FormatMooncake) }
-func FuzzLoadBaseten(f *testing.F)    { fuzzLoad(f, scenarios.FormatBaseten) }
-func FuzzLoadWekaAgentX(f *testing.F) { fuzzLoad(f, scenarios.FormatWekaAgentX) }
-func FuzzLoadAzure(f *testing.F)      { fuzzLoad(f, scenarios.FormatAzure) }
-func FuzzLoadBurstGPT(f *testing.F)   { fuzzLoad(f, scenarios.FormatBurstGPT) }
+func FuzzLoadSingleTurn(f *testing.F) { fuzzLoad(f, FormatSingleTurn) }
+func FuzzLoadMultiTurn(f *testing.F)  { fuzzLoad(f, FormatMultiTurn) }
+func FuzzLoadShareGPT(f *testing.F)   { fuzzLoad(f, FormatShareGPT) }
+func FuzzLoadMooncake(f *testing.F)   { fuzzLoad(f, FormatMooncake) }
+func FuzzLoadBaseten(f *testing.F)    { fuzzLoad(f, FormatBaseten) }
+func FuzzLoadWekaAgentX(f *testing.F) { fuzzLoad(f, FormatWekaAgentX) }
+func FuzzLoadAzure(f *testing.F)      { fuzzLoad(f, FormatAzure) }
+func FuzzLoadBurstGPT(f *testing.F)   { fuzzLoad(f, FormatBurstGPT) }

@@ -1,4 +1,4 @@
-package prober
+package http1
 
 import (
 	"context"
@@ -36,10 +36,10 @@ func FuzzReadResponse(f *testing.F) {
 			}
 			script, rest = append(script, rest[:n]), rest[n:]
 		}
-		p := &h1Pool{reuse: true}
+		p := &Pool{reuse: true}
 		s := newScriptConn(p, script...)
 		c := s.conn
-		resp, err := c.readResponse(context.Background(), true, nil)
+		resp, err := c.readHTTPResponse(context.Background(), true, nil)
 		if len(c.buf) > maxHeadBytes+2 {
 			t.Fatalf("buffer grew to %d bytes reading the head", len(c.buf))
 		}

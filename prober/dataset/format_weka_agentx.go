@@ -8,7 +8,16 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/inferprobe/inferprobe/scenarios"
 )
+
+// FormatWekaAgentX is WEKA's AgentX agentic traces, in JSON.
+const FormatWekaAgentX = "weka_agentx"
+
+func init() {
+	registerFormat(scenarios.FileFormat{Name: FormatWekaAgentX, Timestamps: scenarios.TimestampsAlways}, newWeka)
+}
 
 // weka reads WEKA AgentX agentic traces: one JSON trace object, or several in
 // a row (JSONL). Each trace is an agent's session; its requests and those of

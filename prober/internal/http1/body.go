@@ -1,4 +1,4 @@
-package prober
+package http1
 
 import (
 	"bytes"
@@ -8,29 +8,28 @@ import (
 	"net/http"
 )
 
-// h1Response is a response of the one-goroutine path with its body, in one
-// allocation.
-type h1Response struct {
+// response is a response with its body, in one allocation.
+type response struct {
 	resp http.Response
-	body h1Body
+	body bodyReader
 }
 
 type bodyState uint8
 
 const (
-	bodyData      bodyState = iota // in data: the Content-Length's, a chunk's, or up to the close
-	bodyChunkSize                  // at a chunk-size line
-	bodyChunkEnd                   // at the line end after a chunk's data
-	bodyTrailer                    // in the trailer, after the last chunk
+	bodyData        bodyState = iota // in data: the Content-Length's, a chunk's, or up to the close
+	chunkedSizeLine                  // at a chunk-size line
+	chunkedDataEnd                   // at the line end after a chunk's data
+	chunkedTrailer                   // in the trailer, after the last chunk
 	bodyDone
 )
 
-// h1Body is a response body read from its connection in the reader's own
+// bodyReader is a response body read from its connection in the reader's own
 // goroutine: chunked, by Content-Length, or up to the close. Its end (the
 // end of its framing) releases the connection, idle again when it may be
 // reused; a read error or a Close before the end closes it.
-type h1Body struct {
-	c   *h1Conn         // nil once the body ended
+type bodyReader struct {
+	c   *conn           // nil once the body ended
 	ctx context.Context // the request's: its end closed the connection
 	err error           // io.EOF once ended well, else why it did
 
@@ -45,7 +44,7 @@ type h1Body struct {
 // Read reads the body; a read that consumes the end of the framing returns
 // io.EOF with the last data when the framing was already buffered, so that
 // the connection is released without another call.
-func (b *h1Body) Read(p []byte) (int, error) {
+func (b *bodyReader) Read(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
@@ -56,12 +55,12 @@ func (b *h1Body) Read(p []byte) (int, error) {
 	return n, b.err
 }
 
-func (b *h1Body) read(p []byte) (int, error) {
+func (b *bodyReader) read(p []byte) (int, error) {
 	c, n := b.c, 0
 	for {
 		if b.state != bodyData || b.left == 0 {
 			// Only a read with nothing to return yet waits for framing.
-			switch err := b.frame(n == 0); {
+			switch err := b.readChunkedFraming(n == 0); {
 			case err == errWouldBlock:
 				return n, nil
 			case err != nil:
@@ -102,7 +101,7 @@ func (b *h1Body) read(p []byte) (int, error) {
 	}
 }
 
-func (b *h1Body) consumed(n int) {
+func (b *bodyReader) consumed(n int) {
 	if b.left > 0 {
 		b.left -= int64(n)
 	}
@@ -110,7 +109,7 @@ func (b *h1Body) consumed(n int) {
 
 // dataErr is a failed read of data: the close ends a body read up to it,
 // and truncates any other.
-func (b *h1Body) dataErr(err error) error {
+func (b *bodyReader) dataErr(err error) error {
 	if err != io.EOF {
 		return err
 	}
@@ -121,11 +120,12 @@ func (b *h1Body) dataErr(err error) error {
 	return io.ErrUnexpectedEOF
 }
 
-var errMalformedChunk = errors.New("malformed chunked encoding")
+var errMalformedChunked = errors.New("malformed chunked encoding")
 
-// frame consumes chunked framing up to the next data or the body's end. It
-// reads only when block is set, and says errWouldBlock when it needed to.
-func (b *h1Body) frame(block bool) error {
+// readChunkedFraming consumes chunked framing up to the next data or the
+// body's end. It reads only when block is set, and says errWouldBlock when
+// it needed to.
+func (b *bodyReader) readChunkedFraming(block bool) error {
 	c := b.c
 	for {
 		switch b.state {
@@ -134,32 +134,32 @@ func (b *h1Body) frame(block bool) error {
 				b.state = bodyDone
 				return nil
 			}
-			b.state = bodyChunkEnd
-		case bodyChunkEnd:
+			b.state = chunkedDataEnd
+		case chunkedDataEnd:
 			line, err := c.line(block, 2)
 			if err != nil {
 				return b.framingErr(err)
 			}
 			if len(line) != 0 {
-				return errMalformedChunk
+				return errMalformedChunked
 			}
-			b.state = bodyChunkSize
-		case bodyChunkSize:
-			line, err := c.line(block, maxChunkLine)
+			b.state = chunkedSizeLine
+		case chunkedSizeLine:
+			line, err := c.line(block, maxChunkedSizeLine)
 			if err != nil {
 				return b.framingErr(err)
 			}
-			size, err := parseChunkSize(line)
+			size, err := parseChunkedSize(line)
 			if err != nil {
 				return err
 			}
 			if size == 0 {
-				b.state = bodyTrailer
+				b.state = chunkedTrailer
 				continue
 			}
 			b.state, b.left = bodyData, size
 			return nil
-		case bodyTrailer:
+		case chunkedTrailer:
 			line, err := c.line(block, b.trailerBudget)
 			if err != nil {
 				return b.framingErr(err)
@@ -173,19 +173,19 @@ func (b *h1Body) frame(block bool) error {
 	}
 }
 
-func (b *h1Body) framingErr(err error) error {
+func (b *bodyReader) framingErr(err error) error {
 	switch err {
 	case io.EOF:
 		return io.ErrUnexpectedEOF
 	case errTooLong:
-		return errMalformedChunk
+		return errMalformedChunked
 	}
 	return err
 }
 
-// parseChunkSize reads a chunk-size line: hexadecimal digits, then
+// parseChunkedSize reads a chunk-size line: hexadecimal digits, then
 // optional blanks and extensions, which are ignored.
-func parseChunkSize(line []byte) (int64, error) {
+func parseChunkedSize(line []byte) (int64, error) {
 	var size int64
 	digits := 0
 	for ; digits < len(line); digits++ {
@@ -200,7 +200,7 @@ func parseChunkSize(line []byte) (int64, error) {
 	}
 	rest := bytes.TrimLeft(line[digits:], " \t")
 	if digits == 0 || len(rest) > 0 && rest[0] != ';' {
-		return 0, errMalformedChunk
+		return 0, errMalformedChunked
 	}
 	return size, nil
 }
@@ -220,7 +220,7 @@ func hexValue(c byte) (byte, bool) {
 // end ends the body with err: io.EOF releases the connection, anything
 // else closes it, the request's context's cause standing for what its
 // close made of the read.
-func (b *h1Body) end(err error) {
+func (b *bodyReader) end(err error) {
 	c := b.c
 	b.c = nil
 	if err == io.EOF {
@@ -236,7 +236,7 @@ func (b *h1Body) end(err error) {
 }
 
 // Close ends the body; before its end, that closes the connection.
-func (b *h1Body) Close() error {
+func (b *bodyReader) Close() error {
 	if c := b.c; c != nil {
 		b.c = nil
 		c.abort()

@@ -11,53 +11,21 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
-	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/prober/internal/http1"
 	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-// TestH1PathChosen: plain HTTP, and HTTPS without HTTP/2, take the
-// one-goroutine path; HTTPS with HTTP/2, a proxy, or a user in the URL
-// take net/http.
+// TestH1PathChosen: plain HTTP leaves its connection in the one-goroutine
+// client's pool and makes no net/http client; HTTPS with HTTP/2 goes
+// through net/http.
 func TestH1PathChosen(t *testing.T) {
-	noProxy := func(*http.Request) (*url.URL, error) { return nil, nil }
-	proxy := func(*http.Request) (*url.URL, error) { return url.Parse("http://proxy.invalid:3128") }
-	for _, tc := range []struct {
-		url     string
-		h2      bool
-		proxied bool
-		want    bool
-	}{
-		{"http://127.0.0.1:8000/v1/chat/completions", false, false, true},
-		{"http://127.0.0.1:8000/v1/chat/completions", true, false, true}, // HTTP/2 is for TLS only
-		{"https://engine.example:8443/v1/chat/completions", false, false, true},
-		{"https://engine.example:8443/v1/chat/completions", true, false, false},
-		{"http://engine.example/v1/chat/completions", false, true, false},
-		{"https://engine.example/v1/chat/completions", false, true, false},
-		{"http://user:secret@engine.example/v1/chat/completions", false, false, false},
-	} {
-		u, err := url.Parse(tc.url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := noProxy
-		if tc.proxied {
-			p = proxy
-		}
-		if got := h1Eligible(u, connKey{h2: tc.h2, reuse: true}, p); got != tc.want {
-			t.Errorf("%s, HTTP/2 %v, proxy %v: one-goroutine path %v, want %v", tc.url, tc.h2, tc.proxied, got, tc.want)
-		}
-	}
-
-	// Through Do: plain HTTP leaves its connection in the path's pool and
-	// makes no net/http client; HTTPS with HTTP/2 goes through net/http.
 	plain := httptest.NewServer(http.HandlerFunc(chatStream))
 	defer plain.Close()
 	secure := httptest.NewUnstartedServer(http.HandlerFunc(chatStream))
@@ -84,13 +52,8 @@ func TestH1PathChosen(t *testing.T) {
 		if (route != nil) != tc.h1 || netHTTP == tc.h1 {
 			t.Errorf("%s: one-goroutine route %v, net/http client %v; want the one-goroutine path %v", tc.url, route != nil, netHTTP, tc.h1)
 		}
-		if tc.h1 {
-			route.pool.mu.Lock()
-			idle := len(route.pool.idle)
-			route.pool.mu.Unlock()
-			if idle != 1 {
-				t.Errorf("%d idle connections after one request, want 1", idle)
-			}
+		if tc.h1 && route.pool.Idle() != 1 {
+			t.Errorf("%d idle connections after one request, want 1", route.pool.Idle())
 		}
 	}
 }
@@ -255,7 +218,7 @@ func TestH1CancelledMidBody(t *testing.T) {
 }
 
 // TestH1IdleClosedByServerDropped: a connection the server closed while it
-// sat idle past idleCheckAfter (its idle timeout) is not sent on: the
+// sat idle past http1.IdleCheckAfter (its idle timeout) is not sent on: the
 // request goes out on a new one, and is not counted as sent again.
 func TestH1IdleClosedByServerDropped(t *testing.T) {
 	url := tcpServer(t, func(c net.Conn) {
@@ -275,7 +238,7 @@ func TestH1IdleClosedByServerDropped(t *testing.T) {
 	if rec := sendEach(t, c, tg, 1)[0]; rec.Outcome != record.OutcomeOK {
 		t.Fatalf("first request: %v %q %s", rec.Outcome, rec.Reason, rec.Err)
 	}
-	time.Sleep(idleCheckAfter + 100*time.Millisecond)
+	time.Sleep(http1.IdleCheckAfter + 100*time.Millisecond)
 	rec := sendEach(t, c, tg, 1)[0]
 	if rec.Outcome != record.OutcomeOK || rec.ConnRetried || rec.Phases.Conn == record.ConnReused {
 		t.Errorf("%v %q %s, retried %v, on a %v connection; want ok on a new one, not retried", rec.Outcome, rec.Reason, rec.Err, rec.ConnRetried, rec.Phases.Conn)
@@ -313,66 +276,4 @@ func TestH1UnsolicitedBytesDropped(t *testing.T) {
 	if rec.Outcome != record.OutcomeOK || rec.ConnRetried || rec.Phases.Conn == record.ConnReused {
 		t.Errorf("%v %q %s, retried %v, on a %v connection; want ok on a new one, not retried", rec.Outcome, rec.Reason, rec.Err, rec.ConnRetried, rec.Phases.Conn)
 	}
-}
-
-// TestH1IdleSwept: connections idle for idleConnTimeout are closed.
-func TestH1IdleSwept(t *testing.T) {
-	p := &h1Pool{reuse: true}
-	old, young := newScriptConn(p), newScriptConn(p)
-	p.put(old.conn)
-	p.put(young.conn)
-	p.mu.Lock()
-	old.conn.idleAt = old.conn.idleAt.Add(-idleConnTimeout)
-	p.mu.Unlock()
-	p.sweep()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.idle) != 1 || p.idle[0] != young.conn || !old.isClosed() || young.isClosed() {
-		t.Errorf("after the sweep: %d idle, the old one closed %v, the young one %v; want the young one idle", len(p.idle), old.isClosed(), young.isClosed())
-	}
-}
-
-// scriptConn is a connection that reads a script, then EOF (or err).
-type scriptConn struct {
-	net.Conn // nil: only Read, Write and Close are used
-	conn     *h1Conn
-	mu       sync.Mutex
-	reads    []string
-	err      error
-	closed   bool
-}
-
-func newScriptConn(p *h1Pool, reads ...string) *scriptConn {
-	s := &scriptConn{reads: reads, err: io.EOF}
-	raw := newTrackedConn(s)
-	s.conn = &h1Conn{raw: raw, rw: raw, pool: p, buf: make([]byte, connBufferBytes), stop: func() bool { return true }}
-	return s
-}
-
-func (s *scriptConn) Read(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.reads) == 0 {
-		return 0, s.err
-	}
-	n := copy(p, s.reads[0])
-	if s.reads[0] = s.reads[0][n:]; s.reads[0] == "" {
-		s.reads = s.reads[1:]
-	}
-	return n, nil
-}
-
-func (s *scriptConn) Write(p []byte) (int, error) { return len(p), nil }
-
-func (s *scriptConn) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed = true
-	return nil
-}
-
-func (s *scriptConn) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
 }

@@ -1,4 +1,4 @@
-package prober
+package http1
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 // after it.
 func readScripted(t *testing.T, script []string) (resp *http.Response, body string, kept bool, err error) {
 	t.Helper()
-	p := &h1Pool{reuse: true}
+	p := &Pool{reuse: true}
 	s := newScriptConn(p, script...)
-	resp, err = s.conn.readResponse(context.Background(), true, nil)
+	resp, err = s.conn.readHTTPResponse(context.Background(), true, nil)
 	if err != nil {
-		s.conn.abort() // as h1Exchange does
+		s.conn.abort() // as exchange does
 	} else {
 		var b []byte
 		b, err = io.ReadAll(resp.Body)
@@ -36,7 +36,7 @@ func readScripted(t *testing.T, script []string) (resp *http.Response, body stri
 
 const okHead = "HTTP/1.1 200 OK\r\n"
 
-func TestH1Framing(t *testing.T) {
+func TestFraming(t *testing.T) {
 	long := strings.Repeat("x", 2<<10)
 	for _, tc := range []struct {
 		name   string
@@ -67,7 +67,7 @@ func TestH1Framing(t *testing.T) {
 		{name: "header keys and folding", in: okHead + "content-length: 2\r\nx-folded: one\r\n two\r\nX-Dup: a\r\nX-Dup: b\r\nX-Empty:\r\n\r\nok",
 			body: "ok", kept: true, header: map[string]string{"Content-Length": "2", "X-Folded": "one two", "X-Dup": "a|b", "X-Empty": ""}},
 		{name: "the same Content-Length twice", in: okHead + "Content-Length: 2\r\nContent-Length: 2\r\n\r\nok", body: "ok", kept: true},
-		// (Bytes that come after the body are h1Pool.take's.)
+		// (Bytes that come after the body are Pool.take's.)
 		{name: "bytes after the body", in: okHead + "Content-Length: 2\r\n\r\nokEXTRA", body: "ok", whole: true},
 
 		{name: "empty status line", in: "\r\n" + okHead + "\r\n", err: `malformed HTTP response ""`},
@@ -145,17 +145,17 @@ func TestH1Framing(t *testing.T) {
 	}
 }
 
-// TestH1EOFWithLastData: a read that takes the end of a body whose framing
+// TestEOFWithLastData: a read that takes the end of a body whose framing
 // was buffered with it returns io.EOF with the data, and the connection is
 // idle by then.
-func TestH1EOFWithLastData(t *testing.T) {
+func TestEOFWithLastData(t *testing.T) {
 	for _, in := range []string{
 		okHead + "Content-Length: 5\r\n\r\nhello",
 		okHead + "Transfer-Encoding: chunked\r\n\r\n2\r\nhe\r\n3\r\nllo\r\n0\r\n\r\n",
 	} {
-		p := &h1Pool{reuse: true}
+		p := &Pool{reuse: true}
 		s := newScriptConn(p, in)
-		resp, err := s.conn.readResponse(context.Background(), true, nil)
+		resp, err := s.conn.readHTTPResponse(context.Background(), true, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,12 +170,12 @@ func TestH1EOFWithLastData(t *testing.T) {
 	}
 }
 
-// TestH1BodyClosedEarly: a body closed before its end closes its
+// TestBodyClosedEarly: a body closed before its end closes its
 // connection, and is not read from after.
-func TestH1BodyClosedEarly(t *testing.T) {
-	p := &h1Pool{reuse: true}
+func TestBodyClosedEarly(t *testing.T) {
+	p := &Pool{reuse: true}
 	s := newScriptConn(p, okHead+"Content-Length: 10\r\n\r\nhello", "world")
-	resp, err := s.conn.readResponse(context.Background(), true, nil)
+	resp, err := s.conn.readHTTPResponse(context.Background(), true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,11 +188,11 @@ func TestH1BodyClosedEarly(t *testing.T) {
 	}
 }
 
-// TestH1FirstByte: the first-byte hook runs once, at the first byte.
-func TestH1FirstByte(t *testing.T) {
-	s := newScriptConn(&h1Pool{}, "H", "TTP/1.1 100 Continue\r\n\r\n", okHead+"\r\n")
+// TestFirstByte: the first-byte hook runs once, at the first byte.
+func TestFirstByte(t *testing.T) {
+	s := newScriptConn(&Pool{}, "H", "TTP/1.1 100 Continue\r\n\r\n", okHead+"\r\n")
 	calls := 0
-	if _, err := s.conn.readResponse(context.Background(), false, func() { calls++ }); err != nil {
+	if _, err := s.conn.readHTTPResponse(context.Background(), false, func() { calls++ }); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 1 {

@@ -6,7 +6,16 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/inferprobe/inferprobe/scenarios"
 )
+
+// FormatShareGPT is a ShareGPT JSON array of conversations.
+const FormatShareGPT = "sharegpt"
+
+func init() {
+	registerFormat(scenarios.FileFormat{Name: FormatShareGPT, Timestamps: scenarios.TimestampsNever}, newShareGPT)
+}
 
 // shareGPT streams a ShareGPT JSON array one conversation at a time. Each
 // conversation's first human turn is the prompt and the gpt turn answering it

@@ -1,4 +1,4 @@
-package prober
+package http1
 
 import (
 	"bytes"
@@ -14,11 +14,10 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// Reading a response (RFC 9112) on the one-goroutine path (h1.go) as
-// net/http's transport reads one: the status line and header through the
-// connection's buffer, which grows only for a head longer than it, up to
-// maxHeadBytes; 1xx responses skipped; the body framed by the header
-// (h1Body).
+// Reading a response (RFC 9112) as net/http's transport reads one: the
+// status line and header through the connection's buffer, which grows only
+// for a head longer than it, up to maxHeadBytes; 1xx responses skipped;
+// the body framed by the header (bodyReader).
 
 const (
 	// maxHeadBytes bounds a response's head, with its 1xx responses, and
@@ -27,9 +26,9 @@ const (
 	// max1xxResponses bounds the informational responses skipped, as
 	// net/http does.
 	max1xxResponses = 5
-	// maxChunkLine bounds a chunk-size line with its extensions, as
+	// maxChunkedSizeLine bounds a chunk-size line with its extensions, as
 	// net/http's chunked reader does.
-	maxChunkLine = 4 << 10
+	maxChunkedSizeLine = 4 << 10
 	// maxEmptyReads is how many reads in a row may return nothing.
 	maxEmptyReads = 100
 )
@@ -43,7 +42,7 @@ var (
 
 // fill reads more into the buffer, after moving what it holds to its start
 // and, when it is full, growing it up to limit bytes.
-func (c *h1Conn) fill(limit int) error {
+func (c *conn) fill(limit int) error {
 	if c.rerr != nil {
 		return c.rerr
 	}
@@ -67,7 +66,7 @@ func (c *h1Conn) fill(limit int) error {
 // read reads into p from the connection. A read error that comes with data
 // is kept, and returned by the next read; once there was one, every read
 // returns it.
-func (c *h1Conn) read(p []byte) (int, error) {
+func (c *conn) read(p []byte) (int, error) {
 	if c.rerr != nil {
 		return 0, c.rerr
 	}
@@ -89,7 +88,7 @@ func (c *h1Conn) read(p []byte) (int, error) {
 // line returns the next line without its end (LF, or CRLF), consumed and
 // valid until the next fill. It reads only when block is set, and fails
 // once the line passes limit bytes.
-func (c *h1Conn) line(block bool, limit int) ([]byte, error) {
+func (c *conn) line(block bool, limit int) ([]byte, error) {
 	scanned := 0
 	for {
 		if i := bytes.IndexByte(c.buf[c.r+scanned:c.w], '\n'); i >= 0 {
@@ -110,12 +109,12 @@ func (c *h1Conn) line(block bool, limit int) ([]byte, error) {
 	}
 }
 
-// readResponse reads the response to the request written, skipping 1xx
+// readHTTPResponse reads the response to the request written, skipping 1xx
 // ones, and frames its body. keep says whether the request allows the
 // connection to be reused; firstByte, if set, is called at the first byte.
-func (c *h1Conn) readResponse(ctx context.Context, keep bool, firstByte func()) (*http.Response, error) {
+func (c *conn) readHTTPResponse(ctx context.Context, keep bool, firstByte func()) (*http.Response, error) {
 	budget := maxHeadBytes
-	r := new(h1Response)
+	r := new(response)
 	for n := 0; ; n++ {
 		head, err := c.readHead(&budget, firstByte)
 		if err != nil {
@@ -136,12 +135,12 @@ func (c *h1Conn) readResponse(ctx context.Context, keep bool, firstByte func()) 
 			return nil, errors.New("net/http: too many 1xx informational responses")
 		}
 	}
-	if len(c.buf) > connBufferBytes && c.w-c.r <= connBufferBytes {
+	if len(c.buf) > BufferBytes && c.w-c.r <= BufferBytes {
 		// A long head grew the buffer: back to the usual size.
-		b := make([]byte, connBufferBytes)
+		b := make([]byte, BufferBytes)
 		c.w, c.r, c.buf = copy(b, c.buf[c.r:c.w]), 0, b
 	}
-	if err := c.frame(ctx, r, keep); err != nil {
+	if err := c.frameBody(ctx, r, keep); err != nil {
 		return nil, err
 	}
 	return &r.resp, nil
@@ -150,7 +149,7 @@ func (c *h1Conn) readResponse(ctx context.Context, keep bool, firstByte func()) 
 // readHead returns the next head, without the empty line that ends it,
 // which is consumed too; budget is what is left of maxHeadBytes, and is
 // charged. firstByte, if set, is called once a first byte was read.
-func (c *h1Conn) readHead(budget *int, firstByte func()) (string, error) {
+func (c *conn) readHead(budget *int, firstByte func()) (string, error) {
 	start, scan := 0, 0 // from c.r: the line's start, and how far it was scanned
 	for {
 		if i := bytes.IndexByte(c.buf[c.r+scan:c.w], '\n'); i >= 0 {
@@ -258,12 +257,12 @@ func isDigits(s string) bool {
 // nothing writes it.
 var chunkedEncoding = []string{"chunked"}
 
-// frame sets r's body from its head, as net/http frames a response (RFC
+// frameBody sets r's body from its head, as net/http frames a response (RFC
 // 9112 §6.3): chunked from HTTP/1.1 on, else by Content-Length, none for
 // 1xx, 204 and 304, else up to the close. keep says whether the request
 // allows the connection to be reused, which the response may still refuse.
 // A response without a body ends its request at once.
-func (c *h1Conn) frame(ctx context.Context, r *h1Response, keep bool) error {
+func (c *conn) frameBody(ctx context.Context, r *response, keep bool) error {
 	resp := &r.resp
 	chunked := false
 	if te, ok := resp.Header["Transfer-Encoding"]; ok {
@@ -304,9 +303,9 @@ func (c *h1Conn) frame(ctx context.Context, r *h1Response, keep bool) error {
 		c.release(!resp.Close)
 		return nil
 	}
-	r.body = h1Body{c: c, ctx: ctx, chunked: chunked, keep: !resp.Close, left: length, trailerBudget: maxHeadBytes}
+	r.body = bodyReader{c: c, ctx: ctx, chunked: chunked, keep: !resp.Close, left: length, trailerBudget: maxHeadBytes}
 	if chunked {
-		r.body.state = bodyChunkSize
+		r.body.state = chunkedSizeLine
 	}
 	resp.Body = &r.body
 	return nil
