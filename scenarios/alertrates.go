@@ -13,9 +13,8 @@ import (
 const (
 	// AlertTestedRate is the lowest probe rate the shipped latency alerts were measured at.
 	AlertTestedRate = 0.2
-	// The tail regression alerts judge a p99 only over a window holding this many requests.
+	// The tail regression alerts judge a p99 only over an hour holding this many requests.
 	AlertTailMinRequests = 1500
-	AlertTailWindow      = time.Hour
 	// AlertRecommendedRate is the rate at which the shipped alerts see every regression of the
 	// power table, tail-only ones included.
 	AlertRecommendedRate = 1.0
@@ -25,7 +24,7 @@ const (
 // what they detect, what it misses and the rate that fixes it. A probe without a fixed open-loop
 // rate (a series, a ramp, a closed loop or a replay) is not judged.
 func (c *Config) AlertRateWarnings() []string {
-	tailRate := AlertTailMinRequests / AlertTailWindow.Seconds()
+	tailRate := AlertTailMinRequests / time.Hour.Seconds()
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(c.Probes)) {
 		p := c.Probes[name]
@@ -40,9 +39,9 @@ func (c *Config) AlertRateWarnings() []string {
 				name, a.Rate, AlertTestedRate, name, AlertTestedRate, AlertRecommendedRate))
 		case a.Rate < tailRate:
 			out = append(out, fmt.Sprintf("probe %q runs at %g req/s: the shipped alerts page on whole-distribution regressions, "+
-				"but the tail alerts (p99 up, median unchanged) need %d requests in %s (%.2f req/s) and stay silent; "+
+				"but the tail alerts (p99 up, median unchanged) need %d requests an hour (%.2f req/s) and stay silent; "+
 				"set probes.%s.arrival.rate to %g to see tail regressions",
-				name, a.Rate, AlertTailMinRequests, AlertTailWindow, tailRate, name, AlertRecommendedRate))
+				name, a.Rate, AlertTailMinRequests, tailRate, name, AlertRecommendedRate))
 		}
 	}
 	return out

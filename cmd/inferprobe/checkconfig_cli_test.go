@@ -14,7 +14,7 @@ const goodScenario = `targets:
   vllm: {url: http://127.0.0.1:8000/v1, model: Qwen/Qwen3-0.6B}
   llama: {url: http://127.0.0.1:8080/v1, model: llama, endpoint: completions}
 probes:
-  steady: {target: vllm, arrival: {rate: 0.2}}
+  steady: {target: vllm, arrival: {rate: 1}}
 `
 
 // badScenario has four problems, one per kind of check: a value, an unknown
