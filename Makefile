@@ -169,6 +169,21 @@ fuzz:
 deploy-test: build staticcheck
 	cd deploy && $(GO) vet ./... && $(STATICCHECK) ./... && INFERPROBE=$(CURDIR)/$(BINARY) $(GO) test -count=1 ./...
 
+# alert-backtest evaluates a rule file over recorded probe requests in simulated time and prints
+# each alert's firings as JSON lines (alerts/README.md, "Backtest"): RULES=<rule files>
+# RECORDS=<CSV or profile_export.jsonl>; CLASSIC=1 ingests as a Prometheus without native
+# histograms. A module of its own (alerts/backtest/), so that Prometheus's TSDB, engine and rule
+# manager stay out of the daemon's.
+.PHONY: alert-backtest backtest-test
+alert-backtest:
+	@test -n "$(RULES)" -a -n "$(RECORDS)" || { echo "usage: make alert-backtest RULES=FILE RECORDS=FILE [CLASSIC=1]"; exit 2; }
+	cd alerts/backtest && $(GO) run ./cmd/alert-backtest --rules $(abspath $(RULES)) --records $(abspath $(RECORDS)) \
+	  $(if $(CLASSIC),--classic-only)
+
+# backtest-test vets, staticchecks and tests alerts/backtest/, like deploy-test.
+backtest-test: staticcheck
+	cd alerts/backtest && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) test -count=1 ./...
+
 # release-snapshot builds the release with GoReleaser (GORELEASER_VERSION, installed into
 # .cache/bin like staticcheck; v2.18 needs Go 1.27) as a snapshot of this machine's
 # architecture only (.goreleaser.yaml skips the others in snapshots), into .cache/release/dist,
@@ -191,7 +206,7 @@ release-snapshot: goreleaser
 	@tmp=$$(mktemp -d) && tar -xzf $(RELEASE_DIST)/*.tar.gz -C $$tmp inferprobe && \
 	  $$tmp/inferprobe --version 2>&1 | head -1 | grep -E 'version [0-9]+\.[0-9]+\.[0-9]+-snapshot' && rm -rf $$tmp
 
-ci: deps tools realengine aiperf lint test deploy-test release-snapshot fuzz
+ci: deps tools realengine aiperf lint test backtest-test deploy-test release-snapshot fuzz
 
 clean:
 	rm -f $(BINARY)
