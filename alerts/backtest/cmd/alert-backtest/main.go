@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -68,6 +69,11 @@ func main() {
 	if *scrapeInterval <= 0 || *evaluationInterval <= 0 {
 		fmt.Fprintln(os.Stderr, "alert-backtest: --scrape-interval and --evaluation-interval must be positive")
 		os.Exit(2)
+	}
+	if os.Getenv("GOGC") == "" {
+		// The run allocates briskly but holds little (the rules' lookback
+		// of samples): collecting less often saves about a fifth of its time.
+		debug.SetGCPercent(400)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
