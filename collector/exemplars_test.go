@@ -7,7 +7,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/inferprobe/inferprobe/collector"
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -18,7 +18,7 @@ func TestExemplars(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
 	rec := okRecord()
-	rec.ID = prober.NewRequestID(7, "a", rec.Seq)
+	rec.ID = record.NewRequestID(7, "a", rec.Seq)
 	s.Started()
 	s.Observe(rec)
 	mfs, err := reg.Gather()

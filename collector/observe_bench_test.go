@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/inferprobe/inferprobe/collector"
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -18,7 +18,7 @@ func BenchmarkSeriesObserve(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		rec.Seq++
-		rec.ID = prober.NewRequestID(7, "a", rec.Seq)
+		rec.ID = record.NewRequestID(7, "a", rec.Seq)
 		s.Started()
 		s.Observe(rec)
 	}

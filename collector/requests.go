@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -86,9 +86,9 @@ type Series struct {
 	connRetries, keepAliveWithheld                                  prometheus.Counter
 	inFlight                                                        prometheus.Gauge
 	errors, compressed                                              *prometheus.CounterVec
-	tokenSources                                                    [prober.NumTokenSources]prometheus.Counter // by prober.TokenSource
+	tokenSources                                                    [record.NumTokenSources]prometheus.Counter // by record.TokenSource
 	stages                                                          [numStages]prometheus.Observer
-	connections                                                     [prober.NumConnOrigins]prometheus.Counter // by prober.ConnOrigin; none's is nil
+	connections                                                     [record.NumConnOrigins]prometheus.Counter // by prober.ConnOrigin; none's is nil
 	slo                                                             report.SLO
 	saturation                                                      *Saturation
 }
@@ -125,11 +125,11 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 	// Every source is exported from the start, so a server that stops
 	// sending usage shows as a series rising from 0, not one appearing.
 	for src := range s.tokenSources {
-		s.tokenSources[src] = r.tokenSources.WithLabelValues(append(v, prober.TokenSource(src).String())...)
+		s.tokenSources[src] = r.tokenSources.WithLabelValues(append(v, record.TokenSource(src).String())...)
 	}
 	for o := range s.connections {
-		if prober.ConnOrigin(o) != prober.ConnNone {
-			s.connections[o] = r.connections.WithLabelValues(append(v, prober.ConnOrigin(o).String())...)
+		if record.ConnOrigin(o) != record.ConnNone {
+			s.connections[o] = r.connections.WithLabelValues(append(v, record.ConnOrigin(o).String())...)
 		}
 	}
 	for st := range s.stages {
@@ -161,7 +161,7 @@ func (r *Requests) Forget(l Labels) {
 func (s *Series) Started() { s.inFlight.Inc() }
 
 // Observe records a finished request that was counted by Started.
-func (s *Series) Observe(rec *prober.Record) {
+func (s *Series) Observe(rec *record.Record) {
 	s.inFlight.Dec()
 	c := report.Contribute(rec, s.slo)
 	if c.HasLag {
@@ -177,14 +177,14 @@ func (s *Series) Observe(rec *prober.Record) {
 	if c.KeepAliveWithheld {
 		s.keepAliveWithheld.Inc()
 	}
-	if c.Encoding != prober.EncodingIdentity {
+	if c.Encoding != record.EncodingIdentity {
 		s.compressed.WithLabelValues(c.Encoding.String()).Inc()
 	}
 	s.observeStages(&c)
 	switch c.Outcome {
-	case prober.OutcomeOK:
+	case record.OutcomeOK:
 		s.ok.Inc()
-	case prober.OutcomeCancelled:
+	case record.OutcomeCancelled:
 		s.cancelled.Inc()
 	default:
 		s.failed.Inc()
@@ -208,7 +208,7 @@ func (s *Series) Observe(rec *prober.Record) {
 	for gap := range c.Gaps() {
 		s.icl.Observe(gap.Seconds())
 	}
-	if c.Outcome != prober.OutcomeOK {
+	if c.Outcome != record.OutcomeOK {
 		return
 	}
 	if c.ITL > 0 {
@@ -250,7 +250,7 @@ var stageNames = [numStages]string{"dns", "connect", "tls", "setup", "sending", 
 // connection had no connect, which is not a connect of 0 s.
 func (s *Series) observeStages(c *report.Contribution) {
 	p := &c.Phases
-	if p.Conn == prober.ConnNone {
+	if p.Conn == record.ConnNone {
 		return
 	}
 	s.connections[p.Conn].Inc()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -43,19 +44,19 @@ var histograms = map[string]int{
 // tokens (so ITL = 30ms / (4·3/4) = 10ms), 140ms in all, held 3ms by the
 // concurrency cap and sent 2ms late after that, plus the 0.8ms that the
 // network took to set up the connection dialled for it.
-func okRecord() *prober.Record {
+func okRecord() *record.Record {
 	sched := time.Unix(1_700_000_000, 0)
-	return &prober.Record{
+	return &record.Record{
 		Seq: 1, Scheduled: sched, CapWait: 3 * ms, Sent: sched.Add(5*ms + 800*time.Microsecond),
-		Phases: prober.Phases{Conn: prober.ConnDialled, DNS: 100 * time.Microsecond, Connect: 200 * time.Microsecond, TLS: 500 * time.Microsecond,
+		Phases: record.Phases{Conn: record.ConnDialled, DNS: 100 * time.Microsecond, Connect: 200 * time.Microsecond, TLS: 500 * time.Microsecond,
 			Setup: ms, Written: 50 * time.Microsecond, FirstByte: 20 * ms},
 		Chunks:      []time.Duration{100 * ms, 110 * ms, 120 * ms, 130 * ms},
 		FirstOutput: 1, Duration: 140 * ms,
-		InputTokens: 10, OutputTokens: 4, TokenSource: prober.TokensFromUsage,
+		InputTokens: 10, OutputTokens: 4, TokenSource: record.TokensFromUsage,
 	}
 }
 
-func withRecord(mod func(*prober.Record)) *prober.Record {
+func withRecord(mod func(*record.Record)) *record.Record {
 	r := okRecord()
 	mod(r)
 	return r
@@ -159,7 +160,7 @@ func TestObserve(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		name string
-		rec  *prober.Record
+		rec  *record.Record
 		want map[string]sample
 	}{
 		{"ok", okRecord(), okWant},
@@ -167,9 +168,9 @@ func TestObserve(t *testing.T) {
 			// A stream that stalled after three chunks had a real TTFT and
 			// real gaps, but no length, duration or ITL worth recording.
 			"error after chunks",
-			withRecord(func(r *prober.Record) {
+			withRecord(func(r *record.Record) {
 				r.Chunks = r.Chunks[:3]
-				r.Outcome, r.Reason, r.Duration = prober.OutcomeError, prober.ReasonStall, 5*time.Second
+				r.Outcome, r.Reason, r.Duration = record.OutcomeError, record.ReasonStall, 5*time.Second
 			}),
 			merge(stagesWant, firstToken, map[string]sample{
 				"inferprobe_requests_total{outcome=error}":      {value: 1},
@@ -184,9 +185,9 @@ func TestObserve(t *testing.T) {
 		},
 		{
 			"error without chunks",
-			withRecord(func(r *prober.Record) {
+			withRecord(func(r *record.Record) {
 				r.Chunks, r.FirstOutput, r.OutputTokens = nil, -1, 0
-				r.Outcome, r.Reason, r.Status = prober.OutcomeError, prober.ReasonHTTP5xx, 503
+				r.Outcome, r.Reason, r.Status = record.OutcomeError, record.ReasonHTTP5xx, 503
 			}),
 			merge(stagesWant, map[string]sample{
 				"inferprobe_requests_total{outcome=error}":         {value: 1},
@@ -201,7 +202,7 @@ func TestObserve(t *testing.T) {
 			// the request was sent, and lag is client health (docs/metrics.md,
 			// Failed and cancelled requests).
 			"cancelled",
-			withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }),
+			withRecord(func(r *record.Record) { r.Outcome = record.OutcomeCancelled }),
 			merge(stagesWant, map[string]sample{
 				"inferprobe_requests_total{outcome=cancelled}": {value: 1},
 				"inferprobe_schedule_lag_seconds":              lag,
@@ -212,7 +213,7 @@ func TestObserve(t *testing.T) {
 			// Cancelled before its send: no send time to be late by. The cap
 			// still held it.
 			"never sent",
-			&prober.Record{Seq: 1, Scheduled: time.Unix(1_700_000_000, 0), CapWait: 3 * ms, FirstOutput: -1, Outcome: prober.OutcomeCancelled},
+			&record.Record{Seq: 1, Scheduled: time.Unix(1_700_000_000, 0), CapWait: 3 * ms, FirstOutput: -1, Outcome: record.OutcomeCancelled},
 			map[string]sample{
 				"inferprobe_requests_total{outcome=cancelled}": {value: 1},
 				"inferprobe_concurrency_wait_seconds":          capWait,
@@ -221,7 +222,7 @@ func TestObserve(t *testing.T) {
 		{
 			// Chunks that came in one read show no token timing.
 			"chunks in one read: no ITL",
-			withRecord(func(r *prober.Record) { r.Chunks = []time.Duration{100 * ms, 100 * ms, 100 * ms, 100 * ms} }),
+			withRecord(func(r *record.Record) { r.Chunks = []time.Duration{100 * ms, 100 * ms, 100 * ms, 100 * ms} }),
 			merge(without(okWant, "inferprobe_inter_token_latency_seconds"), map[string]sample{
 				"inferprobe_time_to_first_output_token_seconds": {count: 1, sum: 0.100},
 				"inferprobe_time_to_second_token_seconds":       {count: 1},
@@ -230,18 +231,18 @@ func TestObserve(t *testing.T) {
 		},
 		{
 			"sent again after a stale keep-alive connection",
-			withRecord(func(r *prober.Record) { r.ConnRetried = true }),
+			withRecord(func(r *record.Record) { r.ConnRetried = true }),
 			merge(okWant, map[string]sample{"inferprobe_connection_retries_total": {value: 1}}),
 		},
 		{
 			"on a connection of its own although keep-alive is on",
-			withRecord(func(r *prober.Record) { r.KeepAliveWithheld = true }),
+			withRecord(func(r *record.Record) { r.KeepAliveWithheld = true }),
 			merge(okWant, map[string]sample{"inferprobe_keep_alive_withheld_total": {value: 1}}),
 		},
 		{
 			// A retry happened whatever became of the request.
 			"cancelled after a retry",
-			withRecord(func(r *prober.Record) { r.ConnRetried, r.Outcome = true, prober.OutcomeCancelled }),
+			withRecord(func(r *record.Record) { r.ConnRetried, r.Outcome = true, record.OutcomeCancelled }),
 			merge(stagesWant, map[string]sample{
 				"inferprobe_requests_total{outcome=cancelled}": {value: 1},
 				"inferprobe_connection_retries_total":          {value: 1},
@@ -251,38 +252,38 @@ func TestObserve(t *testing.T) {
 		},
 		{
 			"compressed reply",
-			withRecord(func(r *prober.Record) { r.Encoding = prober.EncodingZstd }),
+			withRecord(func(r *record.Record) { r.Encoding = record.EncodingZstd }),
 			merge(okWant, map[string]sample{"inferprobe_compressed_responses_total{encoding=zstd}": {value: 1}}),
 		},
 		{
 			"reasoning tokens from usage",
-			withRecord(func(r *prober.Record) { r.ReasoningTokens = 3 }),
+			withRecord(func(r *record.Record) { r.ReasoningTokens = 3 }),
 			merge(okWant, map[string]sample{"inferprobe_reasoning_tokens_total": {value: 3}}),
 		},
 		{
 			// A server that stops sending usage changes how tokens are
 			// counted: the source says so.
 			"counted by the tokenizer",
-			withRecord(func(r *prober.Record) { r.TokenSource = prober.TokensFromTokenizer }),
+			withRecord(func(r *record.Record) { r.TokenSource = record.TokensFromTokenizer }),
 			merge(without(okWant, "inferprobe_requests_by_token_source_total{token_source=usage}"), map[string]sample{
 				"inferprobe_requests_by_token_source_total{token_source=tokenizer}": {value: 1},
 			}),
 		},
 		{
 			"counted by chunks",
-			withRecord(func(r *prober.Record) { r.TokenSource = prober.TokensFromChunks }),
+			withRecord(func(r *record.Record) { r.TokenSource = record.TokensFromChunks }),
 			merge(without(okWant, "inferprobe_requests_by_token_source_total{token_source=usage}"), map[string]sample{
 				"inferprobe_requests_by_token_source_total{token_source=chunks}": {value: 1},
 			}),
 		},
 		{
 			"reasoning only: no first output token",
-			withRecord(func(r *prober.Record) { r.FirstOutput = -1 }),
+			withRecord(func(r *record.Record) { r.FirstOutput = -1 }),
 			without(okWant, "inferprobe_time_to_first_output_token_seconds"),
 		},
 		{
 			"one chunk: no second token, gaps or ITL",
-			withRecord(func(r *prober.Record) { r.Chunks, r.FirstOutput, r.OutputTokens = r.Chunks[:1], 0, 1 }),
+			withRecord(func(r *record.Record) { r.Chunks, r.FirstOutput, r.OutputTokens = r.Chunks[:1], 0, 1 }),
 			merge(without(okWant, "inferprobe_time_to_second_token_seconds", "inferprobe_inter_chunk_latency_seconds",
 				"inferprobe_inter_token_latency_seconds"), map[string]sample{
 				"inferprobe_time_to_first_output_token_seconds": {count: 1, sum: 0.100},
@@ -292,7 +293,7 @@ func TestObserve(t *testing.T) {
 		},
 		{
 			"non-streamed: no chunks, so no TTFT",
-			withRecord(func(r *prober.Record) { r.Chunks, r.FirstOutput = nil, -1 }),
+			withRecord(func(r *record.Record) { r.Chunks, r.FirstOutput = nil, -1 }),
 			without(okWant, "inferprobe_time_to_first_token_seconds", "inferprobe_time_to_first_output_token_seconds",
 				"inferprobe_time_to_second_token_seconds", "inferprobe_inter_chunk_latency_seconds",
 				"inferprobe_inter_token_latency_seconds", "inferprobe_request_stage_seconds{stage=first_token}"),
@@ -314,16 +315,16 @@ func TestObserve(t *testing.T) {
 // TestSeriesAgreesWithReport: a stream's histograms and counters and a
 // run's exact report count the same requests by the same rules.
 func TestSeriesAgreesWithReport(t *testing.T) {
-	recs := []*prober.Record{
+	recs := []*record.Record{
 		okRecord(),
-		withRecord(func(r *prober.Record) { r.ReasoningTokens, r.PinnedOutputTokens = 2, 5 }),
-		withRecord(func(r *prober.Record) { r.FirstOutput, r.Chunks = -1, r.Chunks[:2] }),
-		withRecord(func(r *prober.Record) {
-			r.Chunks, r.Outcome, r.Reason, r.Duration = r.Chunks[:3], prober.OutcomeError, prober.ReasonStall, 5*time.Second
+		withRecord(func(r *record.Record) { r.ReasoningTokens, r.PinnedOutputTokens = 2, 5 }),
+		withRecord(func(r *record.Record) { r.FirstOutput, r.Chunks = -1, r.Chunks[:2] }),
+		withRecord(func(r *record.Record) {
+			r.Chunks, r.Outcome, r.Reason, r.Duration = r.Chunks[:3], record.OutcomeError, record.ReasonStall, 5*time.Second
 		}),
-		withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }),
-		{Seq: 9, Scheduled: time.Unix(1_700_000_000, 0), CapWait: 7 * ms, FirstOutput: -1, Outcome: prober.OutcomeCancelled},
-		withRecord(func(r *prober.Record) { r.Chunks = []time.Duration{100 * ms, 100 * ms, 100 * ms, 100 * ms} }),
+		withRecord(func(r *record.Record) { r.Outcome = record.OutcomeCancelled }),
+		{Seq: 9, Scheduled: time.Unix(1_700_000_000, 0), CapWait: 7 * ms, FirstOutput: -1, Outcome: record.OutcomeCancelled},
+		withRecord(func(r *record.Record) { r.Chunks = []time.Duration{100 * ms, 100 * ms, 100 * ms, 100 * ms} }),
 	}
 	slo := report.SLO{TTFT: 100 * ms, TTFOT: 109 * ms}
 	reg := prometheus.NewRegistry()
@@ -360,7 +361,7 @@ func TestSeriesAgreesWithReport(t *testing.T) {
 		"inferprobe_reasoning_tokens_total":             sum.ReasoningTokensTotal,
 		"inferprobe_input_tokens_total":                 sum.InputTokensTotal,
 		"inferprobe_output_tokens_total":                sum.OutputTokensTotal,
-		"inferprobe_request_errors_total{reason=stall}": float64(sum.Errors[prober.ReasonStall]),
+		"inferprobe_request_errors_total{reason=stall}": float64(sum.Errors[record.ReasonStall]),
 	} {
 		if got[family].value != want {
 			t.Errorf("%s = %v; the report has %v", family, got[family].value, want)
@@ -496,7 +497,7 @@ func TestGoodput(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		slo  report.SLO
-		rec  *prober.Record
+		rec  *record.Record
 		good float64
 	}{
 		{"no SLO", report.SLO{}, okRecord(), 1},
@@ -509,24 +510,24 @@ func TestGoodput(t *testing.T) {
 		{"ttfot met", report.SLO{TTFOT: 110 * ms}, okRecord(), 1},
 		{"ttfot missed", report.SLO{TTFOT: 109 * ms}, okRecord(), 0},
 		{"ttfot set, reasoning only", report.SLO{TTFOT: time.Second},
-			withRecord(func(r *prober.Record) { r.FirstOutput = -1 }), 0},
+			withRecord(func(r *record.Record) { r.FirstOutput = -1 }), 0},
 		{"tokens per user met", report.SLO{MinTokensPerUser: 99.9}, okRecord(), 1},
 		{"tokens per user missed", report.SLO{MinTokensPerUser: 100.1}, okRecord(), 0},
 		{"tokens per user set, one chunk (ITL undefined)", report.SLO{MinTokensPerUser: 1e6},
-			withRecord(func(r *prober.Record) { r.Chunks, r.OutputTokens = r.Chunks[:1], 1 }), 1},
+			withRecord(func(r *record.Record) { r.Chunks, r.OutputTokens = r.Chunks[:1], 1 }), 1},
 		{"tokens per user missed, itl met", report.SLO{ITL: 50 * ms, MinTokensPerUser: 200}, okRecord(), 0},
 		{"all met", report.SLO{TTFT: time.Second, ITL: 50 * ms, RequestLatency: time.Second}, okRecord(), 1},
 		{"ttft missed, others met", report.SLO{TTFT: 50 * ms, ITL: 50 * ms, RequestLatency: time.Second}, okRecord(), 0},
 		{"itl missed, others met", report.SLO{TTFT: time.Second, ITL: 5 * ms, RequestLatency: time.Second}, okRecord(), 0},
 		{"latency missed, others met", report.SLO{TTFT: time.Second, ITL: 50 * ms, RequestLatency: 100 * ms}, okRecord(), 0},
 		{"ttft set, no chunks", report.SLO{TTFT: time.Second},
-			withRecord(func(r *prober.Record) { r.Chunks, r.FirstOutput = nil, -1 }), 0},
+			withRecord(func(r *record.Record) { r.Chunks, r.FirstOutput = nil, -1 }), 0},
 		{"itl set, one chunk (ITL undefined)", report.SLO{ITL: time.Millisecond},
-			withRecord(func(r *prober.Record) { r.Chunks, r.OutputTokens = r.Chunks[:1], 1 }), 1},
+			withRecord(func(r *record.Record) { r.Chunks, r.OutputTokens = r.Chunks[:1], 1 }), 1},
 		{"error is never good", report.SLO{},
-			withRecord(func(r *prober.Record) { r.Outcome, r.Reason = prober.OutcomeError, prober.ReasonTruncated }), 0},
+			withRecord(func(r *record.Record) { r.Outcome, r.Reason = record.OutcomeError, record.ReasonTruncated }), 0},
 		{"cancelled is never good", report.SLO{},
-			withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }), 0},
+			withRecord(func(r *record.Record) { r.Outcome = record.OutcomeCancelled }), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
@@ -544,22 +545,22 @@ func TestOutputLengthMismatch(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		pinned, out int
-		outcome     prober.Outcome
+		outcome     record.Outcome
 		want        float64
 	}{
-		{"not pinned", 0, 5, prober.OutcomeOK, 0},
-		{"pinned and met", 4, 4, prober.OutcomeOK, 0},
-		{"pinned, fewer", 4, 3, prober.OutcomeOK, 1},
-		{"pinned, more", 4, 5, prober.OutcomeOK, 1},
-		{"pinned, failed request", 4, 3, prober.OutcomeError, 0},
+		{"not pinned", 0, 5, record.OutcomeOK, 0},
+		{"pinned and met", 4, 4, record.OutcomeOK, 0},
+		{"pinned, fewer", 4, 3, record.OutcomeOK, 1},
+		{"pinned, more", 4, 5, record.OutcomeOK, 1},
+		{"pinned, failed request", 4, 3, record.OutcomeError, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
 			s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
-			rec := withRecord(func(r *prober.Record) {
+			rec := withRecord(func(r *record.Record) {
 				r.PinnedOutputTokens, r.OutputTokens, r.Outcome = tc.pinned, tc.out, tc.outcome
-				if tc.outcome == prober.OutcomeError {
-					r.Reason = prober.ReasonTruncated
+				if tc.outcome == record.OutcomeError {
+					r.Reason = record.ReasonTruncated
 				}
 			})
 			s.Started()
@@ -587,9 +588,9 @@ func TestInFlight(t *testing.T) {
 		{"ok ends", func() { s.Observe(okRecord()) }, 1},
 		{"start", s.Started, 2},
 		{"error ends", func() {
-			s.Observe(withRecord(func(r *prober.Record) { r.Outcome, r.Reason = prober.OutcomeError, prober.ReasonConnect }))
+			s.Observe(withRecord(func(r *record.Record) { r.Outcome, r.Reason = record.OutcomeError, record.ReasonConnect }))
 		}, 1},
-		{"cancelled ends", func() { s.Observe(withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled })) }, 0},
+		{"cancelled ends", func() { s.Observe(withRecord(func(r *record.Record) { r.Outcome = record.OutcomeCancelled })) }, 0},
 	}
 	for _, st := range steps {
 		st.do()
@@ -606,11 +607,11 @@ func TestForget(t *testing.T) {
 	r := collector.NewRequests(reg)
 	for _, l := range []collector.Labels{labelsA, labelsB} {
 		s := r.Series(l, report.SLO{})
-		for _, rec := range []*prober.Record{
+		for _, rec := range []*record.Record{
 			okRecord(),
-			withRecord(func(r *prober.Record) { r.Outcome, r.Reason = prober.OutcomeError, prober.ReasonStall }),
-			withRecord(func(r *prober.Record) { r.Outcome = prober.OutcomeCancelled }),
-			withRecord(func(r *prober.Record) { r.Encoding = prober.EncodingGzip }),
+			withRecord(func(r *record.Record) { r.Outcome, r.Reason = record.OutcomeError, record.ReasonStall }),
+			withRecord(func(r *record.Record) { r.Outcome = record.OutcomeCancelled }),
+			withRecord(func(r *record.Record) { r.Encoding = record.EncodingGzip }),
 		} {
 			s.Started()
 			s.Observe(rec)
@@ -662,9 +663,9 @@ func TestTokenSourceSeries(t *testing.T) {
 			t.Errorf("no %s series before any request: %v", src, slices.Sorted(maps.Keys(got)))
 		}
 	}
-	for _, src := range []prober.TokenSource{prober.TokensFromUsage, prober.TokensFromUsage, prober.TokensFromChunks} {
+	for _, src := range []record.TokenSource{record.TokensFromUsage, record.TokensFromUsage, record.TokensFromChunks} {
 		s.Started()
-		s.Observe(withRecord(func(r *prober.Record) { r.TokenSource = src }))
+		s.Observe(withRecord(func(r *record.Record) { r.TokenSource = src }))
 	}
 	got = scenarioSamples(gather(t, reg), "a")
 	for src, want := range map[string]float64{"usage": 2, "tokenizer": 0, "chunks": 1} {

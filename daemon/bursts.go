@@ -16,6 +16,7 @@ import (
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -577,7 +578,7 @@ func (m *burstManager) shutdown() {
 // planRun applies o to the settings of burst name, clamped to its maxima,
 // and plans one run of it, whose measured requests start at startAt (zero:
 // when ready).
-func planRun(name string, spec *burstSpec, target *prober.Target, o BurstOverrides, shard prober.Shard, startAt time.Time) (*finite.Plan, error) {
+func planRun(name string, spec *burstSpec, target *prober.Target, o BurstOverrides, shard record.Shard, startAt time.Time) (*finite.Plan, error) {
 	b := spec.burst
 	if o.Duration < 0 || o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Concurrency < 0 {
 		return nil, fmt.Errorf("overrides must be >= 0 (0 keeps the configured value), got %+v", o)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/daemon"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/simulator"
 )
 
@@ -391,7 +392,7 @@ func TestBurstOverrides(t *testing.T) {
 // TestBurstShard: a replica sends its share of a burst's requests.
 func TestBurstShard(t *testing.T) {
 	exec := newFakeExec()
-	d, _, _ := startBursts(t, burstYAML("s: {target: tb, on_demand: true, requests: 10, "+fast+"}"), exec, daemon.WithShard(prober.Shard{Index: 1, Count: 3}))
+	d, _, _ := startBursts(t, burstYAML("s: {target: tb, on_demand: true, requests: 10, "+fast+"}"), exec, daemon.WithShard(record.Shard{Index: 1, Count: 3}))
 	ri := waitRun(t, d, trigger(t, d, "s", daemon.BurstOverrides{}).ID, daemon.RunSucceeded)
 	seqs := exec.sent("tb")
 	slices.Sort(seqs)

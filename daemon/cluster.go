@@ -20,7 +20,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/cluster"
 	"github.com/inferprobe/inferprobe/collector"
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
@@ -150,7 +150,7 @@ type clusterStart struct {
 }
 
 // shareReply is a peer's share of a run: its exact records, each in the
-// one encoding of a record between processes (prober.MarshalRecord).
+// one encoding of a record between processes (record.Marshal).
 type shareReply struct {
 	Shard   int               `json:"shard"`
 	State   string            `json:"state"`
@@ -161,10 +161,10 @@ type shareReply struct {
 const clusterPath = "/api/v1/cluster"
 
 // shardOf is this replica's shard, the whole sequence counting as 0/1.
-func (m *burstManager) shardOf() prober.Shard {
+func (m *burstManager) shardOf() record.Shard {
 	s := m.d.shard
 	if s.Count < 1 {
-		s = prober.Shard{Index: 0, Count: 1}
+		s = record.Shard{Index: 0, Count: 1}
 	}
 	return s
 }
@@ -408,8 +408,8 @@ type shareRecords struct {
 
 func (s *shareRecords) Started() {}
 
-func (s *shareRecords) Observe(rec *prober.Record) {
-	b, err := prober.MarshalRecord(rec)
+func (s *shareRecords) Observe(rec *record.Record) {
+	b, err := record.Marshal(rec)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
@@ -426,10 +426,10 @@ func (s *shareRecords) all() ([]json.RawMessage, error) {
 }
 
 // decoded is a share's records, decoded.
-func decoded(encoded []json.RawMessage) iter.Seq2[*prober.Record, error] {
-	return func(yield func(*prober.Record, error) bool) {
+func decoded(encoded []json.RawMessage) iter.Seq2[*record.Record, error] {
+	return func(yield func(*record.Record, error) bool) {
 		for _, b := range encoded {
-			if !yield(prober.UnmarshalRecord(b)) {
+			if !yield(record.Unmarshal(b)) {
 				return
 			}
 		}
@@ -481,7 +481,7 @@ func (m *burstManager) gather(r *burstRun, state string, ownReport *BurstReport)
 		case rep.State != RunSucceeded && rep.State != state:
 			problems = append(problems, ShardProblem{Shard: p.Shard, Peer: p.Addr, Error: "its share ended " + rep.State + ": " + rep.Error})
 		}
-		shares = append(shares, report.ShardRecords{Shard: prober.Shard{Index: p.Shard, Count: cr.Shards}, Finished: rep.State == RunSucceeded, Records: decoded(rep.Records)})
+		shares = append(shares, report.ShardRecords{Shard: record.Shard{Index: p.Shard, Count: cr.Shards}, Finished: rep.State == RunSucceeded, Records: decoded(rep.Records)})
 	}
 	out := ownReport
 	merged, err := report.Merge(cr.Shards, shares, report.WithSLO(report.NewSLO(r.spec.burst.Probe().SLO)))

@@ -12,7 +12,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/cluster"
 	"github.com/inferprobe/inferprobe/daemon"
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 const clusterToken = "cluster-secret"
@@ -56,7 +56,7 @@ func startClusterWith(t *testing.T, yml string, n int, up []int, token func(shar
 	out := make([]*replica, n)
 	for _, i := range up {
 		exec := newFakeExec()
-		d, _, stop := startBursts(t, yml, exec, append(opts(i), daemon.WithShard(prober.Shard{Index: i, Count: n}),
+		d, _, stop := startBursts(t, yml, exec, append(opts(i), daemon.WithShard(record.Shard{Index: i, Count: n}),
 			daemon.WithCluster(daemon.ClusterOptions{Peers: peers, Client: cluster.NewClient(token(i), nil), Lead: 500 * time.Millisecond}))...)
 		h, err := d.Handler(false, daemon.BurstAPIOptions{Enabled: true, Token: token(i)})
 		if err != nil {
@@ -229,7 +229,7 @@ func TestClusterStartAgreement(t *testing.T) {
 
 	// Replica 1 of a 2-shard cluster asked by one that thinks there are 3.
 	peers, _ := cluster.ParsePeers(rs[1].addr + ",127.0.0.1:1,127.0.0.1:2")
-	odd, _, _ := startBursts(t, burstYAML(clusterBurst), newFakeExec(), daemon.WithShard(prober.Shard{Index: 2, Count: 3}),
+	odd, _, _ := startBursts(t, burstYAML(clusterBurst), newFakeExec(), daemon.WithShard(record.Shard{Index: 2, Count: 3}),
 		daemon.WithCluster(daemon.ClusterOptions{Peers: peers, Client: cluster.NewClient(clusterToken, nil), Lead: time.Second}))
 	if _, err := odd.TriggerBurst("s", daemon.BurstOverrides{}); err == nil || !strings.Contains(err.Error(), "same --shard count") {
 		t.Errorf("trigger in a cluster that disagrees on the shard count: %v, want an error saying so", err)
@@ -304,7 +304,7 @@ func TestClusterGaugesAfterRestart(t *testing.T) {
 	waitMerged(t, rs[0].d, id)
 	waitMerged(t, rs[1].d, id)
 	for shard, gathered := range []bool{false, true} {
-		d, _, _ := startBursts(t, yml, newFakeExec(), append(history(shard), daemon.WithShard(prober.Shard{Index: shard, Count: 2}))...)
+		d, _, _ := startBursts(t, yml, newFakeExec(), append(history(shard), daemon.WithShard(record.Shard{Index: shard, Count: 2}))...)
 		if _, ok := metric(t, d, "inferprobe_burst_last_request_throughput", map[string]string{"burst": "s"}); ok != gathered {
 			t.Errorf("shard %d restarted: last-run gauges shown %v, want %v (it gathered the run: %v)", shard, ok, gathered, gathered)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
@@ -23,7 +24,7 @@ type Daemon struct {
 	logger   *slog.Logger
 	load     func() (*scenarios.Config, error)
 	exec     prober.Executor
-	shard    prober.Shard
+	shard    record.Shard
 	registry *prometheus.Registry
 	requests *collector.Requests
 	self     *collector.Self
@@ -71,8 +72,8 @@ type Option func(*Daemon)
 
 // WithShard makes every probe send only shard's share of its request sequence
 // (--shard=i/n; in a StatefulSet, pod ordinal i of n replicas), so that n
-// replicas together send what one would. See prober.Shard.
-func WithShard(shard prober.Shard) Option { return func(d *Daemon) { d.shard = shard } }
+// replicas together send what one would. See record.Shard.
+func WithShard(shard record.Shard) Option { return func(d *Daemon) { d.shard = shard } }
 
 // WithClientLoad tells the daemon how loaded its worker processes are, one of
 // the signals of inferprobe_client_saturated.

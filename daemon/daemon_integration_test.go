@@ -21,6 +21,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/daemon"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 	"github.com/inferprobe/inferprobe/simulator"
 )
@@ -67,7 +68,7 @@ func newFakeExec() *fakeExec {
 	return &fakeExec{seqs: map[string][]uint64{}, gates: map[string]chan struct{}{}}
 }
 
-func (f *fakeExec) Do(ctx context.Context, t *prober.Target, req *prober.Request) *prober.Record {
+func (f *fakeExec) Do(ctx context.Context, t *prober.Target, req *prober.Request) *record.Record {
 	f.mu.Lock()
 	f.seqs[t.Name] = append(f.seqs[t.Name], req.Seq)
 	f.inFlight++
@@ -78,7 +79,7 @@ func (f *fakeExec) Do(ctx context.Context, t *prober.Target, req *prober.Request
 		f.inFlight--
 		f.mu.Unlock()
 	}()
-	rec := &prober.Record{
+	rec := &record.Record{
 		Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(),
 		Chunks: []time.Duration{time.Millisecond, 2 * time.Millisecond}, FirstOutput: 0, Duration: 3 * time.Millisecond,
 		InputTokens: req.InputTokens, OutputTokens: 2, Status: 200,
@@ -87,7 +88,7 @@ func (f *fakeExec) Do(ctx context.Context, t *prober.Target, req *prober.Request
 		select {
 		case <-gate:
 		case <-ctx.Done():
-			rec.Outcome = prober.OutcomeCancelled
+			rec.Outcome = record.OutcomeCancelled
 		}
 	}
 	return rec
@@ -451,7 +452,7 @@ func TestShard(t *testing.T) {
 	ld := &loader{}
 	ld.set(probesYAML(fakeURL, map[string]string{"a": "200"}), nil)
 	exec := newFakeExec()
-	stop := start(t, daemon.New(quietLogger(), prometheus.NewRegistry(), ld.load, exec, daemon.WithShard(prober.Shard{Index: 1, Count: 3})))
+	stop := start(t, daemon.New(quietLogger(), prometheus.NewRegistry(), ld.load, exec, daemon.WithShard(record.Shard{Index: 1, Count: 3})))
 	waitFor(t, "requests", func() bool { return len(exec.sent("ta")) >= 10 })
 	if err := stop(); err != nil { // Run returns after every request it sent has ended
 		t.Fatal(err)

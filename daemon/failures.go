@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -41,7 +42,7 @@ type failures struct {
 
 type failureKey struct {
 	target string
-	reason prober.Reason
+	reason record.Reason
 }
 
 // failurePair is one target × reason.
@@ -57,7 +58,7 @@ type failurePair struct {
 // /api/v1/status shows it.
 type TargetError struct {
 	Target string        `json:"target"`
-	Reason prober.Reason `json:"reason"`
+	Reason record.Reason `json:"reason"`
 	// Failing is true until a request to the target succeeds.
 	Failing bool `json:"failing"`
 	// Since is when the current streak of failures began (the last one,
@@ -119,11 +120,11 @@ type failureRecorder struct {
 
 func (*failureRecorder) Started() {}
 
-func (r *failureRecorder) Observe(rec *prober.Record) {
+func (r *failureRecorder) Observe(rec *record.Record) {
 	switch rec.Outcome {
-	case prober.OutcomeOK:
+	case record.OutcomeOK:
 		r.f.succeeded(r.target)
-	case prober.OutcomeError:
+	case record.OutcomeError:
 		// Redacted before clipping, so that no part of a secret is left.
 		msg := rec.Err
 		if r.redact != nil {
@@ -134,7 +135,7 @@ func (r *failureRecorder) Observe(rec *prober.Record) {
 }
 
 // failed notes rec, a failed request to target, whose error is msg.
-func (f *failures) failed(target, scenario string, rec *prober.Record, msg string) {
+func (f *failures) failed(target, scenario string, rec *record.Record, msg string) {
 	reason, status, id := rec.Reason, rec.Status, rec.ID.String()
 	now := f.now()
 	f.mu.Lock()
@@ -232,16 +233,16 @@ func clipText(s string) string {
 }
 
 // failureHints say what to look at first, per reason (docs/faults.md).
-var failureHints = map[prober.Reason]string{
-	prober.ReasonConnect:          "no response at all: check that the server is up at the target's url and reachable (DNS, TLS certificate)",
-	prober.ReasonTimeout:          "the target's timeout expired: check the server's load, or raise timeout",
-	prober.ReasonStall:            "the stream went silent for stall_timeout: check the server, or raise stall_timeout",
-	prober.ReasonHTTP4xx:          "the server refused the request: check the target's model, API key and params against its error",
-	prober.ReasonHTTP429:          "the server rate-limits: lower the probe's rate or raise the server's limit",
-	prober.ReasonHTTP5xx:          "the server failed: see its error and its logs",
-	prober.ReasonProtocol:         "the reply could not be read: check the target's url and endpoint type (docs/faults.md lists what gives protocol)",
-	prober.ReasonTruncated:        "the stream ended early: see the server's logs, or a proxy's time-outs",
-	prober.ReasonServerErrorEvent: "the server reported an error inside a 200 reply: see its message",
-	prober.ReasonWorkerLost:       "an inferprobe worker process died or hung: see the worker log lines",
-	prober.ReasonDataset:          "the dataset file could not produce the next request: fix it and reload",
+var failureHints = map[record.Reason]string{
+	record.ReasonConnect:          "no response at all: check that the server is up at the target's url and reachable (DNS, TLS certificate)",
+	record.ReasonTimeout:          "the target's timeout expired: check the server's load, or raise timeout",
+	record.ReasonStall:            "the stream went silent for stall_timeout: check the server, or raise stall_timeout",
+	record.ReasonHTTP4xx:          "the server refused the request: check the target's model, API key and params against its error",
+	record.ReasonHTTP429:          "the server rate-limits: lower the probe's rate or raise the server's limit",
+	record.ReasonHTTP5xx:          "the server failed: see its error and its logs",
+	record.ReasonProtocol:         "the reply could not be read: check the target's url and endpoint type (docs/faults.md lists what gives protocol)",
+	record.ReasonTruncated:        "the stream ended early: see the server's logs, or a proxy's time-outs",
+	record.ReasonServerErrorEvent: "the server reported an error inside a 200 reply: see its message",
+	record.ReasonWorkerLost:       "an inferprobe worker process died or hung: see the worker log lines",
+	record.ReasonDataset:          "the dataset file could not produce the next request: fix it and reload",
 }

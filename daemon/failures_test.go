@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -77,11 +78,11 @@ func TestFailureLog(t *testing.T) {
 	probe, burst := f.recorder(tA, "steady"), f.recorder(tA, "nightly")
 	other := f.recorder(tB, "other")
 	var seq uint64
-	fail := func(r prober.Recorder, reason prober.Reason, status int, msg string) {
-		r.Observe(&prober.Record{Seq: seq, ID: prober.NewRequestID(1, "p", seq), Outcome: prober.OutcomeError, Reason: reason, Status: status, Err: msg})
+	fail := func(r prober.Recorder, reason record.Reason, status int, msg string) {
+		r.Observe(&record.Record{Seq: seq, ID: record.NewRequestID(1, "p", seq), Outcome: record.OutcomeError, Reason: reason, Status: status, Err: msg})
 		seq++
 	}
-	ok := func(r prober.Recorder) { r.Observe(&prober.Record{Outcome: prober.OutcomeOK}) }
+	ok := func(r prober.Recorder) { r.Observe(&record.Record{Outcome: record.OutcomeOK}) }
 	// want checks the lines logged since the last call: level, message
 	// start and the attributes given.
 	want := func(step string, lines ...logLine) {
@@ -105,14 +106,14 @@ func TestFailureLog(t *testing.T) {
 	const failing, recovered = "requests to a target are failing", "requests to a target succeed again"
 
 	for range 100 {
-		fail(probe, prober.ReasonHTTP5xx, 503, `HTTP 503: {"error":"overloaded, key `+key+` is fine"}`)
+		fail(probe, record.ReasonHTTP5xx, 503, `HTTP 503: {"error":"overloaded, key `+key+` is fine"}`)
 		now = now.Add(time.Second)
 	}
-	fail(burst, prober.ReasonConnect, 0, "dial tcp 127.0.0.1:9: connect: connection refused")
-	fail(other, prober.ReasonHTTP429, 429, "HTTP 429: slow down")
+	fail(burst, record.ReasonConnect, 0, "dial tcp 127.0.0.1:9: connect: connection refused")
+	fail(other, record.ReasonHTTP429, 429, "HTTP 429: slow down")
 	want("failures",
 		logLine{slog.LevelWarn, failing, map[string]string{"target": "a", "reason": "http_5xx", "scenario": "steady", "status": "503",
-			"err": `HTTP 503: {"error":"overloaded, key REDACTED is fine"}`, "request_id": prober.NewRequestID(1, "p", 0).String()}},
+			"err": `HTTP 503: {"error":"overloaded, key REDACTED is fine"}`, "request_id": record.NewRequestID(1, "p", 0).String()}},
 		logLine{slog.LevelWarn, failing, map[string]string{"target": "a", "reason": "connect", "scenario": "nightly"}},
 		logLine{slog.LevelWarn, failing, map[string]string{"target": "b", "reason": "http_429"}})
 
@@ -127,26 +128,26 @@ func TestFailureLog(t *testing.T) {
 
 	// Flapping within the interval: debug only, failure and recovery alike.
 	now = now.Add(time.Minute)
-	fail(probe, prober.ReasonHTTP5xx, 500, "HTTP 500: again")
+	fail(probe, record.ReasonHTTP5xx, 500, "HTTP 500: again")
 	ok(probe)
 	want("a flap", logLine{slog.LevelDebug, failing, nil}, logLine{slog.LevelDebug, recovered, nil})
 	// Past it, a warning again, saying it flapped in between.
 	now = now.Add(failureLogInterval)
-	fail(probe, prober.ReasonHTTP5xx, 500, strings.Repeat("é", 400))
+	fail(probe, record.ReasonHTTP5xx, 500, strings.Repeat("é", 400))
 	want("after the interval", logLine{slog.LevelWarn, failing, map[string]string{"streaks_logged_at_debug": "1"}})
 
 	// A removed target is forgotten, and its late records are ignored.
 	f.retain(map[string]*prober.Target{"a": tA})
-	fail(other, prober.ReasonHTTP429, 429, "late")
+	fail(other, record.ReasonHTTP429, 429, "late")
 	want("removed target")
 
 	got := f.snapshot()
-	if len(got) != 2 || got[0].Reason != prober.ReasonConnect || got[1].Reason != prober.ReasonHTTP5xx {
+	if len(got) != 2 || got[0].Reason != record.ReasonConnect || got[1].Reason != record.ReasonHTTP5xx {
 		t.Fatalf("snapshot %+v, want a's connect and http_5xx", got)
 	}
 	c, s := got[0], got[1]
 	if c.Failing || c.Count != 1 || c.Scenario != "nightly" || c.RecoveredAt.IsZero() || c.LastError != "dial tcp 127.0.0.1:9: connect: connection refused" ||
-		c.LastRequestID != prober.NewRequestID(1, "p", 100).String() {
+		c.LastRequestID != record.NewRequestID(1, "p", 100).String() {
 		t.Errorf("connect: %+v", c)
 	}
 	if !s.Failing || s.Count != 102 || s.Status != 500 || !s.RecoveredAt.IsZero() || !s.Since.Equal(now) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/daemon"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // TestProbingSurvivesFaults runs a daemon with the real client against a
@@ -140,7 +141,7 @@ probes:
 	}
 	waitFor(t, "20 failures", func() bool { e, ok := lastError(); return ok && e.Count >= 20 })
 	e, _ := lastError()
-	if e.Target != "down" || e.Reason != prober.ReasonHTTP5xx || !e.Failing || e.Status != 503 || e.Scenario != "steady" ||
+	if e.Target != "down" || e.Reason != record.ReasonHTTP5xx || !e.Failing || e.Status != 503 || e.Scenario != "steady" ||
 		!strings.Contains(e.LastError, "model is overloaded") || strings.Contains(e.LastError, key) {
 		t.Errorf("status shows %+v", e)
 	}

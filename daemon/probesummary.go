@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // The landing page's error ratio is over summaryWindow, counted in slots of summarySlot so
@@ -31,10 +31,10 @@ type summaryCount struct {
 
 func (*probeSummary) Started() {}
 
-func (s *probeSummary) Observe(rec *prober.Record) { s.observe(time.Now(), rec.Outcome) }
+func (s *probeSummary) Observe(rec *record.Record) { s.observe(time.Now(), rec.Outcome) }
 
-func (s *probeSummary) observe(now time.Time, outcome prober.Outcome) {
-	if outcome == prober.OutcomeCancelled {
+func (s *probeSummary) observe(now time.Time, outcome record.Outcome) {
+	if outcome == record.OutcomeCancelled {
 		return
 	}
 	slot := now.UnixNano() / int64(summarySlot)
@@ -45,7 +45,7 @@ func (s *probeSummary) observe(now time.Time, outcome prober.Outcome) {
 		*c = summaryCount{slot: slot}
 	}
 	c.requests++
-	if outcome == prober.OutcomeError {
+	if outcome == record.OutcomeError {
 		c.errors++
 	} else {
 		s.lastOK = now

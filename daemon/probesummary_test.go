@@ -4,16 +4,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 func TestProbeSummaryWindow(t *testing.T) {
 	var s probeSummary
 	t0 := time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
-	s.observe(t0, prober.OutcomeError)
-	s.observe(t0.Add(time.Second), prober.OutcomeOK)
-	s.observe(t0.Add(2*time.Second), prober.OutcomeCancelled) // neither an error nor a request
-	s.observe(t0.Add(3*time.Minute), prober.OutcomeError)
+	s.observe(t0, record.OutcomeError)
+	s.observe(t0.Add(time.Second), record.OutcomeOK)
+	s.observe(t0.Add(2*time.Second), record.OutcomeCancelled) // neither an error nor a request
+	s.observe(t0.Add(3*time.Minute), record.OutcomeError)
 	for _, c := range []struct {
 		at               time.Time
 		requests, errors int
@@ -30,7 +30,7 @@ func TestProbeSummaryWindow(t *testing.T) {
 		}
 	}
 	// A slot reused after the ring wraps starts from zero.
-	s.observe(t0.Add(10*time.Minute), prober.OutcomeOK)
+	s.observe(t0.Add(10*time.Minute), record.OutcomeOK)
 	if _, requests, errors := s.snapshot(t0.Add(10 * time.Minute)); requests != 1 || errors != 0 {
 		t.Errorf("after the ring wrapped: %d requests, %d errors; want 1, 0", requests, errors)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/inferprobe/inferprobe/collector"
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -63,7 +63,7 @@ func TestNativeQuantileAccuracy(t *testing.T) {
 		for range d.n {
 			ttft := time.Duration(d.draw(r) * float64(time.Second))
 			series.Started()
-			series.Observe(&prober.Record{Chunks: []time.Duration{ttft}, FirstOutput: 0})
+			series.Observe(&record.Record{Chunks: []time.Duration{ttft}, FirstOutput: 0})
 			// What the histogram saw, after the round trip through Duration.
 			samples[d.name] = append(samples[d.name], ttft.Seconds())
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
@@ -35,7 +36,7 @@ type Spec struct {
 	Probe            *scenarios.Probe
 	Target           *prober.Target
 	Seed             uint64
-	Shard            prober.Shard
+	Shard            record.Shard
 	// StartAt is when the measured requests' timeline starts (the warmup,
 	// if any, runs before it); zero: when they are ready.
 	StartAt time.Time

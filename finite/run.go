@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/servermetrics"
 )
@@ -79,7 +79,7 @@ func New(p *Plan, exec prober.Executor, opts ...Option) *Run {
 func (r *Run) Report() *report.Report { return r.report }
 
 // Digest identifies the measured sequence sent so far.
-func (r *Run) Digest() prober.Digest { return r.plan.Main.Digest() }
+func (r *Run) Digest() record.Digest { return r.plan.Main.Digest() }
 
 // Progress is the phase sending now.
 type Progress struct {
@@ -108,7 +108,7 @@ func (r *Run) startPhase(p Progress) {
 type Result struct {
 	Summary report.Summary
 	Report  *report.Report // the raw samples behind Summary
-	Digest  prober.Digest
+	Digest  record.Digest
 	// Stopped says ctx ended the run before its limit; Measured is false when
 	// that happened during the warmup, so nothing was measured.
 	Stopped, Measured bool
@@ -187,9 +187,9 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 	}
 	s := res.Summary
 	peakCPU, peakSched := peak()
-	res.ClientBound = collector.SaturationReason(time.Duration(s.ScheduleLag.P99*float64(time.Second)), s.ScheduleLag.Count, peakCPU, peakSched)
+	res.ClientBound = report.SaturationReason(time.Duration(s.ScheduleLag.P99*float64(time.Second)), s.ScheduleLag.Count, peakCPU, peakSched)
 	if res.ClientBound == "" {
-		res.ClientBound = collector.ShortRunLagReason(time.Duration(s.ScheduleLag.P50*float64(time.Second)), s.ScheduleLag.Count)
+		res.ClientBound = report.ShortRunLagReason(time.Duration(s.ScheduleLag.P50*float64(time.Second)), s.ScheduleLag.Count)
 	}
 	if r.gpu != nil && s.End.After(s.Start) {
 		st := r.gpu.Stats(s.Start, s.End, int64(s.OutputTokensTotal))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -21,16 +22,16 @@ type fakeExec struct {
 	seqs  []uint64
 }
 
-func (f *fakeExec) Do(ctx context.Context, _ *prober.Target, req *prober.Request) *prober.Record {
+func (f *fakeExec) Do(ctx context.Context, _ *prober.Target, req *prober.Request) *record.Record {
 	f.mu.Lock()
 	f.seqs = append(f.seqs, req.Seq)
 	f.mu.Unlock()
-	rec := &prober.Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), Status: 200,
+	rec := &record.Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), Status: 200,
 		Chunks: []time.Duration{time.Millisecond, 2 * time.Millisecond}, OutputTokens: 2, InputTokens: req.InputTokens}
 	select {
 	case <-time.After(f.delay):
 	case <-ctx.Done():
-		rec.Outcome = prober.OutcomeCancelled
+		rec.Outcome = record.OutcomeCancelled
 	}
 	rec.Duration = time.Since(rec.Sent)
 	return rec
@@ -46,7 +47,7 @@ func (f *fakeExec) sent() int {
 type counter struct{ started, observed atomic.Int64 }
 
 func (c *counter) Started()               { c.started.Add(1) }
-func (c *counter) Observe(*prober.Record) { c.observed.Add(1) }
+func (c *counter) Observe(*record.Record) { c.observed.Add(1) }
 
 func spec(t *testing.T, probe *scenarios.Probe) Spec {
 	t.Helper()
@@ -59,7 +60,7 @@ func spec(t *testing.T, probe *scenarios.Probe) Spec {
 			Arrival: scenarios.Arrival{Pattern: scenarios.ArrivalConcurrency, Concurrency: 2},
 			Dataset: scenarios.Dataset{Synthetic: &scenarios.Synthetic{InputTokens: scenarios.Lengths{Mean: 8}, OutputTokens: scenarios.Lengths{Mean: 2}}}}
 	}
-	return Spec{Name: "run", WarmupName: "run/warmup", Probe: probe, Target: target, Seed: 1, Shard: prober.Shard{Count: 1}, Grace: NoGrace}
+	return Spec{Name: "run", WarmupName: "run/warmup", Probe: probe, Target: target, Seed: 1, Shard: record.Shard{Count: 1}, Grace: NoGrace}
 }
 
 // TestDefaultLimit: a run given no limit sends one pass through a file
@@ -191,15 +192,15 @@ type cancelExec struct {
 	cancelled []uint64
 }
 
-func (c *cancelExec) Do(_ context.Context, _ *prober.Target, req *prober.Request) *prober.Record {
-	outcome := prober.OutcomeOK
+func (c *cancelExec) Do(_ context.Context, _ *prober.Target, req *prober.Request) *record.Record {
+	outcome := record.OutcomeOK
 	if req.Cancel {
 		c.mu.Lock()
 		c.cancelled = append(c.cancelled, req.Seq)
 		c.mu.Unlock()
-		outcome = prober.OutcomeCancelled
+		outcome = record.OutcomeCancelled
 	}
-	return &prober.Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), Outcome: outcome, FirstOutput: -1}
+	return &record.Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), Outcome: outcome, FirstOutput: -1}
 }
 
 // TestCancellationSeeded: the same seed cancels the same requests, counted

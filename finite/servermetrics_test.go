@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/servermetrics"
 )
 
@@ -20,7 +21,7 @@ type engineExec struct {
 	served atomic.Int64
 }
 
-func (e *engineExec) Do(ctx context.Context, t *prober.Target, req *prober.Request) *prober.Record {
+func (e *engineExec) Do(ctx context.Context, t *prober.Target, req *prober.Request) *record.Record {
 	rec := e.fakeExec.Do(ctx, t, req)
 	e.served.Add(1)
 	return rec

@@ -19,6 +19,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/simulator"
 )
 
@@ -94,7 +95,7 @@ func measureError(t *testing.T, p prober.Executor, tg *prober.Target, st *stampe
 	from, to := start.Add(*warmup), start.Add(*warmup+*accRun)
 	var (
 		mu      sync.Mutex
-		records []*prober.Record
+		records []*record.Record
 		tags    []string
 		wg      sync.WaitGroup
 	)
@@ -133,7 +134,7 @@ func measureError(t *testing.T, p prober.Executor, tg *prober.Target, st *stampe
 		if rec.Sent.Before(from) || !rec.Sent.Before(to) {
 			continue
 		}
-		if rec.Outcome != prober.OutcomeOK {
+		if rec.Outcome != record.OutcomeOK {
 			failed++
 			continue
 		}

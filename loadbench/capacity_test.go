@@ -37,7 +37,7 @@ var (
 // client), stepping the Poisson rate so that -cap.streams streams are in
 // flight, and prints per step the streams, chunks/s and requests/s, the
 // schedule lag, the client's CPU and memory, the server's CPU, and bench's
-// own client-bound verdict (collector.SaturationReason's thresholds). The
+// own client-bound verdict (report.SaturationReason's thresholds). The
 // largest step without a verdict is the replica's capacity at that worker
 // count; from it and the memory the steps used it prints the planning table
 // of BENCHMARKS.md (Planning: how many replicas).

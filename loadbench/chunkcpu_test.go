@@ -18,6 +18,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 var (
@@ -222,12 +223,12 @@ type bareExec struct {
 	url string
 }
 
-func (b bareExec) Do(ctx context.Context, _ *prober.Target, req *prober.Request) *prober.Record {
+func (b bareExec) Do(ctx context.Context, _ *prober.Target, req *prober.Request) *record.Record {
 	stamps := make([]time.Time, 0, 80)
 	_, err := bareStream(ctx, b.hc, b.url, req.Body, &stamps)
-	rec := &prober.Record{Seq: req.Seq}
+	rec := &record.Record{Seq: req.Seq}
 	if err != nil {
-		rec.Outcome, rec.Err = prober.OutcomeError, err.Error()
+		rec.Outcome, rec.Err = record.OutcomeError, err.Error()
 	}
 	return rec
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // BenchmarkPoolOverhead is what a request costs end to end through the worker
@@ -39,7 +40,7 @@ func BenchmarkPoolOverhead(b *testing.B) {
 			do := func() {
 				r := *req
 				r.Scheduled = time.Now()
-				if rec := exec.Do(context.Background(), tg, &r); rec.Outcome != prober.OutcomeOK || len(rec.Chunks) != 1 {
+				if rec := exec.Do(context.Background(), tg, &r); rec.Outcome != record.OutcomeOK || len(rec.Chunks) != 1 {
 					b.Fatalf("request failed: %s %s %s", rec.Outcome, rec.Reason, rec.Err)
 				}
 			}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -112,7 +113,7 @@ probes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe, err := prober.NewProbe("p", cfg.Probes["p"], tg, cfg.Global.Seed, prober.Shard{})
+	probe, err := prober.NewProbe("p", cfg.Probes["p"], tg, cfg.Global.Seed, record.Shard{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ probes:
 	probe.Run(ctx, context.Background(), exec, rec)
 	sampling.Wait()
 
-	reasons := map[prober.Reason]int{}
+	reasons := map[record.Reason]int{}
 	sent := 0
 	for _, r := range rec.records {
 		if !r.Sent.Before(from) && r.Sent.Before(to) {
@@ -171,7 +172,7 @@ probes:
 		res.n++
 		res.lags = append(res.lags, r.Lag())
 		res.chunks += len(r.Chunks)
-		if r.Outcome != prober.OutcomeOK {
+		if r.Outcome != record.OutcomeOK {
 			res.errs++
 			reasons[r.Reason]++
 		}
@@ -190,8 +191,8 @@ probes:
 // nopExec sends nothing: its record's send time is when its goroutine ran.
 type nopExec struct{}
 
-func (nopExec) Do(_ context.Context, _ *prober.Target, req *prober.Request) *prober.Record {
-	return &prober.Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), FirstOutput: -1}
+func (nopExec) Do(_ context.Context, _ *prober.Target, req *prober.Request) *record.Record {
+	return &record.Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), FirstOutput: -1}
 }
 
 // early moves every request's scheduled time lead later before passing it on,
@@ -202,7 +203,7 @@ type early struct {
 	lead time.Duration
 }
 
-func (e early) Do(ctx context.Context, t *prober.Target, req *prober.Request) *prober.Record {
+func (e early) Do(ctx context.Context, t *prober.Target, req *prober.Request) *record.Record {
 	req.Scheduled = req.Scheduled.Add(e.lead)
 	return e.Executor.Do(ctx, t, req)
 }
@@ -210,12 +211,12 @@ func (e early) Do(ctx context.Context, t *prober.Target, req *prober.Request) *p
 // collect keeps every record.
 type collect struct {
 	mu      sync.Mutex
-	records []*prober.Record
+	records []*record.Record
 }
 
 func (c *collect) Started() {}
 
-func (c *collect) Observe(r *prober.Record) {
+func (c *collect) Observe(r *record.Record) {
 	c.mu.Lock()
 	c.records = append(c.records, r)
 	c.mu.Unlock()

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // Client sends requests and times their responses. It is safe for concurrent use.
@@ -123,8 +125,8 @@ var errGaveUp = errors.New("cancelled by the client")
 
 // Do sends req to t and returns its record. It never returns an error: failures
 // are classified into the record.
-func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
-	rec := &Record{
+func (c *Client) Do(ctx context.Context, t *Target, req *Request) *record.Record {
+	rec := &record.Record{
 		Seq:                req.Seq,
 		ID:                 req.ID,
 		Scheduled:          req.Scheduled,
@@ -139,7 +141,7 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 	if !waitForSchedule(ctx, req.Scheduled) {
 		// Never sent: no send time, so no schedule lag (now is before the
 		// scheduled time, and would make it negative).
-		rec.fail(classify(ctx, context.Cause(ctx), ReasonTimeout), 0, fmt.Errorf("not sent: %w", context.Cause(ctx)))
+		fail(rec, classify(ctx, context.Cause(ctx), record.ReasonTimeout), 0, fmt.Errorf("not sent: %w", context.Cause(ctx)))
 		return rec
 	}
 
@@ -156,7 +158,7 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 		defer giveUp.Stop()
 		wrote = func() { giveUp.Reset(req.CancelAfter) }
 		defer func() {
-			if rec.Outcome == OutcomeCancelled && errors.Is(context.Cause(ctx), errGaveUp) {
+			if rec.Outcome == record.OutcomeCancelled && errors.Is(context.Cause(ctx), errGaveUp) {
 				rec.Err = fmt.Sprintf("cancelled by the client %s after it was sent (request cancellation)", req.CancelAfter)
 			}
 		}()
@@ -169,7 +171,7 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 	defer resp.Body.Close()
 	rec.Ack = c.now().Sub(rec.Sent)
 	if kept.peer != nil {
-		defer func() { kept.peer.ended(kept.conn, rec.Outcome == OutcomeOK, c.now()) }()
+		defer func() { kept.peer.ended(kept.conn, rec.Outcome == record.OutcomeOK, c.now()) }()
 	}
 	rec.Status = resp.StatusCode
 	what := streamSSE
@@ -185,7 +187,7 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 		defer stall.Stop()
 		body = &stallReader{r: body, timer: stall, d: t.stallTimeout}
 	}
-	if encErr == nil && enc != EncodingIdentity {
+	if encErr == nil && enc != record.EncodingIdentity {
 		// Events are stamped at the read that delivered their compressed
 		// bytes, not when the decoder got round to them.
 		arrived := &arrivalReader{r: body, now: c.now}
@@ -196,13 +198,13 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 	if resp.StatusCode != http.StatusOK {
 		snippet, _ := io.ReadAll(io.LimitReader(body, 512))
 		rec.Duration = c.now().Sub(rec.Sent)
-		rec.fail(statusReason(resp.StatusCode), resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(snippet)))
+		fail(rec, statusReason(resp.StatusCode), resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(snippet)))
 		return rec
 	}
 	switch {
 	case encErr != nil:
 		rec.Duration = c.now().Sub(rec.Sent)
-		rec.fail(ReasonProtocol, 0, encErr)
+		fail(rec, record.ReasonProtocol, 0, encErr)
 		return rec
 	case !t.stream:
 		readResponse(now, t, body, rec)
@@ -210,15 +212,15 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 		readUnstreamed(now, t, body, rec)
 	case what != streamSSE:
 		rec.Duration = c.now().Sub(rec.Sent)
-		rec.fail(ReasonProtocol, 0, fmt.Errorf("streaming reply is not an event stream: %s", what))
+		fail(rec, record.ReasonProtocol, 0, fmt.Errorf("streaming reply is not an event stream: %s", what))
 		return rec
 	default:
 		readStream(now, t, body, rec)
 	}
-	if rec.Outcome == OutcomeError && ctx.Err() != nil {
+	if rec.Outcome == record.OutcomeError && ctx.Err() != nil {
 		// A read failed because we cut it: say why, and end it when we gave
 		// up, not at the last byte that came before the silence.
-		rec.setReason(classify(ctx, ctx.Err(), rec.Reason))
+		setReason(rec, classify(ctx, ctx.Err(), rec.Reason))
 		rec.Duration = c.now().Sub(rec.Sent)
 	}
 	return rec
@@ -231,9 +233,9 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *Record {
 // wrote is called each time the request has been written. A response on a
 // connection that may be reused while its server's keep-alive is unknown
 // comes with kept, whose peer Do tells when it has ended.
-func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record, wrote func()) (_ *http.Response, kept keptResponse) {
+func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *record.Record, wrote func()) (_ *http.Response, kept keptResponse) {
 	var conn reuse
-	phases, origin := phaseTrace{now: c.now}, ConnNone
+	phases, origin := phaseTrace{now: c.now}, record.ConnNone
 	defer func() { phases.fill(&rec.Phases, origin, rec.Sent) }()
 	// The time origin: just before the request is written to the connection,
 	// so connection setup is not billed to the server's TTFT.
@@ -257,12 +259,12 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 		if route == nil {
 			var err error
 			if hreq, err = newHTTPRequest(ctx, t, req); err != nil {
-				rec.fail(ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
+				fail(rec, record.ReasonProtocol, 0, fmt.Errorf("building request: %w", err))
 				return nil, kept
 			}
 		}
 
-		rec.Sent, origin = time.Time{}, ConnNone
+		rec.Sent, origin = time.Time{}, record.ConnNone
 		phases.reset()
 		var resp *http.Response
 		var err error
@@ -276,7 +278,7 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 			rec.Sent = phases.begun
 		}
 		if err == nil {
-			if origin == ConnDialled || origin == ConnOpenedAhead {
+			if origin == record.ConnDialled || origin == record.ConnOpenedAhead {
 				// A new connection was needed: have the next ones ready.
 				c.topUp(t)
 			}
@@ -303,7 +305,7 @@ func (c *Client) send(ctx context.Context, t *Target, req *Request, rec *Record,
 				err = fmt.Errorf("%w (the server closed a kept-alive connection as this request went out on it; not sent again, as it may have been received: for a server that closes after each response, set keep_alive: false, or bench --no-keep-alive)", err)
 			}
 			rec.Duration = c.now().Sub(rec.Sent)
-			rec.fail(classify(ctx, err, ReasonConnect), 0, err)
+			fail(rec, classify(ctx, err, record.ReasonConnect), 0, err)
 			return nil, kept
 		}
 		rec.ConnRetried, key.reuse, p = true, false, nil
@@ -371,45 +373,45 @@ func (s *stallReader) Read(p []byte) (int, error) {
 
 // classify names why a request's context or transport failed. fallback is
 // used when neither a deadline nor a stall nor cancellation explains err.
-func classify(ctx context.Context, err error, fallback Reason) Reason {
+func classify(ctx context.Context, err error, fallback record.Reason) record.Reason {
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errStall):
-		return ReasonStall
+		return record.ReasonStall
 	case errors.Is(cause, context.DeadlineExceeded):
-		return ReasonTimeout
+		return record.ReasonTimeout
 	case errors.Is(cause, context.Canceled), errors.Is(cause, errGaveUp):
 		return reasonCancelled
 	}
 	var tlsErr *tls.CertificateVerificationError
 	var recErr tls.RecordHeaderError
 	if errors.As(err, &tlsErr) || errors.As(err, &recErr) {
-		return ReasonConnect
+		return record.ReasonConnect
 	}
 	return fallback
 }
 
 // reasonCancelled marks a request we cancelled ourselves (shutdown); fail turns
 // it into the cancelled outcome rather than an error.
-const reasonCancelled Reason = "cancelled"
+const reasonCancelled record.Reason = "cancelled"
 
-func statusReason(code int) Reason {
+func statusReason(code int) record.Reason {
 	switch {
 	case code == http.StatusTooManyRequests:
-		return ReasonHTTP429
+		return record.ReasonHTTP429
 	case code >= 500:
-		return ReasonHTTP5xx
+		return record.ReasonHTTP5xx
 	case code >= 400:
-		return ReasonHTTP4xx
+		return record.ReasonHTTP4xx
 	}
-	return ReasonProtocol // 1xx/2xx other than 200, or a 3xx we did not follow
+	return record.ReasonProtocol // 1xx/2xx other than 200, or a 3xx we did not follow
 }
 
-// fail marks the record failed with reason; the first failure wins.
-func (r *Record) fail(reason Reason, status int, err error) {
-	if r.Outcome != OutcomeOK {
+// fail marks r failed with reason; the first failure wins.
+func fail(r *record.Record, reason record.Reason, status int, err error) {
+	if r.Outcome != record.OutcomeOK {
 		return
 	}
-	r.setReason(reason)
+	setReason(r, reason)
 	if status != 0 {
 		r.Status = status
 	}
@@ -418,10 +420,10 @@ func (r *Record) fail(reason Reason, status int, err error) {
 	}
 }
 
-func (r *Record) setReason(reason Reason) {
-	r.Outcome, r.Reason = OutcomeError, reason
+func setReason(r *record.Record, reason record.Reason) {
+	r.Outcome, r.Reason = record.OutcomeError, reason
 	if reason == reasonCancelled {
-		r.Outcome, r.Reason = OutcomeCancelled, ReasonNone
+		r.Outcome, r.Reason = record.OutcomeCancelled, record.ReasonNone
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -82,7 +83,7 @@ func TestConnectionPolicy(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if rec := client.Do(context.Background(), tg, req); rec.Outcome != prober.OutcomeOK {
+				if rec := client.Do(context.Background(), tg, req); rec.Outcome != record.OutcomeOK {
 					t.Fatalf("request %d: %v %q: %s", i, rec.Outcome, rec.Reason, rec.Err)
 				}
 				if i == 0 {
@@ -134,19 +135,19 @@ func TestHTTP2ConcurrentRequestsShareConnection(t *testing.T) {
 		st.TLS.InsecureSkipVerify, st.SessionHeader = true, "X-Conversation"
 	})
 	client := prober.NewClient()
-	do := func(session string) *prober.Record {
+	do := func(session string) *record.Record {
 		req, err := prober.NewRequest(tg, dataset.Prompt{Text: "hi", OutputTokens: 1, Session: session}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return client.Do(context.Background(), tg, req)
 	}
-	held := make(chan *prober.Record, 1)
+	held := make(chan *record.Record, 1)
 	go func() { held <- do("held") }()
 	<-holding
 	time.Sleep(10 * time.Millisecond) // its headers are read
 	for i := range 3 {
-		if rec := do(fmt.Sprint("s", i)); rec.Outcome != prober.OutcomeOK || rec.KeepAliveWithheld {
+		if rec := do(fmt.Sprint("s", i)); rec.Outcome != record.OutcomeOK || rec.KeepAliveWithheld {
 			t.Errorf("%v %q: %s; on a connection of its own: %v", rec.Outcome, rec.Reason, rec.Err, rec.KeepAliveWithheld)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // TestDoWaitsForSchedule checks that a request handed to Do ahead of its
@@ -35,12 +36,12 @@ func TestDoWaitsForSchedule(t *testing.T) {
 	}
 
 	at := time.Now().Add(30 * time.Millisecond)
-	if rec := c.Do(context.Background(), tg, newReq(at)); rec.Outcome != OutcomeOK || rec.Sent.Before(at) || rec.Lag() < 0 {
+	if rec := c.Do(context.Background(), tg, newReq(at)); rec.Outcome != record.OutcomeOK || rec.Sent.Before(at) || rec.Lag() < 0 {
 		t.Errorf("early request: outcome %s, sent %v before its schedule", rec.Outcome, at.Sub(rec.Sent))
 	}
 
 	far := time.Now().Add(time.Hour)
-	if rec := c.Do(context.Background(), tg, newReq(far)); rec.Outcome != OutcomeOK || !rec.Sent.Before(far) {
+	if rec := c.Do(context.Background(), tg, newReq(far)); rec.Outcome != record.OutcomeOK || !rec.Sent.Before(far) {
 		t.Errorf("request an hour ahead: outcome %s, sent %v", rec.Outcome, rec.Sent)
 	}
 
@@ -50,7 +51,7 @@ func TestDoWaitsForSchedule(t *testing.T) {
 	rec := c.Do(ctx, tg, newReq(time.Now().Add(maxLead/2)))
 	// Never sent, it has no send time: a lag from now to its scheduled
 	// time would be negative.
-	if rec.Outcome != OutcomeCancelled || !rec.Sent.IsZero() || len(rec.Chunks) != 0 {
+	if rec.Outcome != record.OutcomeCancelled || !rec.Sent.IsZero() || len(rec.Chunks) != 0 {
 		t.Errorf("cancelled while waiting: %+v", rec)
 	}
 	if arrivals.Load() != before {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -29,7 +30,7 @@ func testTarget(t *testing.T, url string, mod func(*scenarios.Target)) *Target {
 	return tg
 }
 
-func do(t *testing.T, tg *Target, params map[string]any) *Record {
+func do(t *testing.T, tg *Target, params map[string]any) *record.Record {
 	t.Helper()
 	req, err := NewRequest(tg, dataset.Prompt{Text: "hello there", InputTokens: 2, OutputTokens: 3}, params)
 	if err != nil {
@@ -52,7 +53,7 @@ func TestRequestBody(t *testing.T) {
 	defer srv.Close()
 	tg := testTarget(t, srv.URL+"/v1/", func(st *scenarios.Target) { st.Headers = map[string]string{"X-Team": "sre"} })
 	rec := do(t, tg, map[string]any{"ignore_eos": true, "temperature": 0.5})
-	if rec.Outcome != OutcomeOK || rec.PinnedOutputTokens != 3 || rec.OutputTokens != 3 {
+	if rec.Outcome != record.OutcomeOK || rec.PinnedOutputTokens != 3 || rec.OutputTokens != 3 {
 		t.Fatalf("record %+v", rec)
 	}
 	want := map[string]any{
@@ -84,7 +85,7 @@ func TestCompletionsNonStreaming(t *testing.T) {
 	no := false
 	tg := testTarget(t, srv.URL+"/v1", func(st *scenarios.Target) { st.Endpoint = "completions"; st.Stream = &no })
 	rec := do(t, tg, nil)
-	if rec.Outcome != OutcomeOK || rec.OutputTokens != 3 || len(rec.Chunks) != 0 || rec.Duration <= 0 {
+	if rec.Outcome != record.OutcomeOK || rec.OutputTokens != 3 || len(rec.Chunks) != 0 || rec.Duration <= 0 {
 		t.Fatalf("record %+v", rec)
 	}
 	if got["prompt"] != "hello there" || got["stream"] != nil || got["stream_options"] != nil {
@@ -103,29 +104,29 @@ func TestErrorReasons(t *testing.T) {
 		name    string
 		handler http.HandlerFunc
 		target  func(*scenarios.Target)
-		reason  Reason
+		reason  record.Reason
 		errHas  string
 		// lasts: a request we cut ends when we gave up, not at the last
 		// byte before the silence. The timeout also runs while connecting,
 		// before the time origin, hence some slack.
 		lasts time.Duration
 	}{
-		{"400", handler(400, `{"error":{"message":"bad request"}}`), nil, ReasonHTTP4xx, "bad request", 0},
-		{"401", handler(401, `unauthorized`), nil, ReasonHTTP4xx, "HTTP 401", 0},
-		{"429", handler(429, `slow down`), nil, ReasonHTTP429, "HTTP 429", 0},
-		{"500", handler(500, `<html>oops</html>`), nil, ReasonHTTP5xx, "oops", 0},
-		{"503", handler(503, ``), nil, ReasonHTTP5xx, "HTTP 503", 0},
-		{"redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/elsewhere", http.StatusFound) }, nil, ReasonProtocol, "HTTP 302", 0},
+		{"400", handler(400, `{"error":{"message":"bad request"}}`), nil, record.ReasonHTTP4xx, "bad request", 0},
+		{"401", handler(401, `unauthorized`), nil, record.ReasonHTTP4xx, "HTTP 401", 0},
+		{"429", handler(429, `slow down`), nil, record.ReasonHTTP429, "HTTP 429", 0},
+		{"500", handler(500, `<html>oops</html>`), nil, record.ReasonHTTP5xx, "oops", 0},
+		{"503", handler(503, ``), nil, record.ReasonHTTP5xx, "HTTP 503", 0},
+		{"redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/elsewhere", http.StatusFound) }, nil, record.ReasonProtocol, "HTTP 302", 0},
 		{"stall", func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, chat(" a"))
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()
-		}, func(st *scenarios.Target) { st.StallTimeout = scenarios.Duration(50 * time.Millisecond) }, ReasonStall, "", 50 * time.Millisecond},
+		}, func(st *scenarios.Target) { st.StallTimeout = scenarios.Duration(50 * time.Millisecond) }, record.ReasonStall, "", 50 * time.Millisecond},
 		{"timeout after a chunk", func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, chat(" a"))
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()
-		}, func(st *scenarios.Target) { st.Timeout = scenarios.Duration(100 * time.Millisecond) }, ReasonTimeout, "", 80 * time.Millisecond},
+		}, func(st *scenarios.Target) { st.Timeout = scenarios.Duration(100 * time.Millisecond) }, record.ReasonTimeout, "", 80 * time.Millisecond},
 		{"timeout", func(w http.ResponseWriter, r *http.Request) {
 			for {
 				if _, err := io.WriteString(w, ": ping\n\n"); err != nil {
@@ -138,15 +139,15 @@ func TestErrorReasons(t *testing.T) {
 				case <-time.After(10 * time.Millisecond):
 				}
 			}
-		}, func(st *scenarios.Target) { st.Timeout = scenarios.Duration(100 * time.Millisecond) }, ReasonTimeout, "", 80 * time.Millisecond},
+		}, func(st *scenarios.Target) { st.Timeout = scenarios.Duration(100 * time.Millisecond) }, record.ReasonTimeout, "", 80 * time.Millisecond},
 		{"no headers", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
-			func(st *scenarios.Target) { st.Timeout = scenarios.Duration(50 * time.Millisecond) }, ReasonTimeout, "", 40 * time.Millisecond},
+			func(st *scenarios.Target) { st.Timeout = scenarios.Duration(50 * time.Millisecond) }, record.ReasonTimeout, "", 40 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(drained(tc.handler))
 			defer srv.Close()
 			rec := do(t, testTarget(t, srv.URL, tc.target), nil)
-			if rec.Outcome != OutcomeError || rec.Reason != tc.reason || !strings.Contains(rec.Err, tc.errHas) {
+			if rec.Outcome != record.OutcomeError || rec.Reason != tc.reason || !strings.Contains(rec.Err, tc.errHas) {
 				t.Errorf("outcome %v reason %q err %q, want error %q containing %q", rec.Outcome, rec.Reason, rec.Err, tc.reason, tc.errHas)
 			}
 			if rec.Duration < tc.lasts {
@@ -164,12 +165,12 @@ func TestConnectionRefused(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	rec := do(t, testTarget(t, "http://"+addr, nil), nil)
-	if rec.Reason != ReasonConnect || rec.Status != 0 {
+	if rec.Reason != record.ReasonConnect || rec.Status != 0 {
 		t.Fatalf("reason %q status %d err %q, want connect", rec.Reason, rec.Status, rec.Err)
 	}
 	// No connection was had: no phases, not a setup timed from when it was
 	// asked for to the attempt's start.
-	if rec.Phases != (Phases{}) {
+	if rec.Phases != (record.Phases{}) {
 		t.Errorf("phases %+v without a connection, want none", rec.Phases)
 	}
 }
@@ -186,7 +187,7 @@ func TestCancelledIsNotAnError(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	rec := NewClient().Do(ctx, tg, req)
-	if rec.Outcome != OutcomeCancelled || rec.Reason != ReasonNone {
+	if rec.Outcome != record.OutcomeCancelled || rec.Reason != record.ReasonNone {
 		t.Fatalf("outcome %v reason %q, want cancelled", rec.Outcome, rec.Reason)
 	}
 }
@@ -207,7 +208,7 @@ func TestCancelAfterWrite(t *testing.T) {
 	req, _ := NewRequest(tg, dataset.Prompt{Text: strings.Repeat("word ", 2000), InputTokens: 2000, OutputTokens: 4}, nil)
 	req.Cancel = true
 	rec := NewClient().Do(context.Background(), tg, req)
-	if rec.Outcome != OutcomeCancelled || rec.Reason != ReasonNone || rec.Sent.IsZero() {
+	if rec.Outcome != record.OutcomeCancelled || rec.Reason != record.ReasonNone || rec.Sent.IsZero() {
 		t.Fatalf("outcome %v reason %q sent %v, want cancelled after its send", rec.Outcome, rec.Reason, rec.Sent)
 	}
 	if !strings.Contains(rec.Err, "cancelled by the client") {
@@ -260,7 +261,7 @@ func TestLongerThanConnBuffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := NewClient().Do(context.Background(), tg, req)
-	if rec.Outcome != OutcomeOK || len(rec.Chunks) != 2 {
+	if rec.Outcome != record.OutcomeOK || len(rec.Chunks) != 2 {
 		t.Fatalf("record %+v", rec)
 	}
 	if gotPrompt != prompt {

@@ -52,7 +52,7 @@ func (c *closedLoop) loop(r *run) {
 	inFlight, steps, opened := 0, 0, r.start
 	pl := <-r.planned
 	for {
-		for ; inFlight < shard.share(ramp.level(steps)); inFlight++ {
+		for ; inFlight < shard.Share(ramp.level(steps)); inFlight++ {
 			if pl.stop {
 				r.fail(pl)
 				return

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // keepAliveServer is a raw HTTP/1.1 server that advertises keep-alive on
@@ -170,9 +171,9 @@ func dialLateFIN(gate *closeGate) func(ctx context.Context, network, addr string
 
 // send sends n requests one after another, each with its own prompt, and
 // returns their records.
-func sendEach(t *testing.T, c *Client, tg *Target, n int) []*Record {
+func sendEach(t *testing.T, c *Client, tg *Target, n int) []*record.Record {
 	t.Helper()
-	var recs []*Record
+	var recs []*record.Record
 	for i := range n {
 		req, err := NewRequest(tg, dataset.Prompt{Text: fmt.Sprintf("prompt %d", i), InputTokens: 2, OutputTokens: 2}, nil)
 		if err != nil {
@@ -212,7 +213,7 @@ func TestStaleKeepAliveResent(t *testing.T) {
 	recs := sendEach(t, c, tg, n)
 	retried := 0
 	for i, rec := range recs {
-		if rec.Outcome != OutcomeOK {
+		if rec.Outcome != record.OutcomeOK {
 			t.Errorf("request %d: %v %q %s, want ok", i, rec.Outcome, rec.Reason, rec.Err)
 		}
 		if rec.ConnRetried {
@@ -247,10 +248,10 @@ func TestReceivedRequestNotResent(t *testing.T) {
 			c := NewClient()
 			c.peerFor(tg).learn(peerKeeps)
 			recs := sendEach(t, c, tg, 2)
-			if recs[0].Outcome != OutcomeOK {
+			if recs[0].Outcome != record.OutcomeOK {
 				t.Fatalf("first request: %v %q %s", recs[0].Outcome, recs[0].Reason, recs[0].Err)
 			}
-			if rec := recs[1]; rec.Outcome != OutcomeError || rec.Reason != ReasonConnect || rec.ConnRetried || !strings.Contains(rec.Err, "keep_alive: false") {
+			if rec := recs[1]; rec.Outcome != record.OutcomeError || rec.Reason != record.ReasonConnect || rec.ConnRetried || !strings.Contains(rec.Err, "keep_alive: false") {
 				t.Errorf("second request: %v %q %s, retried %v; want a connect error saying what to do, not retried", rec.Outcome, rec.Reason, rec.Err, rec.ConnRetried)
 			}
 			if got := countPrompts(received(), 2); got[0] != 1 || got[1] != 1 {
@@ -274,7 +275,7 @@ func TestStaleKeepAliveFINCrossesRequest(t *testing.T) {
 	c.peerFor(tg).learn(peerKeeps)
 	recs := sendEach(t, c, tg, 2)
 	for i, rec := range recs {
-		if rec.Outcome != OutcomeOK {
+		if rec.Outcome != record.OutcomeOK {
 			t.Errorf("request %d: %v %q %s, want ok", i, rec.Outcome, rec.Reason, rec.Err)
 		}
 	}
@@ -298,7 +299,7 @@ func TestServerClosingAfterEachResponseNotRaced(t *testing.T) {
 	tg := testTarget(t, url, nil)
 	c := NewClient()
 	const workers, each = 4, 50
-	recs := make([][]*Record, workers)
+	recs := make([][]*record.Record, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
@@ -319,7 +320,7 @@ func TestServerClosingAfterEachResponseNotRaced(t *testing.T) {
 			if rec.KeepAliveWithheld {
 				withheld++
 			}
-			if rec.Outcome != OutcomeOK {
+			if rec.Outcome != record.OutcomeOK {
 				failed++
 				if failed <= 3 {
 					t.Errorf("%v %q %s", rec.Outcome, rec.Reason, rec.Err)

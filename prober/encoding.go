@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/andybalholm/brotli"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -22,56 +23,30 @@ import (
 // flushing per event; such a reply is decoded as it arrives, and each event
 // is stamped at the read that delivered its compressed bytes.
 
-// Encoding is the Content-Encoding a reply came in. The set is bounded: it
-// becomes a label.
-type Encoding uint8
-
-const (
-	EncodingIdentity Encoding = iota
-	EncodingGzip
-	EncodingDeflate
-	EncodingBrotli
-	EncodingZstd
-)
-
-func (e Encoding) String() string {
-	switch e {
-	case EncodingGzip:
-		return "gzip"
-	case EncodingDeflate:
-		return "deflate"
-	case EncodingBrotli:
-		return "br"
-	case EncodingZstd:
-		return "zstd"
-	}
-	return "identity"
-}
-
 // contentEncoding reads a reply's Content-Encoding. Stacked encodings
 // ("gzip, br") and unknown ones are refused.
-func contentEncoding(h http.Header) (Encoding, error) {
+func contentEncoding(h http.Header) (record.Encoding, error) {
 	value := strings.Join(h.Values("Content-Encoding"), ",")
-	enc := EncodingIdentity
+	enc := record.EncodingIdentity
 	for token := range strings.SplitSeq(value, ",") {
 		token = strings.ToLower(strings.TrimSpace(token))
-		var e Encoding
+		var e record.Encoding
 		switch token {
 		case "", "identity":
 			continue
 		case "gzip", "x-gzip":
-			e = EncodingGzip
+			e = record.EncodingGzip
 		case "deflate":
-			e = EncodingDeflate
+			e = record.EncodingDeflate
 		case "br":
-			e = EncodingBrotli
+			e = record.EncodingBrotli
 		case "zstd":
-			e = EncodingZstd
+			e = record.EncodingZstd
 		default:
-			return EncodingIdentity, fmt.Errorf("Content-Encoding %q is not one inferprobe decodes (gzip, deflate, br, zstd); the server or a proxy compressed the reply unasked: turn compression off there", value)
+			return record.EncodingIdentity, fmt.Errorf("Content-Encoding %q is not one inferprobe decodes (gzip, deflate, br, zstd); the server or a proxy compressed the reply unasked: turn compression off there", value)
 		}
-		if enc != EncodingIdentity {
-			return EncodingIdentity, fmt.Errorf("Content-Encoding %q stacks encodings, which inferprobe does not decode; the server or a proxy compressed the reply unasked: turn compression off there", value)
+		if enc != record.EncodingIdentity {
+			return record.EncodingIdentity, fmt.Errorf("Content-Encoding %q stacks encodings, which inferprobe does not decode; the server or a proxy compressed the reply unasked: turn compression off there", value)
 		}
 		enc = e
 	}
@@ -115,7 +90,7 @@ func (a *arrivalReader) stamp() time.Time {
 type decodedBody struct {
 	src *arrivalReader
 	br  *bufio.Reader // src, buffered: gzip members and deflate's header check share it
-	enc Encoding
+	enc record.Encoding
 	dec io.Reader
 	// memberDone: a gzip member ended; the next Read starts the next one.
 	// Members are read one at a time (no multistream), so that an event at
@@ -124,7 +99,7 @@ type decodedBody struct {
 	err        error
 }
 
-func decodeBody(enc Encoding, src *arrivalReader) io.Reader {
+func decodeBody(enc record.Encoding, src *arrivalReader) io.Reader {
 	return &decodedBody{src: src, enc: enc}
 }
 
@@ -137,7 +112,7 @@ func (d *decodedBody) Read(p []byte) (int, error) {
 			}
 		}
 		n, err := d.dec.Read(p)
-		if err == io.EOF && d.enc == EncodingGzip {
+		if err == io.EOF && d.enc == record.EncodingGzip {
 			if d.memberDone, err = true, nil; n == 0 {
 				continue
 			}
@@ -157,7 +132,7 @@ func (d *decodedBody) start() error {
 		d.br = bufio.NewReaderSize(d.src, 4<<10)
 	}
 	switch d.enc {
-	case EncodingGzip:
+	case record.EncodingGzip:
 		if d.dec != nil {
 			if _, err := d.br.Peek(1); err != nil {
 				return err // io.EOF: no further member
@@ -176,7 +151,7 @@ func (d *decodedBody) start() error {
 		}
 		z.Multistream(false)
 		d.dec = z
-	case EncodingDeflate:
+	case record.EncodingDeflate:
 		// "deflate" is zlib-wrapped (RFC 9110), but some servers send raw
 		// deflate; a zlib header is two bytes whose value is a multiple of
 		// 31 with compression method 8.
@@ -191,9 +166,9 @@ func (d *decodedBody) start() error {
 		} else {
 			d.dec = flate.NewReader(d.br)
 		}
-	case EncodingBrotli:
+	case record.EncodingBrotli:
 		d.dec = brotli.NewReader(d.br)
-	case EncodingZstd:
+	case record.EncodingZstd:
 		z, _ := zstdDecoders.Get().(*zstd.Decoder)
 		if z == nil {
 			var err error

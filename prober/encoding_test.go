@@ -15,6 +15,7 @@ import (
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -29,22 +30,22 @@ type flusher interface {
 // encoding, raw deflate beside zlib's, and gzip with one member per event.
 type compressor struct {
 	name    string
-	enc     Encoding
+	enc     record.Encoding
 	header  string // Content-Encoding
 	members bool   // a gzip member per event instead of one stream
 	new     func(w io.Writer) flusher
 }
 
 var compressors = []compressor{
-	{name: "gzip", enc: EncodingGzip, header: "gzip", new: func(w io.Writer) flusher { return gzip.NewWriter(w) }},
-	{name: "gzip, a member per event", enc: EncodingGzip, header: "gzip", members: true, new: func(w io.Writer) flusher { return gzip.NewWriter(w) }},
-	{name: "deflate (zlib)", enc: EncodingDeflate, header: "deflate", new: func(w io.Writer) flusher { return zlib.NewWriter(w) }},
-	{name: "deflate (raw)", enc: EncodingDeflate, header: "deflate", new: func(w io.Writer) flusher {
+	{name: "gzip", enc: record.EncodingGzip, header: "gzip", new: func(w io.Writer) flusher { return gzip.NewWriter(w) }},
+	{name: "gzip, a member per event", enc: record.EncodingGzip, header: "gzip", members: true, new: func(w io.Writer) flusher { return gzip.NewWriter(w) }},
+	{name: "deflate (zlib)", enc: record.EncodingDeflate, header: "deflate", new: func(w io.Writer) flusher { return zlib.NewWriter(w) }},
+	{name: "deflate (raw)", enc: record.EncodingDeflate, header: "deflate", new: func(w io.Writer) flusher {
 		fw, _ := flate.NewWriter(w, flate.DefaultCompression)
 		return fw
 	}},
-	{name: "br", enc: EncodingBrotli, header: "br", new: func(w io.Writer) flusher { return brotli.NewWriter(w) }},
-	{name: "zstd", enc: EncodingZstd, header: "zstd", new: func(w io.Writer) flusher {
+	{name: "br", enc: record.EncodingBrotli, header: "br", new: func(w io.Writer) flusher { return brotli.NewWriter(w) }},
+	{name: "zstd", enc: record.EncodingZstd, header: "zstd", new: func(w io.Writer) flusher {
 		zw, _ := zstd.NewWriter(w, zstd.WithEncoderConcurrency(1))
 		return zw
 	}},
@@ -97,9 +98,9 @@ func TestCompressedStreamTiming(t *testing.T) {
 			arrived := &arrivalReader{r: s, now: s.clock}
 			body := decodeBody(c.enc, arrived)
 			defer releaseDecoder(body)
-			rec := &Record{Sent: t0, FirstOutput: -1}
+			rec := &record.Record{Sent: t0, FirstOutput: -1}
 			readStream(arrived.stamp, chatTarget, body, rec)
-			if rec.Outcome != OutcomeOK || rec.OutputTokens != 3 || rec.InputTokens != 4 {
+			if rec.Outcome != record.OutcomeOK || rec.OutputTokens != 3 || rec.InputTokens != 4 {
 				t.Fatalf("outcome %v %q %s, tokens %d/%d", rec.Outcome, rec.Reason, rec.Err, rec.InputTokens, rec.OutputTokens)
 			}
 			if want := at[:3]; !slices.Equal(rec.Chunks, want) {
@@ -115,20 +116,20 @@ func TestCompressedStreamTiming(t *testing.T) {
 func TestContentEncoding(t *testing.T) {
 	for _, tc := range []struct {
 		values []string
-		want   Encoding
+		want   record.Encoding
 		errHas string
 	}{
-		{nil, EncodingIdentity, ""},
-		{[]string{"identity"}, EncodingIdentity, ""},
-		{[]string{"GZIP"}, EncodingGzip, ""},
-		{[]string{"x-gzip"}, EncodingGzip, ""},
-		{[]string{"deflate"}, EncodingDeflate, ""},
-		{[]string{"br"}, EncodingBrotli, ""},
-		{[]string{"zstd"}, EncodingZstd, ""},
-		{[]string{"identity, zstd"}, EncodingZstd, ""},
-		{[]string{"gzip, br"}, EncodingIdentity, "stacks encodings"},
-		{[]string{"gzip", "br"}, EncodingIdentity, "stacks encodings"},
-		{[]string{"compress"}, EncodingIdentity, "not one inferprobe decodes"},
+		{nil, record.EncodingIdentity, ""},
+		{[]string{"identity"}, record.EncodingIdentity, ""},
+		{[]string{"GZIP"}, record.EncodingGzip, ""},
+		{[]string{"x-gzip"}, record.EncodingGzip, ""},
+		{[]string{"deflate"}, record.EncodingDeflate, ""},
+		{[]string{"br"}, record.EncodingBrotli, ""},
+		{[]string{"zstd"}, record.EncodingZstd, ""},
+		{[]string{"identity, zstd"}, record.EncodingZstd, ""},
+		{[]string{"gzip, br"}, record.EncodingIdentity, "stacks encodings"},
+		{[]string{"gzip", "br"}, record.EncodingIdentity, "stacks encodings"},
+		{[]string{"compress"}, record.EncodingIdentity, "not one inferprobe decodes"},
 	} {
 		h := http.Header{"Content-Encoding": tc.values}
 		got, err := contentEncoding(h)
@@ -150,30 +151,30 @@ func TestCompressedBodyFailures(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		enc    Encoding
+		enc    record.Encoding
 		body   string
-		reason Reason
+		reason record.Reason
 		errHas string
 	}{
-		{"not gzip at all", EncodingGzip, "data: {}\n\n", ReasonProtocol, "does not decode"},
+		{"not gzip at all", record.EncodingGzip, "data: {}\n\n", record.ReasonProtocol, "does not decode"},
 		// After gzip's 10-byte header, a deflate block of the reserved type 3.
-		{"corrupt after the header", EncodingGzip, whole[:10] + "\x07" + whole[11:], ReasonProtocol, "does not decode"},
-		{"cut inside the compressed data", EncodingGzip, gz[0][:len(gz[0])-3], ReasonTruncated, "ended inside its compressed data"},
-		{"zstd cut", EncodingZstd, cut(compressors[5]), ReasonTruncated, "ended inside its compressed data"},
+		{"corrupt after the header", record.EncodingGzip, whole[:10] + "\x07" + whole[11:], record.ReasonProtocol, "does not decode"},
+		{"cut inside the compressed data", record.EncodingGzip, gz[0][:len(gz[0])-3], record.ReasonTruncated, "ended inside its compressed data"},
+		{"zstd cut", record.EncodingZstd, cut(compressors[5]), record.ReasonTruncated, "ended inside its compressed data"},
 		// The brotli reader reports a cut stream as a clean end: the event
 		// stream's own framing still tells.
-		{"brotli cut", EncodingBrotli, cut(compressors[4]), ReasonTruncated, "before [DONE]"},
-		{"deflate cut", EncodingDeflate, cut(compressors[2]), ReasonTruncated, "ended inside its compressed data"},
-		{"not zstd", EncodingZstd, "data: {}\n\n", ReasonProtocol, "does not decode"},
-		{"not brotli", EncodingBrotli, "\xff\xff\xff\xff", ReasonProtocol, "does not decode"},
+		{"brotli cut", record.EncodingBrotli, cut(compressors[4]), record.ReasonTruncated, "before [DONE]"},
+		{"deflate cut", record.EncodingDeflate, cut(compressors[2]), record.ReasonTruncated, "ended inside its compressed data"},
+		{"not zstd", record.EncodingZstd, "data: {}\n\n", record.ReasonProtocol, "does not decode"},
+		{"not brotli", record.EncodingBrotli, "\xff\xff\xff\xff", record.ReasonProtocol, "does not decode"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			arrived := &arrivalReader{r: strings.NewReader(tc.body), now: time.Now}
 			body := decodeBody(tc.enc, arrived)
 			defer releaseDecoder(body)
-			rec := &Record{Sent: time.Now(), FirstOutput: -1}
+			rec := &record.Record{Sent: time.Now(), FirstOutput: -1}
 			readStream(arrived.stamp, chatTarget, body, rec)
-			if rec.Outcome != OutcomeError || rec.Reason != tc.reason || !strings.Contains(rec.Err, tc.errHas) {
+			if rec.Outcome != record.OutcomeError || rec.Reason != tc.reason || !strings.Contains(rec.Err, tc.errHas) {
 				t.Errorf("outcome %v reason %q err %q, want %q containing %q", rec.Outcome, rec.Reason, rec.Err, tc.reason, tc.errHas)
 			}
 		})
@@ -211,15 +212,15 @@ func TestCompressedRepliesThroughDo(t *testing.T) {
 				}
 			})
 			rec := do(t, testTarget(t, url, nil), nil)
-			if rec.Outcome != OutcomeOK || len(rec.Chunks) != 2 || rec.OutputTokens != 2 || rec.Encoding != c.enc {
+			if rec.Outcome != record.OutcomeOK || len(rec.Chunks) != 2 || rec.OutputTokens != 2 || rec.Encoding != c.enc {
 				t.Errorf("stream: outcome %v %q %s, %d chunks, %d tokens, encoding %v; want ok, 2, 2, %v", rec.Outcome, rec.Reason, rec.Err, len(rec.Chunks), rec.OutputTokens, rec.Encoding, c.enc)
 			}
 			off := false
 			tg := testTarget(t, url+"/plain", func(st *scenarios.Target) { st.Stream = &off })
-			if rec := do(t, tg, nil); rec.Outcome != OutcomeOK || rec.OutputTokens != 2 || rec.Encoding != c.enc {
+			if rec := do(t, tg, nil); rec.Outcome != record.OutcomeOK || rec.OutputTokens != 2 || rec.Encoding != c.enc {
 				t.Errorf("non-streamed: outcome %v %q %s, %d tokens, encoding %v", rec.Outcome, rec.Reason, rec.Err, rec.OutputTokens, rec.Encoding)
 			}
-			if rec := do(t, testTarget(t, url+"/failed", nil), nil); rec.Reason != ReasonHTTP5xx || !strings.Contains(rec.Err, "overloaded") {
+			if rec := do(t, testTarget(t, url+"/failed", nil), nil); rec.Reason != record.ReasonHTTP5xx || !strings.Contains(rec.Err, "overloaded") {
 				t.Errorf("error reply: reason %q err %q, want http_5xx with the decoded body", rec.Reason, rec.Err)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -177,8 +178,8 @@ func TestEndpointStreams(t *testing.T) {
 		chunks          []time.Duration
 		firstOutput     int
 		out, in, reason int
-		outcome         Outcome
-		reasonCode      Reason
+		outcome         record.Outcome
+		reasonCode      record.Reason
 	}
 	ev := func(name, data string) string {
 		if name != "" {
@@ -227,7 +228,7 @@ func TestEndpointStreams(t *testing.T) {
 		{
 			name: "responses failed", endpoint: EndpointResponses,
 			reads: []string{ev("response.failed", `{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"boom"}}}`)},
-			want:  want{firstOutput: -1, in: 99, outcome: OutcomeError, reasonCode: ReasonServerErrorEvent},
+			want:  want{firstOutput: -1, in: 99, outcome: record.OutcomeError, reasonCode: record.ReasonServerErrorEvent},
 		},
 		{
 			name: "messages: input from message_start, output from message_delta", endpoint: EndpointMessages,
@@ -246,12 +247,12 @@ func TestEndpointStreams(t *testing.T) {
 		{
 			name: "messages error event", endpoint: EndpointMessages,
 			reads: []string{ev("", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)},
-			want:  want{firstOutput: -1, in: 99, outcome: OutcomeError, reasonCode: ReasonServerErrorEvent},
+			want:  want{firstOutput: -1, in: 99, outcome: record.OutcomeError, reasonCode: record.ReasonServerErrorEvent},
 		},
 		{
 			name: "messages cut before message_stop", endpoint: EndpointMessages,
 			reads: []string{ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}`)},
-			want:  want{chunks: []time.Duration{10 * ms}, firstOutput: 0, in: 99, out: 1, outcome: OutcomeError, reasonCode: ReasonTruncated},
+			want:  want{chunks: []time.Duration{10 * ms}, firstOutput: 0, in: 99, out: 1, outcome: record.OutcomeError, reasonCode: record.ReasonTruncated},
 		},
 		{
 			name: "tgi: special tokens are not content, details end it", endpoint: EndpointTGI,
@@ -265,7 +266,7 @@ func TestEndpointStreams(t *testing.T) {
 		{
 			name: "tgi error", endpoint: EndpointTGI,
 			reads: []string{ev("", `{"error":"Request failed during generation: Server error: CUDA out of memory","error_type":"generation"}`)},
-			want:  want{firstOutput: -1, in: 99, outcome: OutcomeError, reasonCode: ReasonServerErrorEvent},
+			want:  want{firstOutput: -1, in: 99, outcome: record.OutcomeError, reasonCode: record.ReasonServerErrorEvent},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -275,7 +276,7 @@ func TestEndpointStreams(t *testing.T) {
 				at[i] = time.Duration(i+1) * 10 * ms
 			}
 			s := &script{reads: tc.reads, at: at, t0: t0}
-			rec := &Record{Sent: t0, FirstOutput: -1, InputTokens: 99}
+			rec := &record.Record{Sent: t0, FirstOutput: -1, InputTokens: 99}
 			readStream(s.clock, specTarget(t, scenarios.Target{Endpoint: tc.endpoint}), s, rec)
 			w := tc.want
 			if !slices.Equal(rec.Chunks, w.chunks) || rec.FirstOutput != w.firstOutput {
@@ -296,31 +297,31 @@ func TestEndpointReplies(t *testing.T) {
 	for _, tc := range []struct {
 		name, endpoint, body string
 		out, in, reason      int
-		source               TokenSource
-		reasonCode           Reason
+		source               record.TokenSource
+		reasonCode           record.Reason
 	}{
-		{"responses", EndpointResponses, `{"status":"incomplete","output":[{"type":"message","content":[{"type":"output_text","text":"hi"}]}],"usage":{"input_tokens":6,"output_tokens":8,"output_tokens_details":{"reasoning_tokens":2}}}`, 8, 6, 2, TokensFromUsage, ReasonNone},
-		{"embeddings", EndpointEmbeddings, `{"data":[{"embedding":[0.1]}],"usage":{"prompt_tokens":12,"total_tokens":12}}`, 0, 12, 0, TokensFromUsage, ReasonNone},
-		{"embeddings without usage", EndpointEmbeddings, `{"data":[{"embedding":[0.1]}]}`, 0, 99, 0, TokensFromChunks, ReasonNone},
-		{"embeddings error", EndpointEmbeddings, `{"error":{"message":"input too long"}}`, 0, 99, 0, TokensFromUsage, ReasonServerErrorEvent},
-		{"nim_ranking", EndpointNIMRanking, `{"rankings":[{"index":1,"logit":0.3}],"usage":{"prompt_tokens":40}}`, 0, 40, 0, TokensFromUsage, ReasonNone},
-		{"cohere_rerank", EndpointCohereRerank, `{"results":[{"index":0,"relevance_score":0.9}],"meta":{"billed_units":{"search_units":1},"tokens":{"input_tokens":33}}}`, 0, 33, 0, TokensFromUsage, ReasonNone},
-		{"tei_rerank", EndpointTEIRerank, `[{"index":0,"score":0.9},{"index":1,"score":0.1}]`, 0, 99, 0, TokensFromChunks, ReasonNone},
-		{"tei_rerank error", EndpointTEIRerank, `{"error":"Input validation error","error_type":"Validation"}`, 0, 99, 0, TokensFromUsage, ReasonServerErrorEvent},
-		{"messages", EndpointMessages, `{"content":[{"type":"thinking","thinking":"x"},{"type":"text","text":"Hi"}],"usage":{"input_tokens":10,"output_tokens":4}}`, 4, 10, 0, TokensFromUsage, ReasonNone},
-		{"messages error", EndpointMessages, `{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`, 0, 99, 0, TokensFromUsage, ReasonServerErrorEvent},
-		{"tgi", EndpointTGI, `{"generated_text":" a b","details":{"finish_reason":"length","generated_tokens":2}}`, 2, 99, 0, TokensFromUsage, ReasonNone},
+		{"responses", EndpointResponses, `{"status":"incomplete","output":[{"type":"message","content":[{"type":"output_text","text":"hi"}]}],"usage":{"input_tokens":6,"output_tokens":8,"output_tokens_details":{"reasoning_tokens":2}}}`, 8, 6, 2, record.TokensFromUsage, record.ReasonNone},
+		{"embeddings", EndpointEmbeddings, `{"data":[{"embedding":[0.1]}],"usage":{"prompt_tokens":12,"total_tokens":12}}`, 0, 12, 0, record.TokensFromUsage, record.ReasonNone},
+		{"embeddings without usage", EndpointEmbeddings, `{"data":[{"embedding":[0.1]}]}`, 0, 99, 0, record.TokensFromChunks, record.ReasonNone},
+		{"embeddings error", EndpointEmbeddings, `{"error":{"message":"input too long"}}`, 0, 99, 0, record.TokensFromUsage, record.ReasonServerErrorEvent},
+		{"nim_ranking", EndpointNIMRanking, `{"rankings":[{"index":1,"logit":0.3}],"usage":{"prompt_tokens":40}}`, 0, 40, 0, record.TokensFromUsage, record.ReasonNone},
+		{"cohere_rerank", EndpointCohereRerank, `{"results":[{"index":0,"relevance_score":0.9}],"meta":{"billed_units":{"search_units":1},"tokens":{"input_tokens":33}}}`, 0, 33, 0, record.TokensFromUsage, record.ReasonNone},
+		{"tei_rerank", EndpointTEIRerank, `[{"index":0,"score":0.9},{"index":1,"score":0.1}]`, 0, 99, 0, record.TokensFromChunks, record.ReasonNone},
+		{"tei_rerank error", EndpointTEIRerank, `{"error":"Input validation error","error_type":"Validation"}`, 0, 99, 0, record.TokensFromUsage, record.ReasonServerErrorEvent},
+		{"messages", EndpointMessages, `{"content":[{"type":"thinking","thinking":"x"},{"type":"text","text":"Hi"}],"usage":{"input_tokens":10,"output_tokens":4}}`, 4, 10, 0, record.TokensFromUsage, record.ReasonNone},
+		{"messages error", EndpointMessages, `{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`, 0, 99, 0, record.TokensFromUsage, record.ReasonServerErrorEvent},
+		{"tgi", EndpointTGI, `{"generated_text":" a b","details":{"finish_reason":"length","generated_tokens":2}}`, 2, 99, 0, record.TokensFromUsage, record.ReasonNone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			no := false
 			tg := specTarget(t, scenarios.Target{Endpoint: tc.endpoint, Stream: &no})
 			t0 := time.Unix(1000, 0)
-			rec := &Record{Sent: t0, FirstOutput: -1, InputTokens: 99}
+			rec := &record.Record{Sent: t0, FirstOutput: -1, InputTokens: 99}
 			readResponse(func() time.Time { return t0.Add(70 * ms) }, tg, strings.NewReader(tc.body), rec)
 			if rec.Reason != tc.reasonCode {
 				t.Fatalf("reason %q, want %q (err %q)", rec.Reason, tc.reasonCode, rec.Err)
 			}
-			if tc.reasonCode != ReasonNone {
+			if tc.reasonCode != record.ReasonNone {
 				return
 			}
 			if rec.OutputTokens != tc.out || rec.InputTokens != tc.in || rec.ReasoningTokens != tc.reason || rec.TokenSource != tc.source {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/collector"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/scenarios"
 	"github.com/inferprobe/inferprobe/simulator"
@@ -79,7 +80,7 @@ func TestEndpointsAgainstSimulator(t *testing.T) {
 					t.Fatal(err)
 				}
 				rec := prober.NewClient().Do(context.Background(), tg, req)
-				if rec.Outcome != prober.OutcomeOK {
+				if rec.Outcome != record.OutcomeOK {
 					t.Fatalf("outcome %v %q: %s", rec.Outcome, rec.Reason, rec.Err)
 				}
 				wantOut, wantChunks := 0, 0
@@ -92,7 +93,7 @@ func TestEndpointsAgainstSimulator(t *testing.T) {
 				if rec.OutputTokens != wantOut || rec.InputTokens != tc.in || len(rec.Chunks) != wantChunks {
 					t.Errorf("output %d input %d chunks %d, want %d %d %d", rec.OutputTokens, rec.InputTokens, len(rec.Chunks), wantOut, tc.in, wantChunks)
 				}
-				if tc.generates && (rec.TokenSource != prober.TokensFromUsage || rec.PinnedOutputTokens != tokens) {
+				if tc.generates && (rec.TokenSource != record.TokensFromUsage || rec.PinnedOutputTokens != tokens) {
 					t.Errorf("token source %v, pinned %d; want usage, %d", rec.TokenSource, rec.PinnedOutputTokens, tokens)
 				}
 				if _, ok := rec.TTFT(); ok != stream {
@@ -146,13 +147,13 @@ func TestTokenCountingWithoutUsage(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		tokenizer string
-		source    prober.TokenSource
+		source    record.TokenSource
 		out, in   int
 		first     int
 	}{
 		// The simulator's words are single GPT-2 tokens, as are the prompt's.
-		{"tokenizer", tokenizerPath, prober.TokensFromTokenizer, tokens, words, perChunk},
-		{"no tokenizer", "", prober.TokensFromChunks, tokens / perChunk, 0, 0},
+		{"tokenizer", tokenizerPath, record.TokensFromTokenizer, tokens, words, perChunk},
+		{"no tokenizer", "", record.TokensFromChunks, tokens / perChunk, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tg := newTarget(t, url, func(st *scenarios.Target) { st.Tokenizer = tc.tokenizer })
@@ -161,7 +162,7 @@ func TestTokenCountingWithoutUsage(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := prober.NewClient().Do(context.Background(), tg, req)
-			if rec.Outcome != prober.OutcomeOK {
+			if rec.Outcome != record.OutcomeOK {
 				t.Fatalf("outcome %v %q: %s", rec.Outcome, rec.Reason, rec.Err)
 			}
 			if rec.TokenSource != tc.source || rec.OutputTokens != tc.out || rec.InputTokens != tc.in || rec.FirstChunkTokens != tc.first {
@@ -197,7 +198,7 @@ func TestClientOutputCount(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := prober.NewClient().Do(context.Background(), tg, req)
-			if rec.Outcome != prober.OutcomeOK || rec.TokenSource != prober.TokensFromUsage || rec.UsagePromptTokens == 0 {
+			if rec.Outcome != record.OutcomeOK || rec.TokenSource != record.TokensFromUsage || rec.UsagePromptTokens == 0 {
 				t.Fatalf("outcome %v %s, source %v, usage prompt %d: want a success counted by usage", rec.Outcome, rec.Err, rec.TokenSource, rec.UsagePromptTokens)
 			}
 			// The simulator's words are single GPT-2 tokens.
@@ -239,7 +240,7 @@ func TestMismatchCounter(t *testing.T) {
 					t.Fatalf("min_tokens = max_tokens pinned %d, want %d", req.PinnedOutputTokens, tokens)
 				}
 				rec := client.Do(context.Background(), tg, req)
-				if rec.Outcome != prober.OutcomeOK {
+				if rec.Outcome != record.OutcomeOK {
 					t.Fatalf("outcome %v %q: %s", rec.Outcome, rec.Reason, rec.Err)
 				}
 				series.Observe(rec)
@@ -283,10 +284,10 @@ func TestReasoningAgainstSimulator(t *testing.T) {
 			Profile:         simulator.Profile{TTFT: 5 * ms, ITL: itl},
 			ReasoningTokens: reasoning, OmitUsage: omitUsage,
 		})
-		tokenizer, source, wantReasoning := "", prober.TokensFromUsage, reasoning
+		tokenizer, source, wantReasoning := "", record.TokensFromUsage, reasoning
 		if omitUsage {
 			// Only usage says which tokens were reasoning.
-			tokenizer, source, wantReasoning = gpt2Tokenizer(t), prober.TokensFromTokenizer, 0
+			tokenizer, source, wantReasoning = gpt2Tokenizer(t), record.TokensFromTokenizer, 0
 		}
 		for _, endpoint := range []string{prober.EndpointChat, prober.EndpointCompletions} {
 			for _, stream := range []bool{true, false} {
@@ -299,7 +300,7 @@ func TestReasoningAgainstSimulator(t *testing.T) {
 						t.Fatal(err)
 					}
 					rec := prober.NewClient().Do(context.Background(), tg, req)
-					if rec.Outcome != prober.OutcomeOK {
+					if rec.Outcome != record.OutcomeOK {
 						t.Fatalf("outcome %v %q: %s", rec.Outcome, rec.Reason, rec.Err)
 					}
 					if rec.OutputTokens != tokens || rec.ReasoningTokens != wantReasoning || rec.TokenSource != source {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -115,7 +116,7 @@ func TestFaultMatrix(t *testing.T) {
 		name   string
 		server func(t *testing.T) string // starts the server, returns the target URL
 		target func(*scenarios.Target)
-		reason Reason // ReasonNone: the request must succeed
+		reason record.Reason // ReasonNone: the request must succeed
 		errHas string
 		within time.Duration // Do must return within this
 		memory bool          // assert bounded heap growth
@@ -129,13 +130,13 @@ func TestFaultMatrix(t *testing.T) {
 			addr := ln.Addr().String()
 			ln.Close()
 			return "http://" + addr
-		}, reason: ReasonConnect, errHas: "refused"},
+		}, reason: record.ReasonConnect, errHas: "refused"},
 		// A label over 63 bytes is not a domain name: Go's resolver answers
 		// "no such host" without sending a query, and .invalid never
 		// resolves anyway (RFC 6761).
 		{name: "DNS failure", server: func(*testing.T) string {
 			return "http://" + strings.Repeat("x", 64) + ".invalid"
-		}, reason: ReasonConnect, errHas: "no such host"},
+		}, reason: record.ReasonConnect, errHas: "no such host"},
 		{name: "TLS untrusted certificate", server: func(t *testing.T) string {
 			srv := httptest.NewUnstartedServer(drained(func(w http.ResponseWriter, r *http.Request) {
 				io.WriteString(w, chat(" a")+done)
@@ -144,17 +145,17 @@ func TestFaultMatrix(t *testing.T) {
 			srv.StartTLS()
 			t.Cleanup(srv.Close)
 			return srv.URL
-		}, reason: ReasonConnect, errHas: "certificate"},
+		}, reason: record.ReasonConnect, errHas: "certificate"},
 		{name: "no headers within the timeout", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) { wait(r) })
-		}, target: timeout(200 * time.Millisecond), reason: ReasonTimeout},
+		}, target: timeout(200 * time.Millisecond), reason: record.ReasonTimeout},
 		{name: "slow headers within the timeout", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				time.Sleep(300 * time.Millisecond)
 				eventStream(w)
 				io.WriteString(w, chat(" a")+chat(" b")+done)
 			})
-		}, target: timeout(3 * time.Second), reason: ReasonNone},
+		}, target: timeout(3 * time.Second), reason: record.ReasonNone},
 		{name: "stream stalls", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				eventStream(w)
@@ -162,50 +163,50 @@ func TestFaultMatrix(t *testing.T) {
 				flush(w)
 				wait(r)
 			})
-		}, target: func(st *scenarios.Target) { st.StallTimeout = scenarios.Duration(200 * time.Millisecond) }, reason: ReasonStall},
+		}, target: func(st *scenarios.Target) { st.StallTimeout = scenarios.Duration(200 * time.Millisecond) }, reason: record.ReasonStall},
 		{name: "stream cut without [DONE]", server: func(t *testing.T) string {
 			return rawServer(t, func(c *net.TCPConn) { io.WriteString(c, sseHeader+chat(" a")+chat(" b")) })
-		}, reason: ReasonTruncated, errHas: "before [DONE]"},
+		}, reason: record.ReasonTruncated, errHas: "before [DONE]"},
 		{name: "stream cut inside a chunk", server: func(t *testing.T) string {
 			return rawServer(t, func(c *net.TCPConn) {
 				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+
 					fmt.Sprintf("%x\r\n%s\r\n", 200, chat(" a")[:40]))
 			})
-		}, reason: ReasonTruncated},
+		}, reason: record.ReasonTruncated},
 		{name: "connection reset mid-stream", server: func(t *testing.T) string {
 			return rawServer(t, func(c *net.TCPConn) {
 				io.WriteString(c, sseHeader+chat(" a"))
 				time.Sleep(100 * time.Millisecond) // let the client read the headers
 				_ = c.SetLinger(0)                 // Close sends RST
 			})
-		}, reason: ReasonTruncated, errHas: "reset"},
+		}, reason: record.ReasonTruncated, errHas: "reset"},
 		{name: "connection reset before a response", server: func(t *testing.T) string {
 			return rawServer(t, func(c *net.TCPConn) { _ = c.SetLinger(0) })
-		}, reason: ReasonConnect},
+		}, reason: record.ReasonConnect},
 		{name: "malformed JSON in a chunk", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				eventStream(w)
 				io.WriteString(w, chat(" a")+`data: {"choices":[{"delta":{"content":"b"}`+"\n\n"+done)
 			})
-		}, reason: ReasonProtocol, errHas: "decoding chunk"},
+		}, reason: record.ReasonProtocol, errHas: "decoding chunk"},
 		{name: "error event", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				eventStream(w)
 				io.WriteString(w, chat(" a")+"event: error\ndata: {\"message\":\"overloaded\"}\n\n")
 			})
-		}, reason: ReasonServerErrorEvent, errHas: "overloaded"},
+		}, reason: record.ReasonServerErrorEvent, errHas: "overloaded"},
 		{name: "error object in a chunk", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				eventStream(w)
 				io.WriteString(w, chat(" a")+`data: {"error":{"message":"out of memory"}}`+"\n\n")
 			})
-		}, reason: ReasonServerErrorEvent, errHas: "out of memory"},
+		}, reason: record.ReasonServerErrorEvent, errHas: "out of memory"},
 		{name: "8 MiB line", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				eventStream(w)
 				w.Write(huge)
 			})
-		}, reason: ReasonProtocol, errHas: "larger than", memory: true},
+		}, reason: record.ReasonProtocol, errHas: "larger than", memory: true},
 		{name: "stream never ends", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				eventStream(w)
@@ -221,7 +222,7 @@ func TestFaultMatrix(t *testing.T) {
 					}
 				}
 			})
-		}, target: timeout(300 * time.Millisecond), reason: ReasonTimeout},
+		}, target: timeout(300 * time.Millisecond), reason: record.ReasonTimeout},
 		{name: "gzip-encoded stream", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				if ae := r.Header.Get("Accept-Encoding"); ae != "" {
@@ -231,14 +232,14 @@ func TestFaultMatrix(t *testing.T) {
 				w.Header().Set("Content-Encoding", "gzip")
 				w.Write(gz.Bytes())
 			})
-		}, reason: ReasonNone},
+		}, reason: record.ReasonNone},
 		{name: "stream in an encoding not decoded", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				eventStream(w)
 				w.Header().Set("Content-Encoding", "compress")
 				w.Write(gz.Bytes())
 			})
-		}, reason: ReasonProtocol, errHas: `Content-Encoding "compress"`},
+		}, reason: record.ReasonProtocol, errHas: `Content-Encoding "compress"`},
 		{name: "corrupt gzip stream", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				eventStream(w)
@@ -247,13 +248,13 @@ func TestFaultMatrix(t *testing.T) {
 				w.Write(gz.Bytes()[:10])
 				w.Write([]byte{0x07, 0, 0, 0})
 			})
-		}, reason: ReasonProtocol, errHas: "does not decode"},
+		}, reason: record.ReasonProtocol, errHas: "does not decode"},
 		{name: "HTML page with 200", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")
 				io.WriteString(w, "<!doctype html>\n<html><body><h1>Welcome to nginx!</h1></body></html>\n")
 			})
-		}, reason: ReasonProtocol, errHas: "text/html"},
+		}, reason: record.ReasonProtocol, errHas: "text/html"},
 		{name: "redirect", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/elsewhere" {
@@ -261,19 +262,19 @@ func TestFaultMatrix(t *testing.T) {
 				}
 				http.Redirect(w, r, "/elsewhere", http.StatusFound)
 			})
-		}, reason: ReasonProtocol, errHas: "HTTP 302"},
+		}, reason: record.ReasonProtocol, errHas: "HTTP 302"},
 		{name: "JSON completion to a streaming request", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				io.WriteString(w, `{"choices":[{"message":{"content":"a b c"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":3}}`)
 			})
-		}, reason: ReasonProtocol, errHas: "one JSON body"},
+		}, reason: record.ReasonProtocol, errHas: "one JSON body"},
 		{name: "JSON error with 200 to a streaming request", server: func(t *testing.T) string {
 			return faultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				io.WriteString(w, `{"error":{"message":"model is loading"}}`)
 			})
-		}, reason: ReasonServerErrorEvent, errHas: "model is loading"},
+		}, reason: record.ReasonServerErrorEvent, errHas: "model is loading"},
 	}
 	for _, code := range []int{400, 401, 404, 429, 500, 503} {
 		want := statusReason(code)
@@ -319,13 +320,13 @@ func TestFaultMatrix(t *testing.T) {
 			if elapsed > within {
 				t.Errorf("Do took %v, want under %v", elapsed, within)
 			}
-			if tc.reason == ReasonNone {
-				if rec.Outcome != OutcomeOK || rec.OutputTokens == 0 {
+			if tc.reason == record.ReasonNone {
+				if rec.Outcome != record.OutcomeOK || rec.OutputTokens == 0 {
 					t.Fatalf("outcome %v reason %q err %q, want success", rec.Outcome, rec.Reason, rec.Err)
 				}
 				return
 			}
-			if rec.Outcome != OutcomeError || rec.Reason != tc.reason || !strings.Contains(rec.Err, tc.errHas) {
+			if rec.Outcome != record.OutcomeError || rec.Reason != tc.reason || !strings.Contains(rec.Err, tc.errHas) {
 				t.Errorf("outcome %v reason %q err %q, want error %q containing %q", rec.Outcome, rec.Reason, rec.Err, tc.reason, tc.errHas)
 			}
 		})

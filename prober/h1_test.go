@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -74,7 +75,7 @@ func TestH1PathChosen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec := c.Do(context.Background(), tg, req); rec.Outcome != OutcomeOK {
+		if rec := c.Do(context.Background(), tg, req); rec.Outcome != record.OutcomeOK {
 			t.Fatalf("%s: %v %q %s", tc.url, rec.Outcome, rec.Reason, rec.Err)
 		}
 		c.mu.Lock()
@@ -120,9 +121,9 @@ func TestH1TLS(t *testing.T) {
 		switch {
 		case c.h1RouteFor(tg, tg.conn) == nil || len(c.clients) != 0:
 			t.Error("not on the one-goroutine path")
-		case trusted && (rec.Outcome != OutcomeOK || rec.Phases.TLS <= 0):
+		case trusted && (rec.Outcome != record.OutcomeOK || rec.Phases.TLS <= 0):
 			t.Errorf("trusted: %v %q %s, TLS %v; want ok, with the handshake's time", rec.Outcome, rec.Reason, rec.Err, rec.Phases.TLS)
-		case !trusted && (rec.Reason != ReasonConnect || !strings.Contains(rec.Err, "certificate")):
+		case !trusted && (rec.Reason != record.ReasonConnect || !strings.Contains(rec.Err, "certificate")):
 			t.Errorf("untrusted: %v %q %s; want a connect error about the certificate", rec.Outcome, rec.Reason, rec.Err)
 		}
 	}
@@ -154,8 +155,8 @@ func TestH1RequestOnTheWire(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req.ID = NewRequestID(1, "p", 7)
-			if rec := NewClient().Do(context.Background(), tg, req); rec.Outcome != OutcomeOK {
+			req.ID = record.NewRequestID(1, "p", 7)
+			if rec := NewClient().Do(context.Background(), tg, req); rec.Outcome != record.OutcomeOK {
 				t.Fatalf("%v %q %s", rec.Outcome, rec.Reason, rec.Err)
 			}
 			r, body := <-got, <-bodies
@@ -203,7 +204,7 @@ func TestH1InvalidHeaderRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := NewClient().Do(context.Background(), tg, req)
-	if rec.Outcome != OutcomeError || !strings.Contains(rec.Err, "invalid header field value") {
+	if rec.Outcome != record.OutcomeError || !strings.Contains(rec.Err, "invalid header field value") {
 		t.Errorf("%v %q %s, want an invalid header error", rec.Outcome, rec.Reason, rec.Err)
 	}
 }
@@ -271,12 +272,12 @@ func TestH1IdleClosedByServerDropped(t *testing.T) {
 	tg := testTarget(t, url+"/v1", nil)
 	c := NewClient()
 	c.peerFor(tg).learn(peerKeeps)
-	if rec := sendEach(t, c, tg, 1)[0]; rec.Outcome != OutcomeOK {
+	if rec := sendEach(t, c, tg, 1)[0]; rec.Outcome != record.OutcomeOK {
 		t.Fatalf("first request: %v %q %s", rec.Outcome, rec.Reason, rec.Err)
 	}
 	time.Sleep(idleCheckAfter + 100*time.Millisecond)
 	rec := sendEach(t, c, tg, 1)[0]
-	if rec.Outcome != OutcomeOK || rec.ConnRetried || rec.Phases.Conn == ConnReused {
+	if rec.Outcome != record.OutcomeOK || rec.ConnRetried || rec.Phases.Conn == record.ConnReused {
 		t.Errorf("%v %q %s, retried %v, on a %v connection; want ok on a new one, not retried", rec.Outcome, rec.Reason, rec.Err, rec.ConnRetried, rec.Phases.Conn)
 	}
 }
@@ -304,12 +305,12 @@ func TestH1UnsolicitedBytesDropped(t *testing.T) {
 	tg := testTarget(t, url+"/v1", nil)
 	c := NewClient()
 	c.peerFor(tg).learn(peerKeeps)
-	if rec := sendEach(t, c, tg, 1)[0]; rec.Outcome != OutcomeOK {
+	if rec := sendEach(t, c, tg, 1)[0]; rec.Outcome != record.OutcomeOK {
 		t.Fatalf("first request: %v %q %s", rec.Outcome, rec.Reason, rec.Err)
 	}
 	time.Sleep(50 * time.Millisecond)
 	rec := sendEach(t, c, tg, 1)[0]
-	if rec.Outcome != OutcomeOK || rec.ConnRetried || rec.Phases.Conn == ConnReused {
+	if rec.Outcome != record.OutcomeOK || rec.ConnRetried || rec.Phases.Conn == record.ConnReused {
 		t.Errorf("%v %q %s, retried %v, on a %v connection; want ok on a new one, not retried", rec.Outcome, rec.Reason, rec.Err, rec.ConnRetried, rec.Phases.Conn)
 	}
 }

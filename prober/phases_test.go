@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -61,12 +62,12 @@ func TestPhasesAddUp(t *testing.T) {
 		tls     bool
 		preopen bool
 		second  bool // the second request, on the first one's connection
-		want    prober.ConnOrigin
+		want    record.ConnOrigin
 	}{
-		{"fresh", false, false, false, prober.ConnDialled},
-		{"reused", false, false, true, prober.ConnReused},
-		{"opened ahead", false, true, false, prober.ConnOpenedAhead},
-		{"tls", true, false, false, prober.ConnDialled},
+		{"fresh", false, false, false, record.ConnDialled},
+		{"reused", false, false, true, record.ConnReused},
+		{"opened ahead", false, true, false, record.ConnOpenedAhead},
+		{"tls", true, false, false, record.ConnDialled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &phaseServer{}
@@ -88,14 +89,14 @@ func TestPhasesAddUp(t *testing.T) {
 				st.TLS.InsecureSkipVerify, st.HTTP2 = tc.tls, &no
 			})
 			client := prober.NewClient()
-			send := func() *prober.Record {
+			send := func() *record.Record {
 				req, err := prober.NewRequest(tg, dataset.Prompt{Text: "hi", OutputTokens: 1}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				req.Scheduled = time.Now()
 				rec := client.Do(context.Background(), tg, req)
-				if rec.Outcome != prober.OutcomeOK {
+				if rec.Outcome != record.OutcomeOK {
 					t.Fatalf("%v %q: %s", rec.Outcome, rec.Reason, rec.Err)
 				}
 				return rec
@@ -148,7 +149,7 @@ func TestPhasesAddUp(t *testing.T) {
 				t.Errorf("DNS %v + connect %v + TLS %v exceed the connection setup %v", p.DNS, p.Connect, p.TLS, p.Setup)
 			}
 			switch tc.want {
-			case prober.ConnDialled:
+			case record.ConnDialled:
 				if p.DNS <= 0 || p.Connect <= 0 || tc.tls != (p.TLS > 0) {
 					t.Errorf("dialled: DNS %v, connect %v, TLS %v (TLS wanted: %v)", p.DNS, p.Connect, p.TLS, tc.tls)
 				}

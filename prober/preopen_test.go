@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -59,7 +60,7 @@ type stopAfter struct {
 	stop context.CancelFunc
 }
 
-func (s *stopAfter) Observe(rec *Record) {
+func (s *stopAfter) Observe(rec *record.Record) {
 	s.recorder.Observe(rec)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -79,7 +80,7 @@ func TestPreopenedConnections(t *testing.T) {
 probes:
   a: {target: t, arrival: {pattern: concurrency, concurrency: 4}, dataset: {synthetic: {input_tokens: {mean: 8}, output_tokens: {mean: 4}}}}
 `, srv.URL)
-	p := newProbe(t, yml, Shard{Count: 1})
+	p := newProbe(t, yml, record.Shard{Count: 1})
 	client, dials := NewClient(), &dialLog{}
 	client.dial = dials.dial
 	ctx, stop := context.WithTimeout(context.Background(), patience)
@@ -94,7 +95,7 @@ probes:
 		t.Errorf("%d connections opened before the first scheduled send, want 4", n)
 	}
 	for _, r := range recs[:4] {
-		if r.Outcome != OutcomeOK {
+		if r.Outcome != record.OutcomeOK {
 			t.Fatalf("seq %d: %s %s", r.Seq, r.Reason, r.Err)
 		}
 		if lag := r.Sent.Sub(r.Scheduled); lag >= slowDial {
@@ -140,7 +141,7 @@ func TestPreopenedSafely(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := client.Do(context.Background(), tg, req)
-	if r.Outcome != OutcomeOK || r.ConnRetried {
+	if r.Outcome != record.OutcomeOK || r.ConnRetried {
 		t.Fatalf("after the server closed the connections opened ahead: %s %s (retried %v), want a request on a new one",
 			r.Reason, r.Err, r.ConnRetried)
 	}
@@ -178,11 +179,11 @@ func TestSparesOpenedAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := NewClient()
-	send := func(hold bool) *Record {
+	send := func(hold bool) *record.Record {
 		req, err := NewRequest(tg, dataset.Prompt{Text: "p", InputTokens: 1, OutputTokens: 1}, nil)
 		if err != nil {
 			t.Error(err)
-			return &Record{}
+			return &record.Record{}
 		}
 		h := tg.header
 		if hold {
@@ -193,7 +194,7 @@ func TestSparesOpenedAhead(t *testing.T) {
 		}
 		return client.Do(context.Background(), tg, req)
 	}
-	if r := send(false); r.Outcome != OutcomeOK || r.Phases.Conn != ConnDialled {
+	if r := send(false); r.Outcome != record.OutcomeOK || r.Phases.Conn != record.ConnDialled {
 		t.Fatalf("first request: %s %s on a %v connection, want ok on a dialled one", r.Reason, r.Err, r.Phases.Conn)
 	}
 	addr, _ := preopenAddr(tg)
@@ -212,14 +213,14 @@ func TestSparesOpenedAhead(t *testing.T) {
 	// As many at once as there are spares and the first connection: none dials.
 	n := spareConns + 1
 	held.Add(n)
-	recs := make(chan *Record, n)
+	recs := make(chan *record.Record, n)
 	for range n {
 		go func() { recs <- send(true) }()
 	}
 	held.Wait()
 	close(release)
 	for range n {
-		if r := <-recs; r.Outcome != OutcomeOK || r.Phases.Conn == ConnDialled {
+		if r := <-recs; r.Outcome != record.OutcomeOK || r.Phases.Conn == record.ConnDialled {
 			t.Errorf("%s %s on a %v connection, want one reused or opened ahead", r.Reason, r.Err, r.Phases.Conn)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // preparingExec is a collectExec that needs time to prepare, as worker
@@ -31,7 +33,7 @@ func (e *preparingExec) Prepare(_ context.Context, t *Target, _ int) func() {
 	}
 }
 
-func (e *preparingExec) Do(ctx context.Context, t *Target, req *Request) *Record {
+func (e *preparingExec) Do(ctx context.Context, t *Target, req *Request) *record.Record {
 	e.mu.Lock()
 	if e.readyAt.IsZero() {
 		e.early++
@@ -46,7 +48,7 @@ func (e *preparingExec) Do(ctx context.Context, t *Target, req *Request) *Record
 func TestRunPreparesFirst(t *testing.T) {
 	for _, arrival := range []string{"{pattern: constant, rate: 1000}", "{pattern: concurrency, concurrency: 4}"} {
 		t.Run(arrival, func(t *testing.T) {
-			p := newProbe(t, probeYAML(1, arrival, ""), Shard{Count: 1})
+			p := newProbe(t, probeYAML(1, arrival, ""), record.Shard{Count: 1})
 			ctx, stop := context.WithTimeout(context.Background(), patience)
 			defer stop()
 			exec := &preparingExec{collectExec: collectExec{n: 20, stop: stop}}

@@ -13,13 +13,14 @@ import (
 	"github.com/inferprobe/inferprobe/prober/arrival"
 	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/prober/seeded"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 // Executor runs one request. The in-process Client is one; a pool of worker
 // processes is another.
 type Executor interface {
-	Do(ctx context.Context, t *Target, req *Request) *Record
+	Do(ctx context.Context, t *Target, req *Request) *record.Record
 }
 
 // Preparer is an executor that has work to do before it can send to a
@@ -36,7 +37,7 @@ type Preparer interface {
 // Recorder is told when each request starts and how it ended.
 type Recorder interface {
 	Started()
-	Observe(*Record)
+	Observe(*record.Record)
 }
 
 // Probe is a never-ending seeded stream of requests to one target, and the
@@ -48,7 +49,7 @@ type Probe struct {
 	Name     string
 	Target   *Target
 	params   map[string]any
-	shard    Shard
+	shard    record.Shard
 	schedule schedule
 	// maxConcurrency is this shard's cap on open-loop requests in flight; 0 for none.
 	maxConcurrency int
@@ -63,7 +64,7 @@ type Probe struct {
 	next        uint64 // sequence number of the next request of the whole sequence
 	items       uint64 // how many requests or sessions of the whole sequence were drawn
 	seed        uint64 // the scenario's, from which request IDs derive
-	sent        *sequence
+	sent        *record.Digester
 	limit       Limit
 	// startAt is the agreed instant the timeline starts at; zero: when ready.
 	startAt time.Time
@@ -112,8 +113,8 @@ func (p *Probe) SetStartAt(t time.Time) { p.startAt = t }
 
 // NewProbe prepares probe name of a loaded scenario to run against t, sending
 // shard's share of its sequence.
-func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard Shard) (*Probe, error) {
-	if err := shard.check(); err != nil {
+func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard record.Shard) (*Probe, error) {
+	if err := shard.Check(); err != nil {
 		return nil, err
 	}
 	if _, err := json.Marshal(p.Params); err != nil {
@@ -130,7 +131,7 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard Sha
 		params: p.Params,
 		shard:  shard,
 		source: source,
-		sent:   newSequence(),
+		sent:   record.NewDigester(),
 		seed:   seed,
 
 		sendingEnded: make(chan struct{}),
@@ -150,7 +151,7 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard Sha
 	case a.Pattern == scenarios.ArrivalConcurrency:
 		c := newClosedLoop(a)
 		// A shard with no slot at any level would send nothing and never end.
-		if most := max(c.ramp.from, c.ramp.to); shard.share(most) == 0 {
+		if most := max(c.ramp.from, c.ramp.to); shard.Share(most) == 0 {
 			return nil, fmt.Errorf("probe %s: concurrency %d cannot be split across %d shards; raise it to at least %d",
 				name, most, shard.Count, shard.Count)
 		}
@@ -170,7 +171,7 @@ func (p *Probe) setCap(c int) error {
 	if c <= 0 {
 		return nil
 	}
-	p.maxConcurrency = p.shard.share(c)
+	p.maxConcurrency = p.shard.Share(c)
 	if p.maxConcurrency == 0 {
 		return fmt.Errorf("max_concurrency %d cannot be split across %d shards; raise it to at least %d",
 			c, p.shard.Count, p.shard.Count)
@@ -189,7 +190,7 @@ func (p *Probe) PassRequests() (uint64, bool) { return dataset.PassRequests(p.so
 func (p *Probe) SendingEnded() <-chan struct{} { return p.sendingEnded }
 
 // Digest identifies the requests sent so far; see Digest.
-func (p *Probe) Digest() Digest { return p.sent.digest() }
+func (p *Probe) Digest() record.Digest { return p.sent.Digest() }
 
 // Run sends the probe's requests on its schedule until ctx ends, then waits for
 // the requests it sent. Requests run under reqCtx, which outlives ctx so that
@@ -235,7 +236,7 @@ func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
 func (p *Probe) connections() int {
 	switch c, ok := p.schedule.(*closedLoop); {
 	case ok:
-		return p.shard.share(c.ramp.from)
+		return p.shard.Share(c.ramp.from)
 	case p.capRampOver > 0:
 		return min(1, p.maxConcurrency)
 	}
@@ -284,7 +285,7 @@ func (p *Probe) plan() planned {
 		for i := range it.Turns {
 			cancels[1+i] = p.cancelDelay(0)
 		}
-		if !p.shard.owns(item) {
+		if !p.shard.Owns(item) {
 			continue
 		}
 		req, err := p.newRequest(it.Prompt, cancels[0])
@@ -422,4 +423,6 @@ func timerSleepUntil(ctx context.Context, at time.Time) bool {
 }
 
 // requestID is the identity of the probe's request seq.
-func (p *Probe) requestID(seq uint64) RequestID { return NewRequestID(p.seed, p.Name, seq) }
+func (p *Probe) requestID(seq uint64) record.RequestID {
+	return record.NewRequestID(p.seed, p.Name, seq)
+}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -57,7 +58,7 @@ func datasetProbe(t *testing.T, url, arrival, dataset string) *Probe {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewProbe("a", cfg.Probes["a"], tg, cfg.Global.Seed, Shard{})
+	p, err := NewProbe("a", cfg.Probes["a"], tg, cfg.Global.Seed, record.Shard{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestReplayMooncake(t *testing.T) {
 	start := got[0].Scheduled // the first timestamp is 0
 	var errs []time.Duration
 	for i, r := range got {
-		if r.Outcome != OutcomeOK {
+		if r.Outcome != record.OutcomeOK {
 			t.Fatalf("request %d: %v %v", i, r.Outcome, r.Err)
 		}
 		if off := r.Scheduled.Sub(start); off != want[i] {
@@ -162,7 +163,7 @@ type sessionReq struct {
 	messages  []string
 }
 
-func (e *sessionExec) Do(ctx context.Context, _ *Target, req *Request) *Record {
+func (e *sessionExec) Do(ctx context.Context, _ *Target, req *Request) *record.Record {
 	var body struct {
 		Messages []struct{ Content string } `json:"messages"`
 	}
@@ -175,7 +176,7 @@ func (e *sessionExec) Do(ctx context.Context, _ *Target, req *Request) *Record {
 	e.mu.Lock()
 	e.reqs = append(e.reqs, r)
 	e.mu.Unlock()
-	return &Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), FirstOutput: -1}
+	return &record.Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), FirstOutput: -1}
 }
 
 func TestMultiTurnSessions(t *testing.T) {
@@ -244,9 +245,9 @@ func TestCancel(t *testing.T) {
 			n := 0
 			for _, r := range rec.records {
 				switch {
-				case r.Outcome == OutcomeCancelled:
+				case r.Outcome == record.OutcomeCancelled:
 					n++
-				case r.Outcome != OutcomeOK:
+				case r.Outcome != record.OutcomeOK:
 					t.Errorf("request %d: %v %s %v", r.Seq, r.Outcome, r.Reason, r.Err)
 				}
 			}
@@ -280,9 +281,9 @@ func TestCapRamp(t *testing.T) {
 				t.Fatalf("%d records, want 4", len(rec.records))
 			}
 			records := slices.Clone(rec.records)
-			slices.SortFunc(records, func(a, b *Record) int { return a.Sent.Compare(b.Sent) })
+			slices.SortFunc(records, func(a, b *record.Record) int { return a.Sent.Compare(b.Sent) })
 			for k, r := range records {
-				if r.Outcome != OutcomeOK {
+				if r.Outcome != record.OutcomeOK {
 					t.Fatalf("request %d: %v %s %s", r.Seq, r.Outcome, r.Reason, r.Err)
 				}
 				gap, due := r.Sent.Sub(records[0].Sent), time.Duration(k)*step

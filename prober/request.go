@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // Request is one prepared request: everything needed to send it, built ahead of
@@ -14,7 +15,7 @@ type Request struct {
 	Seq       uint64
 	Scheduled time.Time
 	// ID is the request's identity, sent in its ID headers.
-	ID   RequestID
+	ID   record.RequestID
 	Body []byte
 	// Session is the multi-turn session the request belongs to, sent in the
 	// target's session header; empty for single requests.

@@ -4,45 +4,24 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
-
-func TestRequestIDFormat(t *testing.T) {
-	id := NewRequestID(42, "a", 7)
-	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-	if !uuid.MatchString(id.String()) {
-		t.Errorf("request ID %q is not a version 8 UUID", id)
-	}
-	if got, want := strings.ReplaceAll(id.String(), "-", ""), id.TraceID(); got != want {
-		t.Errorf("request ID %s is not the trace ID %s", got, want)
-	}
-	traceparent := regexp.MustCompile(`^00-[0-9a-f]{32}-[0-9a-f]{16}-01$`)
-	if tp := id.Traceparent(); !traceparent.MatchString(tp) || !strings.Contains(tp, id.TraceID()) {
-		t.Errorf("traceparent %q is malformed or lacks trace ID %s", tp, id.TraceID())
-	}
-	for _, other := range []RequestID{NewRequestID(43, "a", 7), NewRequestID(42, "b", 7), NewRequestID(42, "a", 8)} {
-		if other.Trace == id.Trace || other.Span == id.Span {
-			t.Errorf("%s shares a trace or span ID with %s", other.Traceparent(), id.Traceparent())
-		}
-	}
-}
 
 // TestRequestIDsOfRuns checks what a run sends: the same IDs for the same
 // seed, and disjoint IDs across shards, each the one its place in the whole
 // sequence gives.
 func TestRequestIDsOfRuns(t *testing.T) {
 	const arrival = "{rate: 20000}"
-	ids := func(seed uint64, shard Shard, n int) map[RequestID]uint64 {
+	ids := func(seed uint64, shard record.Shard, n int) map[record.RequestID]uint64 {
 		reqs, _ := runUntil(t, newProbe(t, probeYAML(seed, arrival, ""), shard), n)
-		out := map[RequestID]uint64{}
+		out := map[record.RequestID]uint64{}
 		for _, req := range reqs {
-			if want := NewRequestID(seed, "a", req.Seq); req.ID != want {
+			if want := record.NewRequestID(seed, "a", req.Seq); req.ID != want {
 				t.Fatalf("shard %v: seq %d sent ID %s, want %s", shard, req.Seq, req.ID, want)
 			}
 			out[req.ID] = req.Seq
@@ -54,20 +33,20 @@ func TestRequestIDsOfRuns(t *testing.T) {
 	}
 	// A run may send a few more than asked before it stops; the first 60
 	// are in every run.
-	first, second := ids(5, Shard{}, 60), ids(5, Shard{}, 60)
+	first, second := ids(5, record.Shard{}, 60), ids(5, record.Shard{}, 60)
 	for id, seq := range first {
 		if _, ok := second[id]; !ok && seq < 60 {
 			t.Fatalf("seq %d: ID %s not sent by a second run with the same seed", seq, id)
 		}
 	}
-	for id := range ids(6, Shard{}, 60) {
+	for id := range ids(6, record.Shard{}, 60) {
 		if _, ok := first[id]; ok {
 			t.Fatalf("another seed sent ID %s too", id)
 		}
 	}
-	seen := map[RequestID]Shard{}
+	seen := map[record.RequestID]record.Shard{}
 	for i := range 3 {
-		shard := Shard{i, 3}
+		shard := record.Shard{Index: i, Count: 3}
 		for id, seq := range ids(5, shard, 20) {
 			if other, ok := seen[id]; ok {
 				t.Fatalf("shards %v and %v both sent ID %s", other, shard, id)
@@ -89,7 +68,7 @@ func TestRequestIDHeaders(t *testing.T) {
 	}))
 	defer srv.Close()
 	off := false
-	id := NewRequestID(1, "a", 3)
+	id := record.NewRequestID(1, "a", 3)
 	for _, tc := range []struct {
 		name                   string
 		ids                    *bool
@@ -112,7 +91,7 @@ func TestRequestIDHeaders(t *testing.T) {
 		}
 		req.ID = id
 		rec := NewClient().Do(context.Background(), tg, req)
-		if rec.Outcome != OutcomeOK || rec.ID != id {
+		if rec.Outcome != record.OutcomeOK || rec.ID != id {
 			t.Fatalf("%s: record %+v, want ok with ID %s", tc.name, rec, id)
 		}
 		h := <-got
@@ -126,8 +105,8 @@ func TestRequestIDHeaders(t *testing.T) {
 // TestRequestIDAllocs pins what the IDs cost a request: nothing to derive,
 // and two allocations (one string, one slice) for both header values.
 func TestRequestIDAllocs(t *testing.T) {
-	var id RequestID
-	if n := testing.AllocsPerRun(100, func() { id = NewRequestID(1, "probe", 9) }); n != 0 {
+	var id record.RequestID
+	if n := testing.AllocsPerRun(100, func() { id = record.NewRequestID(1, "probe", 9) }); n != 0 {
 		t.Errorf("NewRequestID allocates %v times, want 0", n)
 	}
 	tg := &Target{sendRequestID: true, sendTraceparent: true}
@@ -143,7 +122,7 @@ func BenchmarkRequestIDHeaders(b *testing.B) {
 	b.ReportAllocs()
 	var seq uint64
 	for b.Loop() {
-		tg.setIDHeaders(h, NewRequestID(1, "probe", seq))
+		tg.setIDHeaders(h, record.NewRequestID(1, "probe", seq))
 		seq++
 	}
 }

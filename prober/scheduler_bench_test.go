@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // nopExec answers every request at once, and stops the run after n.
@@ -17,17 +19,17 @@ type nopExec struct {
 	stop context.CancelFunc
 }
 
-func (e *nopExec) Do(_ context.Context, _ *Target, req *Request) *Record {
+func (e *nopExec) Do(_ context.Context, _ *Target, req *Request) *record.Record {
 	if e.done.Add(1) == e.n {
 		e.stop()
 	}
-	return &Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), FirstOutput: -1}
+	return &record.Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), FirstOutput: -1}
 }
 
 type nopRecorder struct{}
 
-func (nopRecorder) Started()        {}
-func (nopRecorder) Observe(*Record) {}
+func (nopRecorder) Started()               {}
+func (nopRecorder) Observe(*record.Record) {}
 
 // BenchmarkSchedulerDispatch measures the scheduler's own cost per request,
 // with every request already due and an executor that answers at once: drawing
@@ -44,7 +46,7 @@ func BenchmarkSchedulerDispatch(b *testing.B) {
 		{"closed-64", "arrival: {pattern: concurrency, concurrency: 64}"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			p := newProbe(b, "targets: {t: {url: http://127.0.0.1:9/v1, model: m}}\nprobes: {a: {target: t, "+bc.probe+"}}\n", Shard{})
+			p := newProbe(b, "targets: {t: {url: http://127.0.0.1:9/v1, model: m}}\nprobes: {a: {target: t, "+bc.probe+"}}\n", record.Shard{})
 			ctx, stop := context.WithCancel(context.Background())
 			defer stop()
 			exec := &nopExec{n: int64(b.N), stop: stop}
@@ -63,7 +65,7 @@ type lagRecorder struct {
 
 func (r *lagRecorder) Started() {}
 
-func (r *lagRecorder) Observe(rec *Record) {
+func (r *lagRecorder) Observe(rec *record.Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lags = append(r.lags, rec.Lag())
@@ -77,7 +79,7 @@ func (r *lagRecorder) Observe(rec *Record) {
 func BenchmarkScheduleLag(b *testing.B) {
 	for _, rate := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
-			p := newProbe(b, fmt.Sprintf("targets: {t: {url: http://127.0.0.1:9/v1, model: m}}\nprobes: {a: {target: t, arrival: {rate: %d}}}\n", rate), Shard{})
+			p := newProbe(b, fmt.Sprintf("targets: {t: {url: http://127.0.0.1:9/v1, model: m}}\nprobes: {a: {target: t, arrival: {rate: %d}}}\n", rate), record.Shard{})
 			ctx, stop := context.WithCancel(context.Background())
 			defer stop()
 			rec := &lagRecorder{}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -35,7 +36,7 @@ probes:
 	return y
 }
 
-func newProbe(t testing.TB, yml string, shard Shard) *Probe {
+func newProbe(t testing.TB, yml string, shard record.Shard) *Probe {
 	t.Helper()
 	cfg, err := scenarios.Parse([]byte(yml), "s.yml")
 	if err != nil {
@@ -62,9 +63,9 @@ func plans(p *Probe, n uint64) []planned {
 }
 
 // planDigest folds the shard's requests below n as Run does when it sends them.
-func planDigest(p *Probe, n uint64) Digest {
+func planDigest(p *Probe, n uint64) record.Digest {
 	for _, pl := range plans(p, n) {
-		p.sent.add(newDigestEntry(pl.seq, pl.offset, pl.prompt))
+		p.sent.Add(newDigestEntry(pl.seq, pl.offset, pl.prompt))
 	}
 	return p.Digest()
 }
@@ -73,7 +74,7 @@ func planDigest(p *Probe, n uint64) Digest {
 type recorder struct {
 	mu      sync.Mutex
 	started int
-	records []*Record
+	records []*record.Record
 }
 
 func (r *recorder) Started() {
@@ -82,17 +83,17 @@ func (r *recorder) Started() {
 	r.started++
 }
 
-func (r *recorder) Observe(rec *Record) {
+func (r *recorder) Observe(rec *record.Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.records = append(r.records, rec)
 }
 
-func (r *recorder) bySeq() []*Record {
+func (r *recorder) bySeq() []*record.Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := slices.Clone(r.records)
-	slices.SortFunc(out, func(a, b *Record) int { return int(a.Seq) - int(b.Seq) })
+	slices.SortFunc(out, func(a, b *record.Record) int { return int(a.Seq) - int(b.Seq) })
 	return out
 }
 
@@ -110,7 +111,7 @@ func newHoldExec() *holdExec {
 	return &holdExec{started: make(chan *Request, 1024), release: make(chan struct{}), releaseAll: make(chan struct{})}
 }
 
-func (h *holdExec) Do(ctx context.Context, _ *Target, req *Request) *Record {
+func (h *holdExec) Do(ctx context.Context, _ *Target, req *Request) *record.Record {
 	h.mu.Lock()
 	h.inFlight++
 	h.peak = max(h.peak, h.inFlight)
@@ -120,13 +121,13 @@ func (h *holdExec) Do(ctx context.Context, _ *Target, req *Request) *Record {
 	if d := time.Until(req.Scheduled); d > 0 {
 		time.Sleep(d)
 	}
-	rec := &Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), FirstOutput: -1}
+	rec := &record.Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), FirstOutput: -1}
 	h.started <- req
 	select {
 	case <-h.release:
 	case <-h.releaseAll:
 	case <-ctx.Done():
-		rec.Outcome = OutcomeCancelled
+		rec.Outcome = record.OutcomeCancelled
 	}
 	h.mu.Lock()
 	h.inFlight--
@@ -172,14 +173,14 @@ type collectExec struct {
 	stop context.CancelFunc
 }
 
-func (c *collectExec) Do(_ context.Context, _ *Target, req *Request) *Record {
+func (c *collectExec) Do(_ context.Context, _ *Target, req *Request) *record.Record {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reqs = append(c.reqs, req)
 	if len(c.reqs) == c.n {
 		c.stop()
 	}
-	return &Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), FirstOutput: -1}
+	return &record.Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), FirstOutput: -1}
 }
 
 // runUntil runs p until exec has n requests and returns them by sequence
@@ -205,11 +206,11 @@ func runUntil(t *testing.T, p *Probe, n int) ([]*Request, *recorder) {
 func TestParseShard(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want Shard
+		want record.Shard
 		err  string
 	}{
-		{in: "0/1", want: Shard{0, 1}},
-		{in: "2/3", want: Shard{2, 3}},
+		{in: "0/1", want: record.Shard{Index: 0, Count: 1}},
+		{in: "2/3", want: record.Shard{Index: 2, Count: 3}},
 		{in: "3", err: `shard "3": want i/n, e.g. 0/3 for the first of three replicas`},
 		{in: "a/3", err: `shard "a/3": index "a" is not a whole number; want i/n, e.g. 0/3`},
 		{in: "1/", err: `shard "1/": count "" is not a whole number; want i/n, e.g. 0/3`},
@@ -217,7 +218,7 @@ func TestParseShard(t *testing.T) {
 		{in: "-1/3", err: "shard -1/3: the index must be 0 to 2 (replicas are numbered from 0)"},
 		{in: "0/0", err: "shard 0/0: the count must be >= 1 (the number of replicas)"},
 	} {
-		got, err := ParseShard(tc.in)
+		got, err := record.ParseShard(tc.in)
 		switch {
 		case tc.err != "" && (err == nil || err.Error() != tc.err):
 			t.Errorf("ParseShard(%q) error = %v, want %q", tc.in, err, tc.err)
@@ -232,7 +233,7 @@ func TestShardShares(t *testing.T) {
 		for c := 0; c <= 11; c++ {
 			sum := 0
 			for i := range n {
-				share := Shard{i, n}.share(c)
+				share := record.Shard{Index: i, Count: n}.Share(c)
 				if share < c/n || share > c/n+1 {
 					t.Errorf("shard %d/%d gets %d of %d", i, n, share, c)
 				}
@@ -250,11 +251,11 @@ func TestShardShares(t *testing.T) {
 func TestShardsUnion(t *testing.T) {
 	const total = 600
 	for _, arrival := range []string{"{rate: 50}", "{pattern: gamma, rate: 50, smoothness: 0.5}", "{pattern: concurrency, concurrency: 9}"} {
-		whole := plans(newProbe(t, probeYAML(9, arrival, ""), Shard{}), total)
+		whole := plans(newProbe(t, probeYAML(9, arrival, ""), record.Shard{}), total)
 		for _, n := range []int{1, 2, 3, 7} {
 			got := map[uint64]planned{}
 			for i := range n {
-				for _, pl := range plans(newProbe(t, probeYAML(9, arrival, ""), Shard{i, n}), total) {
+				for _, pl := range plans(newProbe(t, probeYAML(9, arrival, ""), record.Shard{Index: i, Count: n}), total) {
 					if int(pl.seq%uint64(n)) != i {
 						t.Fatalf("%s: shard %d/%d drew seq %d", arrival, i, n, pl.seq)
 					}
@@ -282,9 +283,9 @@ func TestShardsUnion(t *testing.T) {
 // the unsharded bodies, at the unsharded send times.
 func TestShardRun(t *testing.T) {
 	const arrival = "{rate: 20000}"
-	whole := plans(newProbe(t, probeYAML(5, arrival, ""), Shard{}), 2000)
+	whole := plans(newProbe(t, probeYAML(5, arrival, ""), record.Shard{}), 2000)
 	for i := range 3 {
-		reqs, _ := runUntil(t, newProbe(t, probeYAML(5, arrival, ""), Shard{i, 3}), 100)
+		reqs, _ := runUntil(t, newProbe(t, probeYAML(5, arrival, ""), record.Shard{Index: i, Count: 3}), 100)
 		first := reqs[0]
 		for k, req := range reqs {
 			if want := uint64(i + 3*k); req.Seq != want {
@@ -302,26 +303,26 @@ func TestShardRun(t *testing.T) {
 }
 
 func TestDigest(t *testing.T) {
-	digest := func(seed uint64, arrival string, shard Shard) Digest {
+	digest := func(seed uint64, arrival string, shard record.Shard) record.Digest {
 		return planDigest(newProbe(t, probeYAML(seed, arrival, ""), shard), 500)
 	}
-	base := digest(1, "{rate: 5}", Shard{})
+	base := digest(1, "{rate: 5}", record.Shard{})
 	if base.Requests != 500 {
 		t.Fatalf("digest over %d requests, want 500", base.Requests)
 	}
-	if again := digest(1, "{rate: 5}", Shard{}); again != base {
+	if again := digest(1, "{rate: 5}", record.Shard{}); again != base {
 		t.Errorf("equal seeds: digests %v and %v", base, again)
 	}
 	for _, tc := range []struct {
 		name    string
 		seed    uint64
 		arrival string
-		shard   Shard
+		shard   record.Shard
 	}{
-		{"other seed", 2, "{rate: 5}", Shard{}},
-		{"other rate", 1, "{rate: 6}", Shard{}},
-		{"other pattern", 1, "{pattern: gamma, rate: 5, smoothness: 1}", Shard{}},
-		{"a shard", 1, "{rate: 5}", Shard{0, 2}},
+		{"other seed", 2, "{rate: 5}", record.Shard{}},
+		{"other rate", 1, "{rate: 6}", record.Shard{}},
+		{"other pattern", 1, "{pattern: gamma, rate: 5, smoothness: 1}", record.Shard{}},
+		{"a shard", 1, "{rate: 5}", record.Shard{Index: 0, Count: 2}},
 	} {
 		if d := digest(tc.seed, tc.arrival, tc.shard); d == base {
 			t.Errorf("%s: same digest %v", tc.name, d)
@@ -334,7 +335,7 @@ func TestDigest(t *testing.T) {
 // the count is exact.
 func TestRunDigest(t *testing.T) {
 	const arrival = "{pattern: constant, series: [{rate: 100000, duration: 1ms}, {rate: 0.000001}]}"
-	for _, shard := range []Shard{{}, {1, 3}} {
+	for _, shard := range []record.Shard{{}, {Index: 1, Count: 3}} {
 		p := newProbe(t, probeYAML(3, arrival, ""), shard)
 		want := planDigest(newProbe(t, probeYAML(3, arrival, ""), shard), 100)
 		exec := newHoldExec()
@@ -362,14 +363,14 @@ func TestComponentsIndependent(t *testing.T) {
 	const n = 300
 	prompts := func(yml string) []string {
 		var out []string
-		for _, pl := range plans(newProbe(t, yml, Shard{}), n) {
+		for _, pl := range plans(newProbe(t, yml, record.Shard{}), n) {
 			out = append(out, fmt.Sprintf("%d %d %s", pl.prompt.InputTokens, pl.prompt.OutputTokens, pl.prompt.Text))
 		}
 		return out
 	}
 	offsets := func(yml string) []time.Duration {
 		var out []time.Duration
-		for _, pl := range plans(newProbe(t, yml, Shard{}), n) {
+		for _, pl := range plans(newProbe(t, yml, record.Shard{}), n) {
 			out = append(out, pl.offset)
 		}
 		return out
@@ -401,7 +402,7 @@ func TestComponentsIndependent(t *testing.T) {
 // flight, never more, replacing each as it finishes.
 func TestClosedLoop(t *testing.T) {
 	const n = 4
-	p := newProbe(t, probeYAML(1, fmt.Sprintf("{pattern: concurrency, concurrency: %d}", n), ""), Shard{})
+	p := newProbe(t, probeYAML(1, fmt.Sprintf("{pattern: concurrency, concurrency: %d}", n), ""), record.Shard{})
 	exec, rec := newHoldExec(), &recorder{}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -441,7 +442,7 @@ func TestClosedLoop(t *testing.T) {
 // TestClosedLoopRamp ramps from 0 to 3 in flight over 30ms: one request per
 // 10ms step, each scheduled at its step however late the client is.
 func TestClosedLoopRamp(t *testing.T) {
-	p := newProbe(t, probeYAML(1, "{pattern: concurrency, concurrency: 0, ramp_to: 3, ramp_over: 30ms}", ""), Shard{})
+	p := newProbe(t, probeYAML(1, "{pattern: concurrency, concurrency: 0, ramp_to: 3, ramp_over: 30ms}", ""), record.Shard{})
 	exec := newHoldExec()
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -503,7 +504,7 @@ func TestConcurrencyRampSteps(t *testing.T) {
 // the requests held back record the hold as cap wait, not as lag.
 func TestMaxConcurrency(t *testing.T) {
 	const limit = 3
-	p := newProbe(t, probeYAML(1, fmt.Sprintf("{pattern: constant, rate: 100000, max_concurrency: %d}", limit), ""), Shard{})
+	p := newProbe(t, probeYAML(1, fmt.Sprintf("{pattern: constant, rate: 100000, max_concurrency: %d}", limit), ""), record.Shard{})
 	exec, rec := newHoldExec(), &recorder{}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -548,14 +549,14 @@ func TestMaxConcurrency(t *testing.T) {
 // TestMaxConcurrencyShare checks that shards split the cap, and that a cap too
 // small to split is refused.
 func TestMaxConcurrencyShare(t *testing.T) {
-	if p := newProbe(t, probeYAML(1, "{rate: 5, max_concurrency: 5}", ""), Shard{1, 2}); p.maxConcurrency != 2 {
+	if p := newProbe(t, probeYAML(1, "{rate: 5, max_concurrency: 5}", ""), record.Shard{Index: 1, Count: 2}); p.maxConcurrency != 2 {
 		t.Errorf("shard 1/2 of a cap of 5 got %d, want 2", p.maxConcurrency)
 	}
 	cfg, err := scenarios.Parse([]byte(probeYAML(1, "{rate: 5, max_concurrency: 2}", "")), "s.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = NewProbe("a", cfg.Probes["a"], &Target{}, 1, Shard{2, 3})
+	_, err = NewProbe("a", cfg.Probes["a"], &Target{}, 1, record.Shard{Index: 2, Count: 3})
 	if want := "probe a: max_concurrency 2 cannot be split across 3 shards; raise it to at least 3"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}
@@ -574,7 +575,7 @@ func TestSendingEnded(t *testing.T) {
 		{"open loop by count", "{pattern: constant, rate: 1000}", Limit{Requests: 3}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newProbe(t, probeYAML(1, tc.arrival, ""), Shard{Count: 1})
+			p := newProbe(t, probeYAML(1, tc.arrival, ""), record.Shard{Count: 1})
 			p.SetLimit(tc.limit)
 			exec := newHoldExec()
 			returned := make(chan struct{})

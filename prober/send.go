@@ -1,6 +1,11 @@
 package prober
 
-import "time"
+import (
+	"time"
+
+	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
+)
 
 // send starts pl's request, scheduled at scheduled and held capWait by the
 // cap, and then the later turns of its session (see sendSession). finished,
@@ -9,7 +14,7 @@ import "time"
 func (r *run) send(pl planned, scheduled time.Time, capWait time.Duration, finished func(end time.Time)) {
 	r.rec.Started()
 	entry := newDigestEntry(pl.seq, pl.offset, pl.prompt)
-	r.probe.sent.add(entry)
+	r.probe.sent.Add(entry)
 	if len(pl.turns) > 0 {
 		r.sendSession(pl, entry, scheduled, capWait, finished)
 		return
@@ -19,16 +24,21 @@ func (r *run) send(pl planned, scheduled time.Time, capWait time.Duration, finis
 	})
 }
 
+// newDigestEntry is the digest entry of request seq, planned at offset
+// with prompt p.
+func newDigestEntry(seq uint64, offset time.Duration, p dataset.Prompt) record.DigestEntry {
+	return record.NewDigestEntry(seq, offset, p.InputTokens, p.OutputTokens, p.Text)
+}
+
 // do runs one request, folded into the digest as entry, and records it;
 // under a cap it then frees the slot the request held. done, if set, is
 // told when the request ended, before it is recorded. do returns when the
 // request ended.
-func (r *run) do(seq uint64, entry DigestEntry, req *Request, err error, scheduled time.Time, capWait time.Duration, done func(end time.Time)) time.Time {
-	var out *Record
+func (r *run) do(seq uint64, entry record.DigestEntry, req *Request, err error, scheduled time.Time, capWait time.Duration, done func(end time.Time)) time.Time {
+	var out *record.Record
 	if err != nil {
 		// Unreachable after NewProbe's check, but a request is never lost silently.
-		out = &Record{Seq: seq, ID: r.probe.requestID(seq), Scheduled: scheduled, Sent: time.Now(), FirstOutput: -1}
-		out.fail(ReasonProtocol, 0, err)
+		out = record.Unsent(seq, r.probe.requestID(seq), scheduled, record.OutcomeError, record.ReasonProtocol, err.Error())
 	} else {
 		req.Seq, req.ID, req.Scheduled = seq, r.probe.requestID(seq), scheduled
 		out = r.exec.Do(r.reqCtx, r.probe.Target, req)
@@ -50,8 +60,6 @@ func (r *run) do(seq uint64, entry DigestEntry, req *Request, err error, schedul
 // sending.
 func (r *run) fail(pl planned) {
 	r.rec.Started()
-	now := time.Now()
-	out := &Record{Seq: pl.seq, ID: r.probe.requestID(pl.seq), Scheduled: now, Sent: now, FirstOutput: -1}
-	out.fail(ReasonDataset, 0, pl.err)
-	r.rec.Observe(out)
+	// Nothing scheduled it: the dataset failed as its time came.
+	r.rec.Observe(record.Unsent(pl.seq, r.probe.requestID(pl.seq), time.Now(), record.OutcomeError, record.ReasonDataset, pl.err.Error()))
 }

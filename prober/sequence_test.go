@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // instantExec answers every request at once.
 type instantExec struct{}
 
-func (instantExec) Do(_ context.Context, _ *Target, req *Request) *Record {
-	return &Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), FirstOutput: -1}
+func (instantExec) Do(_ context.Context, _ *Target, req *Request) *record.Record {
+	return &record.Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), FirstOutput: -1}
 }
 
 // TestFoldDigestEqualsUnsharded runs each kind of schedule unsharded and as
@@ -52,46 +52,35 @@ func TestFoldDigestEqualsUnsharded(t *testing.T) {
 		{"replay", "", "{file: {path: " + trace + ", format: mooncake, timing: replay, speedup: 100, block_size: 8}}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			run := func(shard Shard) (Digest, []DigestEntry) {
+			run := func(shard record.Shard) (record.Digest, []record.DigestEntry) {
 				p := shardedDatasetProbe(t, tc.arrival, tc.dataset, shard)
 				p.SetLimit(Limit{Requests: 20})
 				rec := &recorder{}
 				p.Run(context.Background(), context.Background(), instantExec{}, rec)
-				var entries []DigestEntry
+				var entries []record.DigestEntry
 				for _, r := range rec.records {
 					entries = append(entries, r.Digest)
 				}
 				return p.Digest(), entries
 			}
-			whole, entries := run(Shard{})
+			whole, entries := run(record.Shard{})
 			if whole.Requests == 0 {
 				t.Fatal("nothing sent")
 			}
-			if got, err := FoldDigest(entries); err != nil || got != whole {
+			if got, err := record.FoldDigest(entries); err != nil || got != whole {
 				t.Fatalf("unsharded: folded %v over %d (%v), the probe folded %v over %d", got, got.Requests, err, whole, whole.Requests)
 			}
-			var all []DigestEntry
+			var all []record.DigestEntry
 			for i := range 3 {
-				_, e := run(Shard{i, 3})
+				_, e := run(record.Shard{Index: i, Count: 3})
 				all = append(all, e...)
 			}
-			if got, err := FoldDigest(all); err != nil || got != whole {
+			if got, err := record.FoldDigest(all); err != nil || got != whole {
 				t.Fatalf("3 shards: folded %v over %d (%v), unsharded %v over %d", got, got.Requests, err, whole, whole.Requests)
 			}
-			if _, err := FoldDigest(append(all, all[0])); err == nil {
+			if _, err := record.FoldDigest(append(all, all[0])); err == nil {
 				t.Error("an entry given twice folded without an error")
 			}
 		})
-	}
-}
-
-func TestFoldDigestSkipsUnfolded(t *testing.T) {
-	e := newDigestEntry(0, 0, dataset.Prompt{})
-	want, _ := FoldDigest([]DigestEntry{e})
-	if got, err := FoldDigest([]DigestEntry{{}, e, {}}); err != nil || got != want {
-		t.Errorf("zero entries changed the fold: %v (%v), want %v", got, err, want)
-	}
-	if (DigestEntry{}).Folded() || !newDigestEntry(0, 0, dataset.Prompt{}).Folded() {
-		t.Error("Folded: want false for the zero entry only, even for seq 0 of an empty prompt")
 	}
 }

@@ -1,6 +1,10 @@
 package prober
 
-import "time"
+import (
+	"time"
+
+	"github.com/inferprobe/inferprobe/record"
+)
 
 // sendSession sends the first turn of pl, a multi-turn session, and then
 // its later turns, each its think time after the turn before ended.
@@ -8,13 +12,13 @@ import "time"
 // ended before a later turn was due. The whole session is folded into the
 // digest now, so the digest does not depend on how the turns of concurrent
 // sessions interleave.
-func (r *run) sendSession(pl planned, first DigestEntry, scheduled time.Time, capWait time.Duration, finished func(end time.Time)) {
-	entries := make([]DigestEntry, len(pl.turns))
+func (r *run) sendSession(pl planned, first record.DigestEntry, scheduled time.Time, capWait time.Duration, finished func(end time.Time)) {
+	entries := make([]record.DigestEntry, len(pl.turns))
 	for i, t := range pl.turns {
 		// Later turns are sent when earlier ones end: like a closed loop's
 		// requests, their send times are not part of what a seed reproduces.
 		entries[i] = newDigestEntry(pl.seq+1+uint64(i), 0, t.prompt)
-		r.probe.sent.add(entries[i])
+		r.probe.sent.Add(entries[i])
 	}
 	r.sending.Add(1)
 	r.inFlight.Go(func() {

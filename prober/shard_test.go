@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 // shardedDatasetProbe builds probe "a", seed 7, with the given arrival and
 // dataset, as shard of its sequence.
-func shardedDatasetProbe(t *testing.T, arrival, dataset string, shard Shard) *Probe {
+func shardedDatasetProbe(t *testing.T, arrival, dataset string, shard record.Shard) *Probe {
 	t.Helper()
 	y := "targets:\n  t: {url: http://127.0.0.1:9/v1, model: m}\nprobes:\n  a:\n    target: t\n"
 	if arrival != "" {
@@ -51,7 +52,7 @@ func TestShardSessions(t *testing.T) {
 	}
 	seen := map[uint64]int{}
 	for i := range 3 {
-		p := shardedDatasetProbe(t, "{pattern: constant, rate: 10}", "{file: {path: "+conv+", format: multi_turn}}", Shard{i, 3})
+		p := shardedDatasetProbe(t, "{pattern: constant, rate: 10}", "{file: {path: "+conv+", format: multi_turn}}", record.Shard{Index: i, Count: 3})
 		got := make(chan []planned, 1)
 		go func() { got <- plans(p, 27) }()
 		select {
@@ -76,8 +77,8 @@ func TestShardSessions(t *testing.T) {
 // plus its unsharded offset.
 func TestStartAt(t *testing.T) {
 	const arrival = "{rate: 2000}"
-	whole := plans(newProbe(t, probeYAML(5, arrival, ""), Shard{}), 30)
-	p := newProbe(t, probeYAML(5, arrival, ""), Shard{1, 3})
+	whole := plans(newProbe(t, probeYAML(5, arrival, ""), record.Shard{}), 30)
+	p := newProbe(t, probeYAML(5, arrival, ""), record.Shard{Index: 1, Count: 3})
 	p.SetLimit(Limit{Requests: 30})
 	start := time.Now().Add(300 * time.Millisecond).Round(time.Millisecond)
 	p.SetStartAt(start)
@@ -106,9 +107,9 @@ func TestClosedLoopTooSmallToShard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = NewProbe("a", cfg.Probes["a"], tg, 1, Shard{2, 3})
+	_, err = NewProbe("a", cfg.Probes["a"], tg, 1, record.Shard{Index: 2, Count: 3})
 	if want := "concurrency 2 cannot be split across 3 shards; raise it to at least 3"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("NewProbe = %v, want an error with %q", err, want)
 	}
-	newProbe(t, probeYAML(1, "{pattern: concurrency, concurrency: 1, ramp_to: 3, ramp_over: 1s}", ""), Shard{2, 3})
+	newProbe(t, probeYAML(1, "{pattern: concurrency, concurrency: 1, ramp_to: 3, ramp_over: 1s}", ""), record.Shard{Index: 2, Count: 3})
 }

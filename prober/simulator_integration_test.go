@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 	"github.com/inferprobe/inferprobe/simulator"
 )
@@ -127,13 +128,13 @@ func TestClientAgainstSimulator(t *testing.T) {
 					}
 					req.Seq, req.Scheduled = uint64(i), time.Now()
 					rec := client.Do(context.Background(), tg, req)
-					if rec.Outcome != prober.OutcomeOK {
+					if rec.Outcome != record.OutcomeOK {
 						t.Fatalf("request %d: outcome %v reason %q: %s", i, rec.Outcome, rec.Reason, rec.Err)
 					}
 					if rec.Seq != uint64(i) || rec.Status != 200 {
 						t.Errorf("request %d: seq %d status %d", i, rec.Seq, rec.Status)
 					}
-					if rec.OutputTokens != tokens || rec.TokenSource != prober.TokensFromUsage || rec.PinnedOutputTokens != tokens {
+					if rec.OutputTokens != tokens || rec.TokenSource != record.TokensFromUsage || rec.PinnedOutputTokens != tokens {
 						t.Errorf("request %d: output tokens %d from %v, pinned %d; want %d from usage, pinned",
 							i, rec.OutputTokens, rec.TokenSource, rec.PinnedOutputTokens, tokens)
 					}
@@ -187,15 +188,15 @@ func TestClientSimulatorFaults(t *testing.T) {
 		name    string
 		profile simulator.Profile
 		target  func(*scenarios.Target)
-		reason  prober.Reason
+		reason  record.Reason
 		status  int
-		check   func(t *testing.T, rec *prober.Record)
+		check   func(t *testing.T, rec *record.Record)
 	}{
 		{
 			name:    "error rate 1",
 			profile: simulator.Profile{TTFT: ms, ITL: ms, ErrorRate: 1},
-			reason:  prober.ReasonHTTP5xx, status: 500,
-			check: func(t *testing.T, rec *prober.Record) {
+			reason:  record.ReasonHTTP5xx, status: 500,
+			check: func(t *testing.T, rec *record.Record) {
 				if len(rec.Chunks) != 0 || !strings.Contains(rec.Err, "simulated server error") {
 					t.Errorf("chunks %v, err %q", rec.Chunks, rec.Err)
 				}
@@ -207,8 +208,8 @@ func TestClientSimulatorFaults(t *testing.T) {
 			name:    "stall rate 1",
 			profile: simulator.Profile{TTFT: ms, ITL: ms, StallRate: 1, StallDuration: time.Minute},
 			target:  func(st *scenarios.Target) { st.StallTimeout = scenarios.Duration(150 * ms) },
-			reason:  prober.ReasonStall, status: 200,
-			check: func(t *testing.T, rec *prober.Record) {
+			reason:  record.ReasonStall, status: 200,
+			check: func(t *testing.T, rec *record.Record) {
 				if n := len(rec.Chunks); n < 1 || n > 32 {
 					t.Errorf("%d chunks before the stall, want 1..32", n)
 				}
@@ -228,7 +229,7 @@ func TestClientSimulatorFaults(t *testing.T) {
 						t.Fatal(err)
 					}
 					rec := client.Do(context.Background(), tg, req)
-					if rec.Outcome != prober.OutcomeError || rec.Reason != tc.reason || rec.Status != tc.status {
+					if rec.Outcome != record.OutcomeError || rec.Reason != tc.reason || rec.Status != tc.status {
 						t.Fatalf("request %d: outcome %v reason %q status %d (%s); want error %q status %d",
 							i, rec.Outcome, rec.Reason, rec.Status, rec.Err, tc.reason, tc.status)
 					}
@@ -245,7 +246,7 @@ type fakeRecorder struct {
 	t        *testing.T
 	mu       sync.Mutex
 	started  int
-	records  []*prober.Record
+	records  []*record.Record
 	returned bool // Run has returned; nothing may be observed after
 }
 
@@ -258,7 +259,7 @@ func (r *fakeRecorder) Started() {
 	r.started++
 }
 
-func (r *fakeRecorder) Observe(rec *prober.Record) {
+func (r *fakeRecorder) Observe(rec *record.Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.returned {
@@ -310,7 +311,7 @@ probes:
 				if err != nil {
 					t.Fatal(err)
 				}
-				probe, err := prober.NewProbe("p", cfg.Probes["p"], tg, cfg.Global.Seed, prober.Shard{})
+				probe, err := prober.NewProbe("p", cfg.Probes["p"], tg, cfg.Global.Seed, record.Shard{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -338,8 +339,8 @@ probes:
 				if len(records) != started {
 					t.Fatalf("Run returned with %d of %d started requests observed", len(records), started)
 				}
-				slices.SortFunc(records, func(a, b *prober.Record) int { return int(a.Seq) - int(b.Seq) })
-				outcomes := map[prober.Outcome]int{}
+				slices.SortFunc(records, func(a, b *record.Record) int { return int(a.Seq) - int(b.Seq) })
+				outcomes := map[record.Outcome]int{}
 				for i, r := range records {
 					if r.Seq != uint64(i) {
 						t.Fatalf("sequence numbers %v, want 0..%d each once", seqs(records), started-1)
@@ -351,12 +352,12 @@ probes:
 						t.Errorf("seq %d sent %v before its schedule", r.Seq, -r.Lag())
 					}
 					outcomes[r.Outcome]++
-					if r.Outcome == prober.OutcomeError {
+					if r.Outcome == record.OutcomeError {
 						t.Errorf("seq %d failed: %q %s", r.Seq, r.Reason, r.Err)
 					}
 					// What the artifacts need: the client's and the server's
 					// prompt counts apart, the response headers' time, the body.
-					if r.Outcome == prober.OutcomeOK && (r.PromptTokens != 16 || r.UsagePromptTokens == 0 || r.Ack <= 0 ||
+					if r.Outcome == record.OutcomeOK && (r.PromptTokens != 16 || r.UsagePromptTokens == 0 || r.Ack <= 0 ||
 						r.Ack > r.Chunks[0] || !bytes.Contains(r.Body, []byte(`"ignore_eos":true`))) {
 						t.Errorf("seq %d: prompt tokens %d (want 16), usage %d, ack %v (first chunk %v), body %q",
 							r.Seq, r.PromptTokens, r.UsagePromptTokens, r.Ack, r.Chunks[0], r.Body)
@@ -369,10 +370,10 @@ probes:
 					t.Errorf("schedule spans %v over %d requests, want %v", gap, len(records), want)
 				}
 				if tc.cutRequests {
-					if outcomes[prober.OutcomeCancelled] == 0 {
+					if outcomes[record.OutcomeCancelled] == 0 {
 						t.Errorf("no request was cancelled by the shutdown (outcomes %v)", outcomes)
 					}
-				} else if outcomes[prober.OutcomeOK] != started {
+				} else if outcomes[record.OutcomeOK] != started {
 					t.Errorf("outcomes %v, want all %d ok", outcomes, started)
 				}
 			})
@@ -381,7 +382,7 @@ probes:
 	wg.Wait()
 }
 
-func seqs(rs []*prober.Record) []uint64 {
+func seqs(rs []*record.Record) []uint64 {
 	out := make([]uint64, len(rs))
 	for i, r := range rs {
 		out[i] = r.Seq

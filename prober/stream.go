@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/sse"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 const (
@@ -23,7 +24,7 @@ var doneMarker = []byte("[DONE]")
 // readStream consumes an SSE body, timing each content chunk as its bytes arrive
 // (docs/metrics.md, Time origin and content chunks) and taking token counts
 // from usage in whichever chunk carries it.
-func readStream(now func() time.Time, t *Target, body io.Reader, rec *Record) {
+func readStream(now func() time.Time, t *Target, body io.Reader, rec *record.Record) {
 	r := sse.NewReader(body, now, maxEventBytes)
 	var (
 		ev       sse.Event
@@ -47,19 +48,19 @@ func readStream(now func() time.Time, t *Target, body io.Reader, rec *Record) {
 			case err == io.EOF && finished:
 				// Some servers end with finish_reason and no [DONE]; nothing is missing.
 			case err == io.EOF || errors.Is(err, sse.ErrIncomplete):
-				rec.fail(ReasonTruncated, 0, errors.New("stream ended before [DONE]"))
+				fail(rec, record.ReasonTruncated, 0, errors.New("stream ended before [DONE]"))
 			case errors.Is(err, sse.ErrTooLarge):
-				rec.fail(ReasonProtocol, 0, fmt.Errorf("SSE event larger than %d bytes", maxEventBytes))
+				fail(rec, record.ReasonProtocol, 0, fmt.Errorf("SSE event larger than %d bytes", maxEventBytes))
 			case errors.Is(err, errUndecodable):
-				rec.fail(ReasonProtocol, 0, err)
+				fail(rec, record.ReasonProtocol, 0, err)
 			default:
-				rec.fail(ReasonTruncated, 0, fmt.Errorf("reading stream: %w", err))
+				fail(rec, record.ReasonTruncated, 0, fmt.Errorf("reading stream: %w", err))
 			}
 			return
 		}
 		if string(ev.Type) == "error" {
 			rec.Duration = ev.At.Sub(rec.Sent)
-			rec.fail(ReasonServerErrorEvent, 0, fmt.Errorf("error event: %s", clip(ev.Data)))
+			fail(rec, record.ReasonServerErrorEvent, 0, fmt.Errorf("error event: %s", clip(ev.Data)))
 			return
 		}
 		if bytes.Equal(bytes.TrimSpace(ev.Data), doneMarker) {
@@ -69,12 +70,12 @@ func readStream(now func() time.Time, t *Target, body io.Reader, rec *Record) {
 		}
 		if c, err = t.codec.event(ev, &st); err != nil {
 			rec.Duration = ev.At.Sub(rec.Sent)
-			rec.fail(ReasonProtocol, 0, fmt.Errorf("decoding chunk %s: %w", clip(ev.Data), err))
+			fail(rec, record.ReasonProtocol, 0, fmt.Errorf("decoding chunk %s: %w", clip(ev.Data), err))
 			return
 		}
 		if hasError(c.errValue) {
 			rec.Duration = ev.At.Sub(rec.Sent)
-			rec.fail(ReasonServerErrorEvent, 0, fmt.Errorf("error in stream: %s", clip(c.errValue)))
+			fail(rec, record.ReasonServerErrorEvent, 0, fmt.Errorf("error in stream: %s", clip(c.errValue)))
 			return
 		}
 		if c.output || c.reasoning {
@@ -128,29 +129,29 @@ func (tc *tokenCount) add(c *chunkInfo) {
 // without one, each content chunk counts as one token. text is the streamed
 // text and firstText where the first content chunk's part of it ends (-1:
 // none).
-func (tc *tokenCount) fill(rec *Record, t *Target, text []byte, firstText int) {
+func (tc *tokenCount) fill(rec *record.Record, t *Target, text []byte, firstText int) {
 	if tc.usage.PromptTokens > 0 {
 		rec.InputTokens, rec.UsagePromptTokens = tc.usage.PromptTokens, tc.usage.PromptTokens
 	}
 	rec.FirstChunkTokens = tc.first
 	switch {
 	case !t.codec.generates():
-		rec.OutputTokens, rec.TokenSource = 0, TokensFromUsage
+		rec.OutputTokens, rec.TokenSource = 0, record.TokensFromUsage
 		if tc.usage.PromptTokens == 0 {
 			rec.TokenSource = inputSource(t)
 		}
 		return
 	case tc.haveUsage:
-		rec.OutputTokens, rec.TokenSource = tc.usage.CompletionTokens, TokensFromUsage
+		rec.OutputTokens, rec.TokenSource = tc.usage.CompletionTokens, record.TokensFromUsage
 		rec.ReasoningTokens = tc.usage.CompletionTokensDetails.ReasoningTokens
 		if t.tok != nil {
 			rec.ClientOutputTokens = t.tok.Count(string(text))
 		}
 	case t.tok != nil:
 		// The whole text at once: BPE merges across chunk boundaries.
-		rec.OutputTokens, rec.TokenSource = t.tok.Count(string(text)), TokensFromTokenizer
+		rec.OutputTokens, rec.TokenSource = t.tok.Count(string(text)), record.TokensFromTokenizer
 	default:
-		rec.OutputTokens, rec.TokenSource = len(rec.Chunks), TokensFromChunks
+		rec.OutputTokens, rec.TokenSource = len(rec.Chunks), record.TokensFromChunks
 	}
 	if rec.FirstChunkTokens == 0 && t.tok != nil && firstText >= 0 {
 		rec.FirstChunkTokens = t.tok.Count(string(text[:firstText]))
@@ -160,37 +161,37 @@ func (tc *tokenCount) fill(rec *Record, t *Target, text []byte, firstText int) {
 // inputSource is the token source of a reply that generates nothing and
 // whose server did not count the input: the tokenizer's count of the
 // prompt, or else the dataset's estimate.
-func inputSource(t *Target) TokenSource {
+func inputSource(t *Target) record.TokenSource {
 	if t.tok != nil {
-		return TokensFromTokenizer
+		return record.TokensFromTokenizer
 	}
-	return TokensFromChunks
+	return record.TokensFromChunks
 }
 
 // readResponse consumes a non-streamed reply.
-func readResponse(now func() time.Time, t *Target, body io.Reader, rec *Record) {
+func readResponse(now func() time.Time, t *Target, body io.Reader, rec *record.Record) {
 	data, err := io.ReadAll(io.LimitReader(body, maxResponseBytes+1))
 	rec.Duration = now().Sub(rec.Sent)
 	switch {
 	case errors.Is(err, errUndecodable):
-		rec.fail(ReasonProtocol, 0, err)
+		fail(rec, record.ReasonProtocol, 0, err)
 		return
 	case err != nil:
-		rec.fail(ReasonTruncated, 0, fmt.Errorf("reading response: %w", err))
+		fail(rec, record.ReasonTruncated, 0, fmt.Errorf("reading response: %w", err))
 		return
 	}
 	if len(data) > maxResponseBytes {
-		rec.fail(ReasonProtocol, 0, fmt.Errorf("response larger than %d bytes", maxResponseBytes))
+		fail(rec, record.ReasonProtocol, 0, fmt.Errorf("response larger than %d bytes", maxResponseBytes))
 		return
 	}
 	var info chunkInfo
 	var text []byte
 	if err := t.codec.reply(data, &info, &text); err != nil {
-		rec.fail(ReasonProtocol, 0, fmt.Errorf("decoding response %s: %w", clip(data), err))
+		fail(rec, record.ReasonProtocol, 0, fmt.Errorf("decoding response %s: %w", clip(data), err))
 		return
 	}
 	if hasError(info.errValue) {
-		rec.fail(ReasonServerErrorEvent, 0, fmt.Errorf("error in response: %s", clip(info.errValue)))
+		fail(rec, record.ReasonServerErrorEvent, 0, fmt.Errorf("error in response: %s", clip(info.errValue)))
 		return
 	}
 	var tc tokenCount
@@ -204,10 +205,10 @@ func readResponse(now func() time.Time, t *Target, body io.Reader, rec *Record) 
 // than a success without a TTFT: a streaming client cannot read it, and
 // counting it as a success would hide that TTFT and ITL are no longer
 // measured.
-func readUnstreamed(now func() time.Time, t *Target, body io.Reader, rec *Record) {
+func readUnstreamed(now func() time.Time, t *Target, body io.Reader, rec *record.Record) {
 	readResponse(now, t, body, rec)
-	rec.OutputTokens, rec.TokenSource = 0, TokensFromUsage
-	rec.fail(ReasonProtocol, 0, errors.New(`streaming was asked for but the reply is one JSON body (did the server or a proxy ignore "stream": true?)`))
+	rec.OutputTokens, rec.TokenSource = 0, record.TokensFromUsage
+	fail(rec, record.ReasonProtocol, 0, errors.New(`streaming was asked for but the reply is one JSON body (did the server or a proxy ignore "stream": true?)`))
 }
 
 func hasError(raw json.RawMessage) bool {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -57,9 +58,9 @@ func BenchmarkReadStream(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.i = 0
-		rec := &Record{FirstOutput: -1, Sent: time.Now(), Chunks: make([]time.Duration, 0, tokens+1)}
+		rec := &record.Record{FirstOutput: -1, Sent: time.Now(), Chunks: make([]time.Duration, 0, tokens+1)}
 		readStream(time.Now, chatTarget, r, rec)
-		if rec.Outcome != OutcomeOK || len(rec.Chunks) != tokens || rec.OutputTokens != tokens {
+		if rec.Outcome != record.OutcomeOK || len(rec.Chunks) != tokens || rec.OutputTokens != tokens {
 			b.Fatalf("stream not read whole: %+v", rec)
 		}
 	}
@@ -96,7 +97,7 @@ func BenchmarkDoStream(b *testing.B) {
 	c := NewClient()
 	b.ReportAllocs()
 	for b.Loop() {
-		if rec := c.Do(context.Background(), tg, req); rec.Outcome != OutcomeOK || len(rec.Chunks) != tokens {
+		if rec := c.Do(context.Background(), tg, req); rec.Outcome != record.OutcomeOK || len(rec.Chunks) != tokens {
 			b.Fatalf("stream not read whole: %+v", rec)
 		}
 	}
@@ -119,10 +120,10 @@ func BenchmarkReadStreamCompressed(b *testing.B) {
 				r.i = 0
 				arrived := &arrivalReader{r: r, now: time.Now}
 				body := decodeBody(c.enc, arrived)
-				rec := &Record{FirstOutput: -1, Sent: time.Now(), Chunks: make([]time.Duration, 0, tokens+1)}
+				rec := &record.Record{FirstOutput: -1, Sent: time.Now(), Chunks: make([]time.Duration, 0, tokens+1)}
 				readStream(arrived.stamp, chatTarget, body, rec)
 				releaseDecoder(body)
-				if rec.Outcome != OutcomeOK || len(rec.Chunks) != tokens {
+				if rec.Outcome != record.OutcomeOK || len(rec.Chunks) != tokens {
 					b.Fatalf("stream not read whole: %+v", rec)
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // script is a response body delivered as the given reads, each arriving at its
@@ -54,11 +56,11 @@ func TestReadStreamTiming(t *testing.T) {
 		chunks      []time.Duration
 		firstOutput int
 		out, in     int
-		source      TokenSource
+		source      record.TokenSource
 		itl         time.Duration
 		duration    time.Duration
-		outcome     Outcome
-		reason      Reason
+		outcome     record.Outcome
+		reason      record.Reason
 	}
 	for _, tc := range []struct {
 		name  string
@@ -71,14 +73,14 @@ func TestReadStreamTiming(t *testing.T) {
 			reads: []string{prelude, chat(" a"), chat(" b"), chat(" c"), finish + usage3 + done},
 			at:    []time.Duration{5 * ms, 100 * ms, 110 * ms, 130 * ms, 131 * ms},
 			want: want{chunks: []time.Duration{100 * ms, 110 * ms, 130 * ms}, firstOutput: 0, out: 3, in: 7,
-				source: TokensFromUsage, itl: 15 * ms, duration: 131 * ms},
+				source: record.TokensFromUsage, itl: 15 * ms, duration: 131 * ms},
 		},
 		{
 			name:  "reasoning counts for TTFT, not for first output",
 			reads: []string{reason, chat(" a"), usage3 + done},
 			at:    []time.Duration{50 * ms, 80 * ms, 81 * ms},
 			want: want{chunks: []time.Duration{50 * ms, 80 * ms}, firstOutput: 1, out: 3, in: 7,
-				source: TokensFromUsage, itl: 20 * ms, duration: 81 * ms},
+				source: record.TokensFromUsage, itl: 20 * ms, duration: 81 * ms},
 		},
 		{
 			name:  "multi-token chunks spread evenly without per-chunk usage",
@@ -86,7 +88,7 @@ func TestReadStreamTiming(t *testing.T) {
 			at:    []time.Duration{100 * ms, 140 * ms, 180 * ms, 181 * ms},
 			// 6 tokens over 3 chunks: 2 in the first, 4 after it, over 80ms.
 			want: want{chunks: []time.Duration{100 * ms, 140 * ms, 180 * ms}, firstOutput: 0, out: 6, in: 7,
-				source: TokensFromUsage, itl: 20 * ms, duration: 181 * ms},
+				source: record.TokensFromUsage, itl: 20 * ms, duration: 181 * ms},
 		},
 		{
 			name: "per-chunk usage gives the first chunk's tokens",
@@ -98,61 +100,61 @@ func TestReadStreamTiming(t *testing.T) {
 			at: []time.Duration{100 * ms, 110 * ms, 130 * ms},
 			// 3 tokens in the first chunk, 2 after it, over 30ms.
 			want: want{chunks: []time.Duration{100 * ms, 110 * ms, 130 * ms}, firstOutput: 0, out: 5, in: 7,
-				source: TokensFromUsage, itl: 15 * ms, duration: 130 * ms},
+				source: record.TokensFromUsage, itl: 15 * ms, duration: 130 * ms},
 		},
 		{
 			name:  "no usage: chunks are counted, comments and empty deltas are not content",
 			reads: []string{prelude, comment, chat(" a"), emptyDel, chat(" b"), done},
 			at:    []time.Duration{1 * ms, 2 * ms, 10 * ms, 11 * ms, 20 * ms, 21 * ms},
 			want: want{chunks: []time.Duration{10 * ms, 20 * ms}, firstOutput: 0, out: 2, in: 99,
-				source: TokensFromChunks, itl: 10 * ms, duration: 21 * ms},
+				source: record.TokensFromChunks, itl: 10 * ms, duration: 21 * ms},
 		},
 		{
 			name:  "finish reason without [DONE] is complete",
 			reads: []string{chat(" a"), finish},
 			at:    []time.Duration{10 * ms, 12 * ms},
-			want:  want{chunks: []time.Duration{10 * ms}, firstOutput: 0, out: 1, in: 99, source: TokensFromChunks, duration: 12 * ms},
+			want:  want{chunks: []time.Duration{10 * ms}, firstOutput: 0, out: 1, in: 99, source: record.TokensFromChunks, duration: 12 * ms},
 		},
 		{
 			name:  "cut before [DONE]",
 			reads: []string{chat(" a"), chat(" b")},
 			at:    []time.Duration{10 * ms, 20 * ms},
-			want: want{chunks: []time.Duration{10 * ms, 20 * ms}, firstOutput: 0, out: 2, in: 99, source: TokensFromChunks,
-				itl: 10 * ms, duration: 20 * ms, outcome: OutcomeError, reason: ReasonTruncated},
+			want: want{chunks: []time.Duration{10 * ms, 20 * ms}, firstOutput: 0, out: 2, in: 99, source: record.TokensFromChunks,
+				itl: 10 * ms, duration: 20 * ms, outcome: record.OutcomeError, reason: record.ReasonTruncated},
 		},
 		{
 			name:  "cut mid-event",
 			reads: []string{chat(" a"), `data: {"choi`},
 			at:    []time.Duration{10 * ms, 20 * ms},
-			want: want{chunks: []time.Duration{10 * ms}, firstOutput: 0, out: 1, in: 99, source: TokensFromChunks,
-				duration: 20 * ms, outcome: OutcomeError, reason: ReasonTruncated},
+			want: want{chunks: []time.Duration{10 * ms}, firstOutput: 0, out: 1, in: 99, source: record.TokensFromChunks,
+				duration: 20 * ms, outcome: record.OutcomeError, reason: record.ReasonTruncated},
 		},
 		{
 			name:  "malformed chunk",
 			reads: []string{chat(" a"), "data: {not json\n\n"},
 			at:    []time.Duration{10 * ms, 20 * ms},
-			want: want{chunks: []time.Duration{10 * ms}, firstOutput: 0, out: 1, in: 99, source: TokensFromChunks,
-				duration: 20 * ms, outcome: OutcomeError, reason: ReasonProtocol},
+			want: want{chunks: []time.Duration{10 * ms}, firstOutput: 0, out: 1, in: 99, source: record.TokensFromChunks,
+				duration: 20 * ms, outcome: record.OutcomeError, reason: record.ReasonProtocol},
 		},
 		{
 			name:  "error event type",
 			reads: []string{chat(" a"), "event: error\ndata: {\"message\":\"overloaded\"}\n\n"},
 			at:    []time.Duration{10 * ms, 20 * ms},
-			want: want{chunks: []time.Duration{10 * ms}, firstOutput: 0, out: 1, in: 99, source: TokensFromChunks,
-				duration: 20 * ms, outcome: OutcomeError, reason: ReasonServerErrorEvent},
+			want: want{chunks: []time.Duration{10 * ms}, firstOutput: 0, out: 1, in: 99, source: record.TokensFromChunks,
+				duration: 20 * ms, outcome: record.OutcomeError, reason: record.ReasonServerErrorEvent},
 		},
 		{
 			name:  "error object in data",
 			reads: []string{`data: {"error":{"message":"boom","code":500}}` + "\n\n"},
 			at:    []time.Duration{30 * ms},
-			want: want{firstOutput: -1, in: 99, source: TokensFromChunks,
-				duration: 30 * ms, outcome: OutcomeError, reason: ReasonServerErrorEvent},
+			want: want{firstOutput: -1, in: 99, source: record.TokensFromChunks,
+				duration: 30 * ms, outcome: record.OutcomeError, reason: record.ReasonServerErrorEvent},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t0 := time.Unix(1000, 0)
 			s := &script{reads: tc.reads, at: tc.at, t0: t0}
-			rec := &Record{Sent: t0, FirstOutput: -1, InputTokens: 99}
+			rec := &record.Record{Sent: t0, FirstOutput: -1, InputTokens: 99}
 			readStream(s.clock, chatTarget, s, rec)
 			w := tc.want
 			if len(rec.Chunks) != len(w.chunks) {
@@ -187,21 +189,21 @@ func TestReadResponse(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
 		out, in    int
-		source     TokenSource
-		reason     Reason
+		source     record.TokenSource
+		reason     record.Reason
 	}{
-		{"usage", `{"choices":[{"message":{"content":"hi there"}}],"usage":{"prompt_tokens":5,"completion_tokens":2}}`, 2, 5, TokensFromUsage, ReasonNone},
-		{"no usage", `{"choices":[{"text":"hi"}]}`, 0, 9, TokensFromChunks, ReasonNone},
-		{"error", `{"error":{"message":"bad"}}`, 0, 9, TokensFromUsage, ReasonServerErrorEvent},
-		{"garbage", `<html>`, 0, 9, TokensFromUsage, ReasonProtocol},
+		{"usage", `{"choices":[{"message":{"content":"hi there"}}],"usage":{"prompt_tokens":5,"completion_tokens":2}}`, 2, 5, record.TokensFromUsage, record.ReasonNone},
+		{"no usage", `{"choices":[{"text":"hi"}]}`, 0, 9, record.TokensFromChunks, record.ReasonNone},
+		{"error", `{"error":{"message":"bad"}}`, 0, 9, record.TokensFromUsage, record.ReasonServerErrorEvent},
+		{"garbage", `<html>`, 0, 9, record.TokensFromUsage, record.ReasonProtocol},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := &Record{Sent: t0, FirstOutput: -1, InputTokens: 9}
+			rec := &record.Record{Sent: t0, FirstOutput: -1, InputTokens: 9}
 			readResponse(func() time.Time { return t0.Add(70 * ms) }, chatTarget, strings.NewReader(tc.body), rec)
 			if rec.Reason != tc.reason || rec.Duration != 70*ms {
 				t.Fatalf("reason %q duration %v, want %q 70ms (err %q)", rec.Reason, rec.Duration, tc.reason, rec.Err)
 			}
-			if tc.reason == ReasonNone && (rec.OutputTokens != tc.out || rec.InputTokens != tc.in || rec.TokenSource != tc.source) {
+			if tc.reason == record.ReasonNone && (rec.OutputTokens != tc.out || rec.InputTokens != tc.in || rec.TokenSource != tc.source) {
 				t.Errorf("tokens in/out/source %d/%d/%v, want %d/%d/%v", rec.InputTokens, rec.OutputTokens, rec.TokenSource, tc.in, tc.out, tc.source)
 			}
 		})

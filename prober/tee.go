@@ -1,5 +1,7 @@
 package prober
 
+import "github.com/inferprobe/inferprobe/record"
+
 // Tee returns a Recorder that tells each of recs, in order, of every
 // request: a burst's requests go to its Prometheus series and to its report.
 func Tee(recs ...Recorder) Recorder { return tee(recs) }
@@ -12,7 +14,7 @@ func (t tee) Started() {
 	}
 }
 
-func (t tee) Observe(rec *Record) {
+func (t tee) Observe(rec *record.Record) {
 	for _, r := range t {
 		r.Observe(rec)
 	}

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // AIPerf's per-request metrics that follow from what a request contributed,
@@ -36,7 +36,7 @@ func (c *Contribution) ClientInputTokens() int {
 // UsageCompletionTokens is the server's count of the output, when its usage
 // gave one.
 func (c *Contribution) UsageCompletionTokens() (int, bool) {
-	return c.OutputTokens, c.Outcome == prober.OutcomeOK && c.TokenSource == prober.TokensFromUsage && c.OutputTokens > 0
+	return c.OutputTokens, c.Outcome == record.OutcomeOK && c.TokenSource == record.TokensFromUsage && c.OutputTokens > 0
 }
 
 // UsageTotalTokens is usage's prompt plus completion count, when it gave both.
@@ -49,7 +49,7 @@ func (c *Contribution) UsageTotalTokens() (int, bool) {
 // client's, in percent of the client's (the chat template shows up here).
 func (c *Contribution) UsagePromptDiffPct() (float64, bool) {
 	client := c.ClientInputTokens()
-	if c.Outcome != prober.OutcomeOK || c.UsagePromptTokens == 0 || client == 0 {
+	if c.Outcome != record.OutcomeOK || c.UsagePromptTokens == 0 || client == 0 {
 		return 0, false
 	}
 	return math.Abs(float64(c.UsagePromptTokens-client)) / float64(client) * 100, true
@@ -77,7 +77,7 @@ func (c *Contribution) UsageDiscrepancy() bool {
 // OSLMismatchDiffPct is the output length against the pinned length, in
 // percent of the pinned length (negative when shorter).
 func (c *Contribution) OSLMismatchDiffPct() (float64, bool) {
-	if c.Outcome != prober.OutcomeOK || c.PinnedOutputTokens == 0 || c.TokenSource == prober.TokensFromChunks {
+	if c.Outcome != record.OutcomeOK || c.PinnedOutputTokens == 0 || c.TokenSource == record.TokensFromChunks {
 		return 0, false
 	}
 	return float64(c.OutputTokens-c.PinnedOutputTokens) / float64(c.PinnedOutputTokens) * 100, true
@@ -94,13 +94,13 @@ func (c *Contribution) OSLMismatch() bool {
 
 // DecodeDuration is the request latency less the TTFT.
 func (c *Contribution) DecodeDuration() (time.Duration, bool) {
-	return c.Duration - c.TTFT, c.Outcome == prober.OutcomeOK && c.HasTTFT
+	return c.Duration - c.TTFT, c.Outcome == record.OutcomeOK && c.HasTTFT
 }
 
 // E2EOutputThroughput is the output length over the request latency: the
 // tokens per second one user saw, prefill included.
 func (c *Contribution) E2EOutputThroughput() (float64, bool) {
-	if c.Outcome != prober.OutcomeOK || c.Duration <= 0 || c.OutputTokens == 0 {
+	if c.Outcome != record.OutcomeOK || c.Duration <= 0 || c.OutputTokens == 0 {
 		return 0, false
 	}
 	return float64(c.OutputTokens) / c.Duration.Seconds(), true
@@ -108,7 +108,7 @@ func (c *Contribution) E2EOutputThroughput() (float64, bool) {
 
 // PrefillThroughputPerUser is the client's prompt count over the TTFT.
 func (c *Contribution) PrefillThroughputPerUser() (float64, bool) {
-	if c.Outcome != prober.OutcomeOK || !c.HasTTFT || c.TTFT <= 0 {
+	if c.Outcome != record.OutcomeOK || !c.HasTTFT || c.TTFT <= 0 {
 		return 0, false
 	}
 	return float64(c.ClientInputTokens()) / c.TTFT.Seconds(), true

@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // TestAIPerfMetrics pins the per-request metrics to AIPerf 0.13's
 // definitions (its docstrings' worked examples where it gives them).
 func TestAIPerfMetrics(t *testing.T) {
 	ms := time.Millisecond
-	ok := Contribution{Outcome: prober.OutcomeOK, HasTTFT: true, TTFT: 100 * ms, Duration: 740 * ms,
+	ok := Contribution{Outcome: record.OutcomeOK, HasTTFT: true, TTFT: 100 * ms, Duration: 740 * ms,
 		InputTokens: 105, PromptTokens: 100, UsagePromptTokens: 105, OutputTokens: 64, ReasoningTokens: 4, PinnedOutputTokens: 64}
 	if d, has := ok.UsagePromptDiffPct(); !has || d != 5 {
 		t.Errorf("prompt diff = %v %v, want 5%% (AIPerf: abs((105-100)/100)*100)", d, has)
@@ -70,12 +70,12 @@ func TestAIPerfMetrics(t *testing.T) {
 			t.Errorf("pinned %d, got %d: mismatch %v, want %v", tc.pinned, tc.got, c.OSLMismatch(), tc.mismatch)
 		}
 	}
-	short := Contribution{Outcome: prober.OutcomeOK, PinnedOutputTokens: 100, OutputTokens: 50}
+	short := Contribution{Outcome: record.OutcomeOK, PinnedOutputTokens: 100, OutputTokens: 50}
 	if d, _ := short.OSLMismatchDiffPct(); d != -50 {
 		t.Errorf("OSL diff = %v, want -50%% (AIPerf: (50-100)/100*100)", d)
 	}
 	failed := ok
-	failed.Outcome = prober.OutcomeError
+	failed.Outcome = record.OutcomeError
 	if _, has := failed.DecodeDuration(); has {
 		t.Error("a failure has no decode duration")
 	}
@@ -86,8 +86,8 @@ func TestAIPerfMetrics(t *testing.T) {
 // still count.
 func TestDetailsBudget(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	rec := func(seq uint64) *prober.Record {
-		return &prober.Record{Seq: seq, Scheduled: t0, Sent: t0, Chunks: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond},
+	rec := func(seq uint64) *record.Record {
+		return &record.Record{Seq: seq, Scheduled: t0, Sent: t0, Chunks: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond},
 			FirstOutput: 0, Duration: 30 * time.Millisecond, OutputTokens: 2, Body: []byte(`{"model":"m"}`)}
 	}
 	r := NewReport()

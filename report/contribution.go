@@ -4,7 +4,7 @@ import (
 	"iter"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // Contribution is what one finished request adds to the measurements of its
@@ -14,23 +14,23 @@ import (
 // token still had a real TTFT), lengths, latency and goodput only those of a
 // complete response, and of a cancelled request only its lag and cap wait.
 type Contribution struct {
-	Outcome prober.Outcome
-	Reason  prober.Reason // why it failed; empty otherwise
+	Outcome record.Outcome
+	Reason  record.Reason // why it failed; empty otherwise
 
 	// HasLag is false for a request cancelled before its send, which has
 	// no send time to be late by.
 	HasLag  bool
-	Lag     time.Duration // the client's own delay (prober.Record.Lag)
+	Lag     time.Duration // the client's own delay (record.Record.Lag)
 	CapWait time.Duration // the time max_concurrency held it
 
 	// How the request travelled, whatever its outcome: sent again after a
 	// stale keep-alive connection, on a connection of its own although
 	// keep-alive is on, and the reply's Content-Encoding.
 	ConnRetried, KeepAliveWithheld bool
-	Encoding                       prober.Encoding
+	Encoding                       record.Encoding
 	// Phases is the request's connection setup and its way to the first
-	// byte (prober.Phases).
-	Phases prober.Phases
+	// byte (record.Phases).
+	Phases record.Phases
 
 	// The timings, each with whether the request got that far; none for a
 	// cancelled request.
@@ -50,7 +50,7 @@ type Contribution struct {
 	// the client saw no token timing, and 1/ITL would be infinite.
 	ITL                                        time.Duration
 	InputTokens, OutputTokens, ReasoningTokens int
-	TokenSource                                prober.TokenSource
+	TokenSource                                record.TokenSource
 	// PromptTokens is the client's count of the prompt and UsagePromptTokens
 	// the server's (0 when it gave none): AIPerf reports both.
 	PromptTokens, UsagePromptTokens int
@@ -68,7 +68,7 @@ type Contribution struct {
 }
 
 // Contribute derives what rec contributes, judged against slo.
-func Contribute(rec *prober.Record, slo SLO) Contribution {
+func Contribute(rec *record.Record, slo SLO) Contribution {
 	c := Contribution{
 		Outcome: rec.Outcome, Reason: rec.Reason,
 		HasLag: !rec.Sent.IsZero(), CapWait: rec.CapWait, Duration: rec.Duration, Ack: rec.Ack,
@@ -78,14 +78,14 @@ func Contribute(rec *prober.Record, slo SLO) Contribution {
 	if c.HasLag {
 		c.Lag = rec.Lag()
 	}
-	if rec.Outcome == prober.OutcomeCancelled {
+	if rec.Outcome == record.OutcomeCancelled {
 		return c
 	}
 	c.TTFT, c.HasTTFT = rec.TTFT()
 	c.TTFOT, c.HasTTFOT = rec.TTFOT()
 	c.TTST, c.HasTTST = rec.TTST()
 	c.chunks = rec.Chunks
-	if rec.Outcome != prober.OutcomeOK {
+	if rec.Outcome != record.OutcomeOK {
 		return c
 	}
 	c.ITL, _ = rec.ITL()
@@ -93,7 +93,7 @@ func Contribute(rec *prober.Record, slo SLO) Contribution {
 	c.TokenSource = rec.TokenSource
 	c.PromptTokens, c.UsagePromptTokens, c.PinnedOutputTokens = rec.PromptTokens, rec.UsagePromptTokens, rec.PinnedOutputTokens
 	c.ClientOutputTokens = rec.ClientOutputTokens
-	c.Mismatch = rec.PinnedOutputTokens > 0 && rec.TokenSource != prober.TokensFromChunks && rec.OutputTokens != rec.PinnedOutputTokens
+	c.Mismatch = rec.PinnedOutputTokens > 0 && rec.TokenSource != record.TokensFromChunks && rec.OutputTokens != rec.PinnedOutputTokens
 	c.Good = slo.met(&c)
 	return c
 }

@@ -5,7 +5,7 @@ import (
 	"iter"
 	"slices"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // ShardRecords is what one shard of a sharded run sent: its records, in any
@@ -13,14 +13,14 @@ import (
 // every request end). A bench shard's record file (ReadShardFile) and the
 // records one replica sends another both arrive as this.
 type ShardRecords struct {
-	Shard    prober.Shard
+	Shard    record.Shard
 	Finished bool
-	Records  iter.Seq2[*prober.Record, error]
+	Records  iter.Seq2[*record.Record, error]
 }
 
 // RecordsOf yields recs, for a ShardRecords held in memory.
-func RecordsOf(recs []*prober.Record) iter.Seq2[*prober.Record, error] {
-	return func(yield func(*prober.Record, error) bool) {
+func RecordsOf(recs []*record.Record) iter.Seq2[*record.Record, error] {
+	return func(yield func(*record.Record, error) bool) {
 		for _, r := range recs {
 			if !yield(r, nil) {
 				return
@@ -31,10 +31,10 @@ func RecordsOf(recs []*prober.Record) iter.Seq2[*prober.Record, error] {
 
 // Merged is a sharded run put together: one report over every shard's
 // records, so its percentiles are exact over all their samples, and the
-// digest the run would have had unsharded (prober.FoldDigest).
+// digest the run would have had unsharded (record.FoldDigest).
 type Merged struct {
 	Report *Report
-	Digest prober.Digest
+	Digest record.Digest
 	// Missing are the shards no records came from and Incomplete those
 	// that came but did not say they finished, by index: either makes the
 	// run partial.
@@ -58,7 +58,7 @@ func Merge(count int, shards []ShardRecords, opts ...ReportOption) (Merged, erro
 	}
 	m := Merged{Report: NewReport(opts...)}
 	given := make([]bool, count)
-	var entries []prober.DigestEntry
+	var entries []record.DigestEntry
 	seqs := map[uint64]bool{}
 	lowestLast := ^uint64(0)
 	for _, sh := range shards {
@@ -108,7 +108,7 @@ func Merge(count int, shards []ShardRecords, opts ...ReportOption) (Merged, erro
 	}
 	slices.Sort(m.Incomplete)
 	var err error
-	if m.Digest, err = prober.FoldDigest(entries); err != nil {
+	if m.Digest, err = record.FoldDigest(entries); err != nil {
 		return Merged{}, err
 	}
 	if !m.Partial() && len(entries) > 0 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -18,23 +19,23 @@ import (
 // number, so every shard measures what the unsharded run measures.
 type timedExec struct{}
 
-func (timedExec) Do(_ context.Context, _ *prober.Target, req *prober.Request) *prober.Record {
+func (timedExec) Do(_ context.Context, _ *prober.Target, req *prober.Request) *record.Record {
 	ms := time.Duration(1+req.Seq*7%23) * time.Millisecond
-	return &prober.Record{
+	return &record.Record{
 		Seq: req.Seq, ID: req.ID, Scheduled: req.Scheduled, Sent: req.Scheduled,
 		Chunks: []time.Duration{ms, 2 * ms, 4 * ms}, FirstOutput: 0, Duration: 5 * ms,
-		InputTokens: req.InputTokens, OutputTokens: 3, Outcome: prober.OutcomeOK, Status: 200,
+		InputTokens: req.InputTokens, OutputTokens: 3, Outcome: record.OutcomeOK, Status: 200,
 	}
 }
 
 // keep is a Recorder that keeps the records.
 type keep struct {
 	mu   sync.Mutex
-	recs []*prober.Record
+	recs []*record.Record
 }
 
 func (*keep) Started() {}
-func (k *keep) Observe(r *prober.Record) {
+func (k *keep) Observe(r *record.Record) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.recs = append(k.recs, r)
@@ -42,7 +43,7 @@ func (k *keep) Observe(r *prober.Record) {
 
 // runShard runs 30 requests of a seeded open loop as shard of the run and
 // returns its records and digest.
-func runShard(t *testing.T, shard prober.Shard) ([]*prober.Record, prober.Digest) {
+func runShard(t *testing.T, shard record.Shard) ([]*record.Record, record.Digest) {
 	t.Helper()
 	cfg, err := scenarios.Parse([]byte(`targets:
   t: {url: http://127.0.0.1:9/v1, model: m}
@@ -70,7 +71,7 @@ probes:
 // files, merge into the unsharded run's digest, request count and exact
 // percentiles.
 func TestMergeEqualsUnsharded(t *testing.T) {
-	whole, digest := runShard(t, prober.Shard{})
+	whole, digest := runShard(t, record.Shard{})
 	single := NewReport()
 	for _, r := range whole {
 		single.Observe(r)
@@ -78,7 +79,7 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 	dir := t.TempDir()
 	var shards []ShardRecords
 	for i := range 3 {
-		sh := prober.Shard{Index: i, Count: 3}
+		sh := record.Shard{Index: i, Count: 3}
 		recs, d := runShard(t, sh)
 		path := filepath.Join(dir, sh.String()[:1]+".jsonl")
 		w, err := CreateShardFile(path, ShardHeader{Shard: sh.String(), Run: "r", Meta: []byte(`{"k":1}`)})
@@ -125,11 +126,11 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 }
 
 func TestMergeMissingAndIncomplete(t *testing.T) {
-	recs, _ := runShard(t, prober.Shard{Index: 0, Count: 3})
-	recs2, _ := runShard(t, prober.Shard{Index: 2, Count: 3})
+	recs, _ := runShard(t, record.Shard{Index: 0, Count: 3})
+	recs2, _ := runShard(t, record.Shard{Index: 2, Count: 3})
 	m, err := Merge(3, []ShardRecords{
-		{Shard: prober.Shard{Index: 0, Count: 3}, Finished: true, Records: RecordsOf(recs)},
-		{Shard: prober.Shard{Index: 2, Count: 3}, Records: RecordsOf(recs2)},
+		{Shard: record.Shard{Index: 0, Count: 3}, Finished: true, Records: RecordsOf(recs)},
+		{Shard: record.Shard{Index: 2, Count: 3}, Records: RecordsOf(recs2)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -143,14 +144,14 @@ func TestMergeMissingAndIncomplete(t *testing.T) {
 }
 
 func TestMergeRefuses(t *testing.T) {
-	var all [3][]*prober.Record
+	var all [3][]*record.Record
 	for i := range 3 {
-		all[i], _ = runShard(t, prober.Shard{Index: i, Count: 3})
+		all[i], _ = runShard(t, record.Shard{Index: i, Count: 3})
 	}
-	shard := func(i, n int, recs []*prober.Record) ShardRecords {
-		return ShardRecords{Shard: prober.Shard{Index: i, Count: n}, Finished: true, Records: RecordsOf(recs)}
+	shard := func(i, n int, recs []*record.Record) ShardRecords {
+		return ShardRecords{Shard: record.Shard{Index: i, Count: n}, Finished: true, Records: RecordsOf(recs)}
 	}
-	gap := slices.DeleteFunc(slices.Clone(all[1]), func(r *prober.Record) bool { return r.Seq == 4 })
+	gap := slices.DeleteFunc(slices.Clone(all[1]), func(r *record.Record) bool { return r.Seq == 4 })
 	for _, tc := range []struct {
 		name   string
 		shards []ShardRecords
@@ -170,7 +171,7 @@ func TestMergeRefuses(t *testing.T) {
 // TestShardFileDied: a shard that died leaves no end line, and maybe a torn
 // last record: its file reads as unfinished, with the records it wrote.
 func TestShardFileDied(t *testing.T) {
-	recs, _ := runShard(t, prober.Shard{Index: 1, Count: 2})
+	recs, _ := runShard(t, record.Shard{Index: 1, Count: 2})
 	path := filepath.Join(t.TempDir(), "r.jsonl")
 	w, err := CreateShardFile(path, ShardHeader{Shard: "1/2", Run: "r"})
 	if err != nil {

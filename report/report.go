@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // Report keeps the raw samples of a finite run (a bench or a burst) so that
@@ -38,13 +38,13 @@ type Report struct {
 	dropped                                 int
 	reasoningTokens                         float64
 	ok, failed, cancelled, good, mismatches int
-	errors                                  map[prober.Reason]int
+	errors                                  map[record.Reason]int
 	firstSent, lastEnd                      time.Time
 	chunkCounted                            bool // some token counts are chunk counts, not usage
 	tokenizerCounted                        bool // some came from the target's tokenizer
 	requests                                []RequestRecord
 	connRetries, keepAliveWithheld          int
-	compressed                              map[prober.Encoding]int
+	compressed                              map[record.Encoding]int
 }
 
 // ReportOption configures a Report.
@@ -56,7 +56,7 @@ func WithSLO(slo SLO) ReportOption { return func(r *Report) { r.slo = slo } }
 
 // NewReport returns an empty report.
 func NewReport(opts ...ReportOption) *Report {
-	r := &Report{errors: map[prober.Reason]int{}, icl: newReservoir(maxChunkSamples)}
+	r := &Report{errors: map[record.Reason]int{}, icl: newReservoir(maxChunkSamples)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -77,7 +77,7 @@ const MaxKeptBytes = 256 << 20
 // explains it.
 type RequestRecord struct {
 	Seq       uint64
-	ID        prober.RequestID
+	ID        record.RequestID
 	Scheduled time.Time // when the scheduler wanted it sent
 	Sent      time.Time // the time origin; zero when it was never sent
 	Status    int       // HTTP status; 0 without a response
@@ -96,11 +96,11 @@ func (r *Report) Started() {}
 
 // Observe adds a finished request. It only appends, so that it stays cheap
 // at high request rates.
-func (r *Report) Observe(rec *prober.Record) {
+func (r *Report) Observe(rec *record.Record) {
 	c := Contribute(rec, r.slo)
 	req := RequestRecord{Seq: rec.Seq, ID: rec.ID, Scheduled: rec.Scheduled, Sent: rec.Sent, Status: rec.Status, Session: rec.Session, Contribution: c}
 	req.chunks = nil
-	if rec.Outcome != prober.OutcomeOK {
+	if rec.Outcome != record.OutcomeOK {
 		req.Err = rec.Err
 	}
 
@@ -127,16 +127,16 @@ func (r *Report) Observe(rec *prober.Record) {
 	if c.KeepAliveWithheld {
 		r.keepAliveWithheld++
 	}
-	if c.Encoding != prober.EncodingIdentity {
+	if c.Encoding != record.EncodingIdentity {
 		if r.compressed == nil {
-			r.compressed = map[prober.Encoding]int{}
+			r.compressed = map[record.Encoding]int{}
 		}
 		r.compressed[c.Encoding]++
 	}
 	switch c.Outcome {
-	case prober.OutcomeOK:
+	case record.OutcomeOK:
 		r.ok++
-	case prober.OutcomeCancelled:
+	case record.OutcomeCancelled:
 		// Its lag counted, but it does not stretch the run's span.
 		r.cancelled++
 		return
@@ -162,7 +162,7 @@ func (r *Report) Observe(rec *prober.Record) {
 	for gap := range c.Gaps() {
 		r.icl.add(gap.Seconds())
 	}
-	if c.Outcome != prober.OutcomeOK {
+	if c.Outcome != record.OutcomeOK {
 		return
 	}
 	if c.ITL > 0 {
@@ -180,8 +180,8 @@ func (r *Report) Observe(rec *prober.Record) {
 	r.outTokens = append(r.outTokens, float64(c.OutputTokens))
 	r.observeAIPerf(&c)
 	r.reasoningTokens += float64(c.ReasoningTokens)
-	r.chunkCounted = r.chunkCounted || c.TokenSource == prober.TokensFromChunks
-	r.tokenizerCounted = r.tokenizerCounted || c.TokenSource == prober.TokensFromTokenizer
+	r.chunkCounted = r.chunkCounted || c.TokenSource == record.TokensFromChunks
+	r.tokenizerCounted = r.tokenizerCounted || c.TokenSource == record.TokensFromTokenizer
 }
 
 // observeAIPerf adds a success's share of AIPerf's further metrics.
@@ -263,7 +263,7 @@ type Summary struct {
 	OK        int                   `json:"ok"`
 	Failed    int                   `json:"failed"`
 	Cancelled int                   `json:"cancelled"`
-	Errors    map[prober.Reason]int `json:"errors_by_reason"`
+	Errors    map[record.Reason]int `json:"errors_by_reason"`
 	// Good counts the successful requests that met every SLO; with no SLO
 	// set every successful request is good.
 	Good int `json:"good"`
@@ -346,7 +346,7 @@ func (r *Report) Summary() Summary {
 		OutputTokenThroughputPerUser: StatsOf(r.perUser),
 		OK:                           r.ok, Failed: r.failed, Cancelled: r.cancelled, Good: r.good,
 		ReasoningTokensTotal: r.reasoningTokens, OutputLengthMismatches: r.mismatches,
-		Errors:           make(map[prober.Reason]int, len(r.errors)),
+		Errors:           make(map[record.Reason]int, len(r.errors)),
 		TokensFromChunks: r.chunkCounted, TokensFromTokenizer: r.tokenizerCounted,
 	}
 	for k, v := range r.errors {

@@ -7,30 +7,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // reportRecords is a small run worked out by hand: two successes (one meets
 // the 100 ms TTFT SLO, one does not; one opens with reasoning, one misses
 // its pinned length), an HTTP 500 held by the concurrency cap, a truncated
 // stream that got two chunks of reasoning, and a cancelled request.
-func reportRecords(t0 time.Time) []*prober.Record {
+func reportRecords(t0 time.Time) []*record.Record {
 	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
-	return []*prober.Record{
-		{Seq: 3, Scheduled: t0.Add(ms(700)), Sent: t0.Add(ms(700)), FirstOutput: -1, Outcome: prober.OutcomeCancelled, Reason: prober.ReasonNone},
+	return []*record.Record{
+		{Seq: 3, Scheduled: t0.Add(ms(700)), Sent: t0.Add(ms(700)), FirstOutput: -1, Outcome: record.OutcomeCancelled, Reason: record.ReasonNone},
 		// ITL: (100−50) ms / (5 − 1 token in the first chunk) = 12.5 ms; 80 tokens/s per user.
 		// The first chunk is reasoning: TTFOT 60 ms.
 		{Seq: 0, Scheduled: t0, Sent: t0, Chunks: []time.Duration{ms(50), ms(60), ms(100)}, FirstOutput: 1, FirstChunkTokens: 1,
-			Duration: ms(110), InputTokens: 10, OutputTokens: 5, ReasoningTokens: 1, PinnedOutputTokens: 5, Outcome: prober.OutcomeOK, Status: 200},
+			Duration: ms(110), InputTokens: 10, OutputTokens: 5, ReasoningTokens: 1, PinnedOutputTokens: 5, Outcome: record.OutcomeOK, Status: 200},
 		// Sent 2 ms late; ITL (220−200)/(3−1) = 10 ms; ends at t0+2s, the end of the run.
 		// Three tokens of the four it pinned.
 		{Seq: 1, Scheduled: t0.Add(ms(998)), Sent: t0.Add(time.Second), Chunks: []time.Duration{ms(200), ms(220)}, FirstChunkTokens: 1,
-			Duration: time.Second, InputTokens: 20, OutputTokens: 3, PinnedOutputTokens: 4, Outcome: prober.OutcomeOK, Status: 200},
+			Duration: time.Second, InputTokens: 20, OutputTokens: 3, PinnedOutputTokens: 4, Outcome: record.OutcomeOK, Status: 200},
 		// Held 10 ms by the cap, so sent on time.
-		{Seq: 2, Scheduled: t0.Add(ms(490)), CapWait: ms(10), Sent: t0.Add(ms(500)), Duration: ms(5), FirstOutput: -1, Outcome: prober.OutcomeError,
-			Reason: prober.ReasonHTTP5xx, Status: 500, Err: "HTTP 500: boom"},
+		{Seq: 2, Scheduled: t0.Add(ms(490)), CapWait: ms(10), Sent: t0.Add(ms(500)), Duration: ms(5), FirstOutput: -1, Outcome: record.OutcomeError,
+			Reason: record.ReasonHTTP5xx, Status: 500, Err: "HTTP 500: boom"},
 		{Seq: 4, Scheduled: t0.Add(ms(300)), Sent: t0.Add(ms(300)), Chunks: []time.Duration{ms(30), ms(35)}, FirstOutput: -1, Duration: ms(40),
-			Outcome: prober.OutcomeError, Reason: prober.ReasonTruncated, Status: 200, Err: "stream ended before [DONE]"},
+			Outcome: record.OutcomeError, Reason: record.ReasonTruncated, Status: 200, Err: "stream ended before [DONE]"},
 	}
 }
 
@@ -73,7 +73,7 @@ func TestReportSummary(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if want := map[prober.Reason]int{prober.ReasonHTTP5xx: 1, prober.ReasonTruncated: 1}; !reflect.DeepEqual(s.Errors, want) {
+	if want := map[record.Reason]int{record.ReasonHTTP5xx: 1, record.ReasonTruncated: 1}; !reflect.DeepEqual(s.Errors, want) {
 		t.Errorf("errors = %v, want %v", s.Errors, want)
 	}
 	if !s.Start.Equal(t0) || !s.End.Equal(t0.Add(2*time.Second)) {
@@ -114,7 +114,7 @@ func TestReportRequests(t *testing.T) {
 			TTFT: 200 * ms, TTFOT: 200 * ms, TTST: 20 * ms, HasTTFT: true, HasTTFOT: true, HasTTST: true, ITL: 10 * ms, Duration: time.Second,
 			InputTokens: 20, OutputTokens: 3, PinnedOutputTokens: 4, Mismatch: true}},
 		{Seq: 2, Scheduled: t0.Add(490 * ms), Sent: t0.Add(500 * ms), Status: 500, Err: "HTTP 500: boom", Contribution: Contribution{
-			Outcome: prober.OutcomeError, Reason: prober.ReasonHTTP5xx, HasLag: true, CapWait: 10 * ms, Duration: 5 * ms}},
+			Outcome: record.OutcomeError, Reason: record.ReasonHTTP5xx, HasLag: true, CapWait: 10 * ms, Duration: 5 * ms}},
 	}
 	if !reflect.DeepEqual(got[:3], want) {
 		t.Errorf("requests =\n %+v\nwant\n %+v", got[:3], want)
@@ -128,7 +128,7 @@ func TestReportRequests(t *testing.T) {
 
 // TestSummaryJSON pins the snake_case names the burst API serialises.
 func TestSummaryJSON(t *testing.T) {
-	b, err := json.Marshal(Summary{Errors: map[prober.Reason]int{prober.ReasonTimeout: 2}, TTFT: Stats{Count: 1, P99: 0.5}})
+	b, err := json.Marshal(Summary{Errors: map[record.Reason]int{record.ReasonTimeout: 2}, TTFT: Stats{Count: 1, P99: 0.5}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,11 +157,11 @@ func TestSummaryJSON(t *testing.T) {
 func TestConnectionRetriesAndCompression(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	r := NewReport()
-	for _, rec := range []*prober.Record{
-		{Seq: 0, Sent: t0, Duration: time.Millisecond, FirstOutput: -1, Outcome: prober.OutcomeOK, Status: 200, ConnRetried: true, Encoding: prober.EncodingGzip},
-		{Seq: 1, Sent: t0, Duration: time.Millisecond, FirstOutput: -1, Outcome: prober.OutcomeError, Reason: prober.ReasonTruncated, Status: 200, Encoding: prober.EncodingGzip},
-		{Seq: 2, Sent: t0, Duration: time.Millisecond, FirstOutput: -1, Outcome: prober.OutcomeOK, Status: 200, Encoding: prober.EncodingZstd},
-		{Seq: 3, Sent: t0, Duration: time.Millisecond, FirstOutput: -1, Outcome: prober.OutcomeOK, Status: 200, KeepAliveWithheld: true},
+	for _, rec := range []*record.Record{
+		{Seq: 0, Sent: t0, Duration: time.Millisecond, FirstOutput: -1, Outcome: record.OutcomeOK, Status: 200, ConnRetried: true, Encoding: record.EncodingGzip},
+		{Seq: 1, Sent: t0, Duration: time.Millisecond, FirstOutput: -1, Outcome: record.OutcomeError, Reason: record.ReasonTruncated, Status: 200, Encoding: record.EncodingGzip},
+		{Seq: 2, Sent: t0, Duration: time.Millisecond, FirstOutput: -1, Outcome: record.OutcomeOK, Status: 200, Encoding: record.EncodingZstd},
+		{Seq: 3, Sent: t0, Duration: time.Millisecond, FirstOutput: -1, Outcome: record.OutcomeOK, Status: 200, KeepAliveWithheld: true},
 	} {
 		r.Observe(rec)
 	}

@@ -11,11 +11,11 @@ import (
 	"os"
 	"sync"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // ShardFormat names the layout of a shard's record file: a header line,
-// one line per record (prober.MarshalRecord), and an end line written once
+// one line per record (record.Marshal), and an end line written once
 // the shard ended. A file without its end line is a shard that died.
 const ShardFormat = "inferprobe-shard/1"
 
@@ -92,8 +92,8 @@ func (w *ShardWriter) line(b []byte, err error) {
 func (w *ShardWriter) Started() {}
 
 // Observe writes rec. A failed write is reported by Close.
-func (w *ShardWriter) Observe(rec *prober.Record) {
-	b, err := prober.MarshalRecord(rec)
+func (w *ShardWriter) Observe(rec *record.Record) {
+	b, err := record.Marshal(rec)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.line(b, err)
@@ -123,7 +123,7 @@ func (w *ShardWriter) Close(end ShardEnd) error {
 // ShardFile is a shard's record file opened for reading.
 type ShardFile struct {
 	Header ShardHeader
-	Shard  prober.Shard
+	Shard  record.Shard
 	// End is the file's end line; nil when the shard died before writing it.
 	End  *ShardEnd
 	Path string
@@ -148,7 +148,7 @@ func OpenShardFile(path string) (*ShardFile, error) {
 	if err := dec.Decode(&sf.Header); err != nil || sf.Header.Format != ShardFormat {
 		return nil, fmt.Errorf("%s is not a shard's record file (%s): its first line does not say so", path, ShardFormat)
 	}
-	if sf.Shard, err = prober.ParseShard(sf.Header.Shard); err != nil {
+	if sf.Shard, err = record.ParseShard(sf.Header.Shard); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	// The end line is the last; read the tail rather than every record.
@@ -176,8 +176,8 @@ func OpenShardFile(path string) (*ShardFile, error) {
 }
 
 // Records yields the file's records.
-func (sf *ShardFile) Records() iter.Seq2[*prober.Record, error] {
-	return func(yield func(*prober.Record, error) bool) {
+func (sf *ShardFile) Records() iter.Seq2[*record.Record, error] {
+	return func(yield func(*record.Record, error) bool) {
 		f, err := os.Open(sf.Path)
 		if err != nil {
 			yield(nil, err)
@@ -197,7 +197,7 @@ func (sf *ShardFile) Records() iter.Seq2[*prober.Record, error] {
 			if n == 1 || bytes.HasPrefix(line, shardEndLine) {
 				continue
 			}
-			rec, derr := prober.UnmarshalRecord(line)
+			rec, derr := record.Unmarshal(line)
 			if derr != nil {
 				// A shard killed mid-write leaves a torn last line: its
 				// records before it still count, and it is incomplete.

@@ -3,7 +3,7 @@ package report
 import (
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -31,7 +31,7 @@ func NewSLO(s scenarios.SLO) SLO {
 // which only a token stream can miss.
 func (s SLO) met(c *Contribution) bool {
 	switch {
-	case c.Outcome != prober.OutcomeOK,
+	case c.Outcome != record.OutcomeOK,
 		s.TTFT > 0 && (!c.HasTTFT || c.TTFT > s.TTFT),
 		s.TTFOT > 0 && (!c.HasTTFOT || c.TTFOT > s.TTFOT),
 		c.ITL > 0 && s.ITL > 0 && c.ITL > s.ITL,

@@ -1,8 +1,8 @@
 package main
 
 // aiperfOptions is every option of AIPerf 0.13's `aiperf profile` (its
-// --help is /work/shared/reference/aiperf-0.13/profile-help.txt in the
-// project's fixtures), in AIPerf's groups and order, and what bench does
+// --help is testdata/aiperf-0.13-profile-help.txt, which the test checks
+// this list against), in AIPerf's groups and order, and what bench does
 // with it. It is the one home of that fact: bench's aliases, the refusal of
 // an option it does not support, the note on one it accepts without effect,
 // and the README's table (TestAIPerfOptionsREADME) all come from it.
@@ -362,8 +362,7 @@ const (
 	ignored                         // accepted with a note: it would change nothing here
 )
 
-// Why an option is not supported, and what to use instead. The pending
-// ones are being implemented (issue 13).
+// Why an option is not supported, and what to use instead.
 const (
 	whyOneModel          = "bench benchmarks one model per run; run it once per model, or give inferprobe serve one probe per model"
 	whyWaitForModel      = "bench does not wait for the model to load; start it when the server answers (e.g. curl --retry 30 --retry-all-errors URL/models), and a run against a server that is not ready fails with each error's reason"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -52,11 +52,11 @@ func newFailureGuard(threshold float64, floor int) *failureGuard {
 func (g *failureGuard) Started() {}
 
 // Observe counts a finished request.
-func (g *failureGuard) Observe(rec *prober.Record) {
+func (g *failureGuard) Observe(rec *record.Record) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.total++
-	if rec.Outcome == prober.OutcomeError {
+	if rec.Outcome == record.OutcomeError {
 		g.failed++
 	}
 	if g.why == "" && passesThreshold(g.failed, g.total, g.threshold, g.floor) {

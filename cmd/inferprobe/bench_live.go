@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // The live view's latency buckets: 1 % wide from 1 µs up, so a quantile is
@@ -61,7 +61,7 @@ type liveStats struct {
 func (l *liveStats) Started() {}
 
 // Observe adds a finished request.
-func (l *liveStats) Observe(rec *prober.Record) {
+func (l *liveStats) Observe(rec *record.Record) {
 	ttft, hasTTFT := rec.TTFT()
 	itl, hasITL := rec.ITL()
 	l.mu.Lock()
@@ -69,7 +69,7 @@ func (l *liveStats) Observe(rec *prober.Record) {
 	if hasTTFT {
 		l.ttft.add(ttft)
 	}
-	if rec.Outcome != prober.OutcomeOK {
+	if rec.Outcome != record.OutcomeOK {
 		return
 	}
 	if hasITL {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/report/export"
 )
@@ -152,7 +152,7 @@ func partialWhy(m report.Merged, count int) string {
 	name := func(idx []int) string {
 		s := make([]string, len(idx))
 		for i, x := range idx {
-			s[i] = prober.Shard{Index: x, Count: count}.String()
+			s[i] = record.Shard{Index: x, Count: count}.String()
 		}
 		return strings.Join(s, ", ")
 	}

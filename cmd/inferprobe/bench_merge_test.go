@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -27,9 +27,9 @@ func TestBenchMergeArgs(t *testing.T) {
 
 func TestMergeClientBound(t *testing.T) {
 	files := []*report.ShardFile{
-		{Shard: prober.Shard{Index: 0, Count: 3}, End: &report.ShardEnd{Finished: true}},
-		{Shard: prober.Shard{Index: 1, Count: 3}, End: &report.ShardEnd{Finished: true, ClientBound: "schedule lag p99 40ms"}},
-		{Shard: prober.Shard{Index: 2, Count: 3}},
+		{Shard: record.Shard{Index: 0, Count: 3}, End: &report.ShardEnd{Finished: true}},
+		{Shard: record.Shard{Index: 1, Count: 3}, End: &report.ShardEnd{Finished: true, ClientBound: "schedule lag p99 40ms"}},
+		{Shard: record.Shard{Index: 2, Count: 3}},
 	}
 	if got, want := clientBound(files), "shard 1/3: schedule lag p99 40ms"; got != want {
 		t.Errorf("clientBound = %q, want %q", got, want)

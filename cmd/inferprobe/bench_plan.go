@@ -6,6 +6,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report/export"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
@@ -19,7 +20,7 @@ type benchRun struct {
 	seed   uint64
 	dir    string
 	floor  int // --failed-request-threshold's grace floor
-	shard  prober.Shard
+	shard  record.Shard
 	// sharded says --shard was given: the run writes a record file.
 	sharded bool
 }

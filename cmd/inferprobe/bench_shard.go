@@ -12,7 +12,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/inferprobe/inferprobe/finite"
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/report/export"
 	"github.com/inferprobe/inferprobe/scenarios"
@@ -36,10 +36,10 @@ func (f *benchFlags) addShardFlags(flag func(name, help string) *kingpin.FlagCla
 
 // shardSpec is the share and start the flags ask for: the whole run, when
 // ready, without them. given says --shard was given, and a record file is due.
-func (f *benchFlags) shardSpec() (shard prober.Shard, startAt time.Time, given bool, err error) {
-	shard = prober.Shard{Count: 1}
+func (f *benchFlags) shardSpec() (shard record.Shard, startAt time.Time, given bool, err error) {
+	shard = record.Shard{Count: 1}
 	if f.shard != "" {
-		if shard, err = prober.ParseShard(f.shard); err != nil {
+		if shard, err = record.ParseShard(f.shard); err != nil {
 			return shard, startAt, false, fmt.Errorf("--shard: %w", err)
 		}
 	}
@@ -56,7 +56,7 @@ func (f *benchFlags) shardSpec() (shard prober.Shard, startAt time.Time, given b
 
 // defaultShardDir keeps the shards of a run apart when they share a
 // working directory and no --artifact-dir was given.
-func defaultShardDir(base string, shard prober.Shard) string {
+func defaultShardDir(base string, shard record.Shard) string {
 	return fmt.Sprintf("%s-shard%d", base, shard.Index)
 }
 
@@ -123,7 +123,7 @@ func (*shardSink) Started() {}
 
 // Observe writes rec; a server that echoes the key it refused must not put
 // it in the file.
-func (s *shardSink) Observe(rec *prober.Record) {
+func (s *shardSink) Observe(rec *record.Record) {
 	if rec.Err != "" {
 		redacted := *rec
 		redacted.Err = s.redact.Replace(rec.Err)

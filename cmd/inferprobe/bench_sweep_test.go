@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -58,9 +58,9 @@ func TestSweepPoints(t *testing.T) {
 func TestRunStatus(t *testing.T) {
 	tripped := newFailureGuard(0.2, 10)
 	for i := range 10 {
-		rec := &prober.Record{Seq: uint64(i)}
+		rec := &record.Record{Seq: uint64(i)}
 		if i%2 == 0 {
-			rec.Outcome = prober.OutcomeError
+			rec.Outcome = record.OutcomeError
 		}
 		tripped.Observe(rec)
 	}
@@ -71,7 +71,7 @@ func TestRunStatus(t *testing.T) {
 	}
 	early := newFailureGuard(0.2, 10)
 	for i := range 9 { // below the grace floor
-		early.Observe(&prober.Record{Seq: uint64(i), Outcome: prober.OutcomeError})
+		early.Observe(&record.Record{Seq: uint64(i), Outcome: record.OutcomeError})
 	}
 	for _, tc := range []struct {
 		name  string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/report/export"
 	"github.com/inferprobe/inferprobe/scenarios"
@@ -57,9 +58,9 @@ func TestProgressLine(t *testing.T) {
 	t0 := time.Unix(0, 0)
 	r := report.NewReport()
 	for i := range 30 {
-		rec := &prober.Record{Seq: uint64(i), Scheduled: t0, Sent: t0, Duration: time.Millisecond}
+		rec := &record.Record{Seq: uint64(i), Scheduled: t0, Sent: t0, Duration: time.Millisecond}
 		if i%10 == 0 {
-			rec.Outcome, rec.Reason = prober.OutcomeError, prober.ReasonHTTP5xx
+			rec.Outcome, rec.Reason = record.OutcomeError, record.ReasonHTTP5xx
 		}
 		r.Observe(rec)
 	}
@@ -141,7 +142,7 @@ func TestNoCredentialInErrors(t *testing.T) {
 
 	f := parseBench(t, "--model", "m", "--api-key", "sk-flag-secret", "-H", "Authorization: Bearer sk-header-secret",
 		"-H", "X-Api-Key: xk-other-secret", "-H", "X-Team: sre")
-	failed := report.Contribution{Outcome: prober.OutcomeError}
+	failed := report.Contribution{Outcome: record.OutcomeError}
 	reqs := []report.RequestRecord{
 		{Seq: 0, Contribution: failed, Status: 401, Err: `HTTP 401: {"error":"invalid key sk-flag-secret"}`},
 		{Seq: 1, Contribution: failed, Status: 401, Err: `HTTP 401: bad header "Bearer sk-header-secret" and xk-other-secret for sre`},
@@ -178,7 +179,7 @@ func TestExportConfigInputFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan, err := finite.NewPlan(finite.Spec{Name: "bench", Probe: sc.cfg.Probes["bench"], Target: target, Shard: prober.Shard{Count: 1}, Limit: f.limit()})
+		plan, err := finite.NewPlan(finite.Spec{Name: "bench", Probe: sc.cfg.Probes["bench"], Target: target, Shard: record.Shard{Count: 1}, Limit: f.limit()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +218,7 @@ func TestProgressLineLive(t *testing.T) {
 	r, live := report.NewReport(), &liveStats{}
 	for i := range 100 {
 		ttft := time.Duration(100+i) * time.Millisecond // p50 149-150 ms, p99 198-199 ms
-		rec := &prober.Record{Seq: uint64(i), Scheduled: t0, Sent: t0, Duration: time.Second, OutputTokens: 11, FirstChunkTokens: 1,
+		rec := &record.Record{Seq: uint64(i), Scheduled: t0, Sent: t0, Duration: time.Second, OutputTokens: 11, FirstChunkTokens: 1,
 			Chunks: []time.Duration{ttft, ttft + 50*time.Millisecond}} // ITL 50ms/10 = 5 ms, to within a bucket
 		r.Observe(rec)
 		live.Observe(rec)

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -48,7 +49,7 @@ func runCheckConfig(stdout, stderr io.Writer, files []string) int {
 // too. Nothing is sent.
 func buildAll(cfg *scenarios.Config, targets map[string]*prober.Target) error {
 	build := func(name string, p *scenarios.Probe) error {
-		_, err := prober.NewProbe(name, p, targets[p.Target], cfg.Global.Seed, prober.Shard{Count: 1})
+		_, err := prober.NewProbe(name, p, targets[p.Target], cfg.Global.Seed, record.Shard{Count: 1})
 		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Probes)) {

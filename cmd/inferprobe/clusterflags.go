@@ -9,7 +9,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/cluster"
 	"github.com/inferprobe/inferprobe/daemon"
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // clusterFlags make sharded replicas run each burst together (serve).
@@ -33,7 +33,7 @@ func addClusterFlags(cmd *kingpin.CmdClause) *clusterFlags {
 }
 
 // check refuses cluster flags that cannot work with shard, before anything starts.
-func (f *clusterFlags) check(shard prober.Shard) error {
+func (f *clusterFlags) check(shard record.Shard) error {
 	if !f.peers.Enabled() {
 		return nil
 	}

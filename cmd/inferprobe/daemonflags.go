@@ -8,13 +8,13 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/inferprobe/inferprobe/daemon"
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // daemonFlags are the settings of the probing daemon shared by serve and demo.
 type daemonFlags struct {
 	grace       time.Duration
-	shard       prober.Shard
+	shard       record.Shard
 	storagePath string
 	historySize int
 	cluster     *clusterFlags // nil where there are no replicas (demo)
@@ -23,7 +23,7 @@ type daemonFlags struct {
 // addDaemonFlags registers the daemon's flags; --shard only where replicas
 // make sense (serve).
 func addDaemonFlags(cmd *kingpin.CmdClause, withShard bool) *daemonFlags {
-	f := &daemonFlags{shard: prober.Shard{Count: 1}}
+	f := &daemonFlags{shard: record.Shard{Count: 1}}
 	cmd.Flag("shutdown.grace-period", "On SIGTERM, stop sending and let requests in flight finish for up to this long; the rest are cancelled (counted as outcome=\"cancelled\").").
 		Default("10s").DurationVar(&f.grace)
 	cmd.Flag("storage.path", "Directory that keeps finished burst runs (one JSON file each), so their reports and the last-run gauges survive a restart; created if missing. Empty keeps them in memory only.").
@@ -40,7 +40,7 @@ func addDaemonFlags(cmd *kingpin.CmdClause, withShard bool) *daemonFlags {
 		cmd.Flag("shard", "Send only share i of n (0-based, i/n) of every probe's seeded request sequence, at the unsharded send times, so that n replicas together send exactly what one would. In a StatefulSet, i is the pod's ordinal and n the replica count.").
 			Default("0/1").Action(func(*kingpin.ParseContext) error {
 			var err error
-			f.shard, err = prober.ParseShard(shard)
+			f.shard, err = record.ParseShard(shard)
 			return err
 		}).StringVar(&shard)
 		f.cluster = addClusterFlags(cmd)

@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/wire"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // child is the parent's handle on one worker process it started (what runs
@@ -296,7 +296,7 @@ func (w *child) send(c *call) error {
 	}
 	if errors.Is(err, wire.ErrFrameTooLarge) {
 		// Refused before anything was written: the stream is intact.
-		w.finish(c.id, c.unsent(prober.OutcomeError, prober.ReasonProtocol, err.Error()))
+		w.finish(c.id, c.unsent(record.OutcomeError, record.ReasonProtocol, err.Error()))
 		return nil
 	}
 	if err == nil {
@@ -361,7 +361,7 @@ func (w *child) shutdown() {
 	}
 	w.mu.Unlock()
 	for _, c := range unwritten {
-		w.deliver(c, c.unsent(prober.OutcomeCancelled, prober.ReasonNone, "not sent: inferprobe is shutting down"))
+		w.deliver(c, c.unsent(record.OutcomeCancelled, record.ReasonNone, "not sent: inferprobe is shutting down"))
 	}
 	if err := w.enc.Shutdown(); err == nil {
 		_ = w.enc.Flush()
@@ -419,7 +419,7 @@ func (w *child) add(c *call) {
 
 // run queues c on w and waits for its record; nil means that w gave it back
 // unstarted, for another worker.
-func (w *child) run(ctx context.Context, c *call) *prober.Record {
+func (w *child) run(ctx context.Context, c *call) *record.Record {
 	select {
 	case w.queue <- c:
 	case rec := <-c.done:
@@ -444,7 +444,7 @@ func (w *child) load() int {
 
 // finish returns call id's record, unless the call has already returned:
 // whatever happens, a call returns once.
-func (w *child) finish(id uint64, rec *prober.Record) {
+func (w *child) finish(id uint64, rec *record.Record) {
 	w.mu.Lock()
 	c, ok := w.calls[id]
 	delete(w.calls, id)
@@ -456,13 +456,13 @@ func (w *child) finish(id uint64, rec *prober.Record) {
 
 // deliver hands c its record, or nil to give it back unstarted; c must just
 // have left w.calls.
-func (w *child) deliver(c *call, rec *prober.Record) { c.done <- rec }
+func (w *child) deliver(c *call, rec *record.Record) { c.done <- rec }
 
 // cancel cancels c for its Do and returns its record: at once if its credit
 // was not written yet, else by asking the worker, whose record then says
 // cancelled.
-func (w *child) cancel(c *call) *prober.Record {
-	cancelled := c.unsent(prober.OutcomeCancelled, prober.ReasonNone, "cancelled before it was sent")
+func (w *child) cancel(c *call) *record.Record {
+	cancelled := c.unsent(record.OutcomeCancelled, record.ReasonNone, "cancelled before it was sent")
 	w.mu.Lock()
 	if _, ok := w.calls[c.id]; ok {
 		if !c.written {
@@ -526,7 +526,7 @@ func (w *child) loseAll(why string, consumed int64) (lost, back int) {
 	w.calls = map[uint64]*call{}
 	w.mu.Unlock()
 	for _, c := range calls {
-		w.deliver(c, c.unsent(prober.OutcomeError, prober.ReasonWorkerLost, why))
+		w.deliver(c, c.unsent(record.OutcomeError, record.ReasonWorkerLost, why))
 	}
 	return len(calls), back
 }

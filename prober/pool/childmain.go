@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/wire"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // recordQueue bounds the records waiting to be written to the parent; a full
@@ -102,7 +103,7 @@ type workerTarget struct {
 
 type result struct {
 	id  uint64
-	rec *prober.Record
+	rec *record.Record
 }
 
 // read serves the parent's frames until in ends or a shutdown arrives.
@@ -183,12 +184,12 @@ func (s *server) start(ctx context.Context, c *wire.Credit) {
 		if defined {
 			<-tg.built
 		}
-		var rec *prober.Record
+		var rec *record.Record
 		switch {
 		case !defined:
-			rec = unsent(&c.Request, prober.OutcomeError, prober.ReasonProtocol, fmt.Sprintf("target %d was not defined before its credit", c.Target))
+			rec = unsent(&c.Request, record.OutcomeError, record.ReasonProtocol, fmt.Sprintf("target %d was not defined before its credit", c.Target))
 		case tg.err != nil:
-			rec = unsent(&c.Request, prober.OutcomeError, prober.ReasonProtocol, tg.err.Error())
+			rec = unsent(&c.Request, record.OutcomeError, record.ReasonProtocol, tg.err.Error())
 		default:
 			rec = s.client.Do(ctx, tg.t, &c.Request)
 		}
@@ -258,7 +259,7 @@ func writeRecord(enc *wire.Encoder, r result) error {
 	if errors.Is(err, wire.ErrFrameTooLarge) {
 		rec := *r.rec
 		rec.Chunks, rec.FirstOutput = nil, -1
-		rec.Outcome, rec.Reason, rec.Err = prober.OutcomeError, prober.ReasonProtocol, err.Error()
+		rec.Outcome, rec.Reason, rec.Err = record.OutcomeError, record.ReasonProtocol, err.Error()
 		err = enc.Record(r.id, &rec)
 	}
 	return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // stop sends SIGSTOP to pid and waits until the process is stopped, so that
@@ -93,7 +94,7 @@ func TestKilledWorker(t *testing.T) {
 	lost := map[uint64]bool{}
 	for range held {
 		r := <-records
-		if r.Outcome != prober.OutcomeError || r.Reason != prober.ReasonWorkerLost || !r.Sent.IsZero() ||
+		if r.Outcome != record.OutcomeError || r.Reason != record.ReasonWorkerLost || !r.Sent.IsZero() ||
 			r.Seq >= n || !r.Scheduled.Equal(reqs[r.Seq].Scheduled) || !strings.Contains(r.Err, "signal: killed") {
 			t.Fatalf("record of a request on the killed worker: %+v", r)
 		}
@@ -104,7 +105,7 @@ func TestKilledWorker(t *testing.T) {
 	u.releaseAll()
 	rest := collect(t, records, n+more-held)
 	for seq, r := range rest {
-		if lost[seq] || r.Outcome != prober.OutcomeOK || r.Sent.Before(r.Scheduled) {
+		if lost[seq] || r.Outcome != record.OutcomeOK || r.Sent.Before(r.Scheduled) {
 			t.Errorf("request %d: %+v (lost before: %v)", seq, r, lost[seq])
 		}
 	}
@@ -133,7 +134,7 @@ func TestKilledWorker(t *testing.T) {
 		after[i] = request(t, tg, uint64(n+more+i), "normal")
 	}
 	for _, r := range collect(t, doAll(context.Background(), p, tg, after), n) {
-		if r.Outcome != prober.OutcomeOK {
+		if r.Outcome != record.OutcomeOK {
 			t.Errorf("after the restart: %+v", r)
 		}
 	}
@@ -157,7 +158,7 @@ func TestStuckWorker(t *testing.T) {
 	for i := range reqs {
 		reqs[i] = request(t, tg, uint64(i), "hold")
 	}
-	records := make(chan *prober.Record, 10000)
+	records := make(chan *record.Record, 10000)
 	for _, req := range reqs {
 		go func() { records <- p.Do(context.Background(), tg, req) }()
 	}
@@ -179,8 +180,8 @@ func TestStuckWorker(t *testing.T) {
 	lost := 0
 	for _, r := range got {
 		switch {
-		case r.Outcome == prober.OutcomeOK && !r.Sent.Before(r.Scheduled):
-		case r.Reason == prober.ReasonWorkerLost && r.Seq < held && r.Sent.IsZero() && strings.Contains(r.Err, "stopped answering"):
+		case r.Outcome == record.OutcomeOK && !r.Sent.Before(r.Scheduled):
+		case r.Reason == record.ReasonWorkerLost && r.Seq < held && r.Sent.IsZero() && strings.Contains(r.Err, "stopped answering"):
 			lost++
 		default:
 			t.Errorf("record: %+v", r)
@@ -225,7 +226,7 @@ func TestStuckOnlyWorker(t *testing.T) {
 	p, _ := newPool(t, 1)
 	tg := u.target(t, nil)
 	const held, more = 3, 900 // the upstream's channels hold 1000
-	records := make(chan *prober.Record, held+more)
+	records := make(chan *record.Record, held+more)
 	for i := range held {
 		req := request(t, tg, uint64(i), "hold")
 		go func() { records <- p.Do(context.Background(), tg, req) }()
@@ -251,7 +252,7 @@ func TestStuckOnlyWorker(t *testing.T) {
 		t.Errorf("late, the stopped worker holds %d requests, %d of them never written to it: they were not given back", kept, unwritten)
 	}
 	for _, r := range collect(t, records, held+more) {
-		if r.Seq < held && r.Reason != prober.ReasonWorkerLost || r.Seq >= held && r.Outcome != prober.OutcomeOK {
+		if r.Seq < held && r.Reason != record.ReasonWorkerLost || r.Seq >= held && r.Outcome != record.OutcomeOK {
 			t.Errorf("record: %+v", r)
 		}
 	}

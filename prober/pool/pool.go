@@ -25,6 +25,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/wire"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 const (
@@ -122,7 +123,7 @@ type call struct {
 	// done gets one message from each worker the call is given to: its
 	// record, or nil when the worker gives it back unstarted. Buffered, so
 	// never blocks.
-	done chan *prober.Record
+	done chan *record.Record
 	// written is set, under the worker's mu, once the credit is on its way:
 	// from then on a cancel must go to the worker. end is then the offset in
 	// the worker's input stream that the worker must have read to hold the
@@ -241,8 +242,8 @@ func (p *Pool) Prepare(ctx context.Context, t *prober.Target, conns int) (releas
 // it waits for room. A request that a late or lost worker gives back
 // unstarted goes to another worker: it is sent once, not retried. Cancelling
 // ctx cancels the request, which then comes back cancelled.
-func (p *Pool) Do(ctx context.Context, t *prober.Target, req *prober.Request) *prober.Record {
-	c := &call{id: p.nextID.Add(1), req: req, done: make(chan *prober.Record, 1)}
+func (p *Pool) Do(ctx context.Context, t *prober.Target, req *prober.Request) *record.Record {
+	c := &call{id: p.nextID.Add(1), req: req, done: make(chan *record.Record, 1)}
 	rec := p.do(ctx, t, c)
 	if c.counted {
 		p.inFlight.Done()
@@ -250,9 +251,9 @@ func (p *Pool) Do(ctx context.Context, t *prober.Target, req *prober.Request) *p
 	return rec
 }
 
-func (p *Pool) do(ctx context.Context, t *prober.Target, c *call) *prober.Record {
+func (p *Pool) do(ctx context.Context, t *prober.Target, c *call) *record.Record {
 	if ctx.Err() != nil {
-		return c.unsent(prober.OutcomeCancelled, prober.ReasonNone, "cancelled before it was sent")
+		return c.unsent(record.OutcomeCancelled, record.ReasonNone, "cancelled before it was sent")
 	}
 	for {
 		w, rec := p.assign(ctx, t, c)
@@ -266,12 +267,12 @@ func (p *Pool) do(ctx context.Context, t *prober.Target, c *call) *prober.Record
 }
 
 // assign gives c to the worker with the fewest calls, waiting for one to be up.
-func (p *Pool) assign(ctx context.Context, t *prober.Target, c *call) (*child, *prober.Record) {
+func (p *Pool) assign(ctx context.Context, t *prober.Target, c *call) (*child, *record.Record) {
 	for {
 		p.mu.Lock()
 		if p.draining {
 			p.mu.Unlock()
-			return nil, c.unsent(prober.OutcomeCancelled, prober.ReasonNone, "not sent: inferprobe is shutting down")
+			return nil, c.unsent(record.OutcomeCancelled, record.ReasonNone, "not sent: inferprobe is shutting down")
 		}
 		c.target = p.define(t)
 		if w := p.leastLoaded(); w != nil {
@@ -292,7 +293,7 @@ func (p *Pool) assign(ctx context.Context, t *prober.Target, c *call) (*child, *
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return nil, c.unsent(prober.OutcomeCancelled, prober.ReasonNone, "not sent: cancelled while waiting for a worker")
+			return nil, c.unsent(record.OutcomeCancelled, record.ReasonNone, "not sent: cancelled while waiting for a worker")
 		}
 	}
 }
@@ -403,25 +404,16 @@ func (p *Pool) Utilisation() (cpu float64, schedLatencyP99 time.Duration) {
 	return cpu, schedLatencyP99
 }
 
-// unsent is the record of a request whose send time is not known: it never
-// left, or it was lost with its worker. Its Sent is zero, so it adds no
-// schedule lag: any instant put there would be a guess, and one before the
-// scheduled time (a credit goes to its worker ahead of it) a negative lag.
-func unsent(req *prober.Request, outcome prober.Outcome, reason prober.Reason, msg string) *prober.Record {
-	return &prober.Record{
-		Seq:                req.Seq,
-		ID:                 req.ID,
-		Scheduled:          req.Scheduled,
-		FirstOutput:        -1,
-		InputTokens:        req.InputTokens,
-		PinnedOutputTokens: req.PinnedOutputTokens,
-		Outcome:            outcome,
-		Reason:             reason,
-		Err:                msg,
-	}
+// unsent is the record of req if it never left or was lost with its
+// worker (record.Unsent). It keeps the request's token counts, as
+// Client.Do's record of a request it never sent does.
+func unsent(req *prober.Request, outcome record.Outcome, reason record.Reason, msg string) *record.Record {
+	rec := record.Unsent(req.Seq, req.ID, req.Scheduled, outcome, reason, msg)
+	rec.InputTokens, rec.PinnedOutputTokens = req.InputTokens, req.PinnedOutputTokens
+	return rec
 }
 
 // unsent is the record of c if it does not come back from a worker.
-func (c *call) unsent(outcome prober.Outcome, reason prober.Reason, msg string) *prober.Record {
+func (c *call) unsent(outcome record.Outcome, reason record.Reason, msg string) *record.Record {
 	return unsent(c.req, outcome, reason, msg)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/prober/wire"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -232,17 +233,17 @@ func request(t testing.TB, tg *prober.Target, seq uint64, prompt string) *prober
 }
 
 // doAll runs one Do per request at once and returns the records by Seq.
-func doAll(ctx context.Context, p *Pool, tg *prober.Target, reqs []*prober.Request) chan *prober.Record {
-	out := make(chan *prober.Record, len(reqs))
+func doAll(ctx context.Context, p *Pool, tg *prober.Target, reqs []*prober.Request) chan *record.Record {
+	out := make(chan *record.Record, len(reqs))
 	for _, req := range reqs {
 		go func() { out <- p.Do(ctx, tg, req) }()
 	}
 	return out
 }
 
-func collect(t testing.TB, records <-chan *prober.Record, n int) map[uint64]*prober.Record {
+func collect(t testing.TB, records <-chan *record.Record, n int) map[uint64]*record.Record {
 	t.Helper()
-	got := map[uint64]*prober.Record{}
+	got := map[uint64]*record.Record{}
 	timeout := time.After(20 * time.Second)
 	for range n {
 		select {
@@ -297,7 +298,7 @@ func TestDo(t *testing.T) {
 	got := collect(t, doAll(context.Background(), p, tg, reqs), n)
 	for _, req := range reqs {
 		r := got[req.Seq]
-		if r.Outcome != prober.OutcomeOK || len(r.Chunks) != 3 || r.OutputTokens != 3 || r.InputTokens != 7 ||
+		if r.Outcome != record.OutcomeOK || len(r.Chunks) != 3 || r.OutputTokens != 3 || r.InputTokens != 7 ||
 			r.PinnedOutputTokens != 0 || r.Status != 200 || r.FirstOutput != 0 || !r.Scheduled.Equal(req.Scheduled) ||
 			r.Sent.Before(req.Scheduled) || r.Duration < r.Chunks[2] || r.Chunks[0] > r.Chunks[1] {
 			t.Fatalf("request %d: record %+v", req.Seq, r)
@@ -312,7 +313,7 @@ func TestDo(t *testing.T) {
 
 	// A target whose spec changes under the same name is defined anew.
 	changed := u.target(t, map[string]string{"X-Spec": "2"})
-	if r := p.Do(context.Background(), changed, request(t, changed, n, "normal")); r.Outcome != prober.OutcomeOK {
+	if r := p.Do(context.Background(), changed, request(t, changed, n, "normal")); r.Outcome != record.OutcomeOK {
 		t.Fatalf("after redefining the target: %+v", r)
 	}
 	if h := <-u.headers; h.Get("X-Spec") != "2" {
@@ -384,15 +385,15 @@ func TestCancel(t *testing.T) {
 	u.waitArrivals(t, 1)
 	cancel()
 	r := collect(t, records, 1)[1]
-	if r.Outcome != prober.OutcomeCancelled || r.Sent.IsZero() || r.Sent.Equal(r.Scheduled) {
+	if r.Outcome != record.OutcomeCancelled || r.Sent.IsZero() || r.Sent.Equal(r.Scheduled) {
 		t.Errorf("cancelled in flight: %+v", r)
 	}
 
 	// Never sent, it has no send time, and so no schedule lag.
-	if r := p.Do(ctx, tg, request(t, tg, 2, "normal")); r.Outcome != prober.OutcomeCancelled || !r.Sent.IsZero() {
+	if r := p.Do(ctx, tg, request(t, tg, 2, "normal")); r.Outcome != record.OutcomeCancelled || !r.Sent.IsZero() {
 		t.Errorf("cancelled before the call: %+v", r)
 	}
-	if r := p.Do(context.Background(), tg, request(t, tg, 3, "normal")); r.Outcome != prober.OutcomeOK {
+	if r := p.Do(context.Background(), tg, request(t, tg, 3, "normal")); r.Outcome != record.OutcomeOK {
 		t.Errorf("the worker is not usable after a cancel: %+v", r)
 	}
 	if n := current(p, 0).load(); n != 0 {
@@ -412,7 +413,7 @@ func TestCancelInWorker(t *testing.T) {
 	req := request(t, tg, 1, "forever")
 	req.Cancel, req.CancelAfter = true, 20*time.Millisecond
 	r := p.Do(context.Background(), tg, req)
-	if r.Outcome != prober.OutcomeCancelled || r.Sent.IsZero() || !strings.Contains(r.Err, "cancelled by the client 20ms after") {
+	if r.Outcome != record.OutcomeCancelled || r.Sent.IsZero() || !strings.Contains(r.Err, "cancelled by the client 20ms after") {
 		t.Errorf("record %+v, want cancelled by the client after its send", r)
 	}
 	u.waitArrivals(t, 1)
@@ -436,12 +437,12 @@ func TestDrain(t *testing.T) {
 		defer p.mu.Unlock()
 		return p.draining
 	})
-	if r := p.Do(context.Background(), tg, request(t, tg, 5, "normal")); r.Outcome != prober.OutcomeCancelled || !strings.Contains(r.Err, "shutting down") {
+	if r := p.Do(context.Background(), tg, request(t, tg, 5, "normal")); r.Outcome != record.OutcomeCancelled || !strings.Contains(r.Err, "shutting down") {
 		t.Errorf("Do while draining: %+v", r)
 	}
 	u.releaseAll()
 	got := collect(t, records, 4)
-	for seq, want := range map[uint64]prober.Outcome{1: prober.OutcomeOK, 2: prober.OutcomeOK, 3: prober.OutcomeCancelled, 4: prober.OutcomeCancelled} {
+	for seq, want := range map[uint64]record.Outcome{1: record.OutcomeOK, 2: record.OutcomeOK, 3: record.OutcomeCancelled, 4: record.OutcomeCancelled} {
 		if got[seq].Outcome != want {
 			t.Errorf("request %d: %+v, want %v", seq, got[seq], want)
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/wire"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -76,7 +77,7 @@ func TestPrepare(t *testing.T) {
 	if !holds(p, current(p, 0), d) {
 		t.Error("the replacement took requests before it had built the target")
 	}
-	if r := p.Do(context.Background(), tg, request(t, tg, 1, "normal")); r.Outcome != prober.OutcomeOK {
+	if r := p.Do(context.Background(), tg, request(t, tg, 1, "normal")); r.Outcome != record.OutcomeOK {
 		t.Errorf("after Prepare: %+v", r)
 	}
 
@@ -95,7 +96,7 @@ func TestPrepare(t *testing.T) {
 		t.Error("a worker started after the release built the released target")
 	}
 	for i := range 4 {
-		if r := p.Do(context.Background(), tg, request(t, tg, uint64(2+i), "normal")); r.Outcome != prober.OutcomeOK {
+		if r := p.Do(context.Background(), tg, request(t, tg, uint64(2+i), "normal")); r.Outcome != record.OutcomeOK {
 			t.Errorf("after the release: %+v", r)
 		}
 	}
@@ -132,7 +133,7 @@ func TestPrepareBuildFails(t *testing.T) {
 	if l := logs.String(); !strings.Contains(l, "a worker cannot build a target") || !strings.Contains(l, "no such file") {
 		t.Errorf("the failed build is not logged with its cause:\n%s", l)
 	}
-	if r := p.Do(context.Background(), tg, request(t, tg, 1, "normal")); r.Reason != prober.ReasonProtocol || !strings.Contains(r.Err, "tokenizer") {
+	if r := p.Do(context.Background(), tg, request(t, tg, 1, "normal")); r.Reason != record.ReasonProtocol || !strings.Contains(r.Err, "tokenizer") {
 		t.Errorf("a request to the target the worker could not build: %+v", r)
 	}
 }
@@ -149,7 +150,7 @@ func TestPreparedFirstRequest(t *testing.T) {
 	req := request(t, tg, 1, "normal")
 	req.Scheduled = time.Now().Add(5 * time.Millisecond) // handed over ahead, as the scheduler does
 	r := p.Do(context.Background(), tg, req)
-	if r.Outcome != prober.OutcomeOK {
+	if r.Outcome != record.OutcomeOK {
 		t.Fatalf("%+v", r)
 	}
 	t.Logf("first request's schedule lag after Prepare: %s", r.Lag())
@@ -233,12 +234,12 @@ func TestPrepareOpensConnections(t *testing.T) {
 	// Dialled is not yet accepted: the server's accept loop may lag.
 	eventually(t, 5*time.Second, "the server did not accept 4 connections", func() bool { return accepted.Load() == 4 })
 	r := p.Do(context.Background(), tg, request(t, tg, 1, "normal"))
-	if r.Outcome != prober.OutcomeOK {
+	if r.Outcome != record.OutcomeOK {
 		t.Fatalf("on a connection opened ahead: %+v", r)
 	}
 	// Counting the server's connections instead would race with the spares
 	// the client then opens (topUp) to replace the one taken.
-	if r.Phases.Conn != prober.ConnOpenedAhead {
+	if r.Phases.Conn != record.ConnOpenedAhead {
 		t.Errorf("the first request's connection was %s, want one opened ahead", r.Phases.Conn)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // Decoder reads frames: Next reads one, then the method for its type decodes
@@ -170,13 +170,13 @@ func (d *Decoder) Shutdown() error {
 
 // Record decodes a record and returns its credit id. The record is freshly
 // allocated: two allocations, plus one for an error message.
-func (d *Decoder) Record() (uint64, *prober.Record, error) {
+func (d *Decoder) Record() (uint64, *record.Record, error) {
 	p, err := d.payload(TypeRecord)
 	if err != nil {
 		return 0, nil, err
 	}
 	id := p.uvarint()
-	r := &prober.Record{Seq: p.uvarint()}
+	r := &record.Record{Seq: p.uvarint()}
 	p.id(&r.ID)
 	r.Scheduled, r.Sent, r.CapWait = fromUnixNano(p.varint()), fromUnixNano(p.varint()), time.Duration(p.varint())
 	// Every delta takes at least a byte, so the count cannot ask for more
@@ -204,7 +204,7 @@ func (d *Decoder) Record() (uint64, *prober.Record, error) {
 	r.Duration = time.Duration(p.varint())
 	r.Ack = time.Duration(p.varint())
 	ph := &r.Phases
-	ph.Conn = prober.ConnOrigin(p.byte())
+	ph.Conn = record.ConnOrigin(p.byte())
 	for _, d := range [...]*time.Duration{&ph.DNS, &ph.Connect, &ph.TLS, &ph.Setup, &ph.Written, &ph.FirstByte} {
 		*d = time.Duration(p.varint())
 	}
@@ -213,12 +213,12 @@ func (d *Decoder) Record() (uint64, *prober.Record, error) {
 	r.ReasoningTokens = p.int()
 	r.UsagePromptTokens = p.int()
 	r.ClientOutputTokens = p.int()
-	r.TokenSource = prober.TokenSource(p.byte())
+	r.TokenSource = record.TokenSource(p.byte())
 	r.PinnedOutputTokens = p.int()
-	r.Encoding = prober.Encoding(p.byte())
+	r.Encoding = record.Encoding(p.byte())
 	r.ConnRetried = p.byte() != 0
 	r.KeepAliveWithheld = p.byte() != 0
-	r.Outcome = prober.Outcome(p.byte())
+	r.Outcome = record.Outcome(p.byte())
 	r.Reason = reason(p.bytes())
 	r.Status = p.int()
 	r.Err = p.string()
@@ -250,19 +250,19 @@ func (d *Decoder) Ready() (Ready, error) {
 
 // reasons are the known failure reasons, matched so that decoding one does
 // not allocate.
-var reasons = []prober.Reason{
-	prober.ReasonNone, prober.ReasonConnect, prober.ReasonTimeout, prober.ReasonStall,
-	prober.ReasonHTTP4xx, prober.ReasonHTTP429, prober.ReasonHTTP5xx, prober.ReasonProtocol,
-	prober.ReasonTruncated, prober.ReasonServerErrorEvent, prober.ReasonWorkerLost, prober.ReasonDataset,
+var reasons = []record.Reason{
+	record.ReasonNone, record.ReasonConnect, record.ReasonTimeout, record.ReasonStall,
+	record.ReasonHTTP4xx, record.ReasonHTTP429, record.ReasonHTTP5xx, record.ReasonProtocol,
+	record.ReasonTruncated, record.ReasonServerErrorEvent, record.ReasonWorkerLost, record.ReasonDataset,
 }
 
-func reason(b []byte) prober.Reason {
+func reason(b []byte) record.Reason {
 	for _, r := range reasons {
 		if string(b) == string(r) {
 			return r
 		}
 	}
-	return prober.Reason(b)
+	return record.Reason(b)
 }
 
 // reader decodes a payload. The first problem sticks: later reads return
@@ -346,7 +346,7 @@ func (p *reader) bytes() []byte {
 }
 
 // id reads a request ID: 16 trace ID bytes, 8 span ID bytes.
-func (p *reader) id(id *prober.RequestID) {
+func (p *reader) id(id *record.RequestID) {
 	if len(p.b) < len(id.Trace)+len(id.Span) {
 		p.fail("request ID cut short")
 		return

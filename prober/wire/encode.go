@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // Encoder writes frames. Frames are buffered until Flush. It is not safe for
@@ -89,7 +90,7 @@ func (e *Encoder) Shutdown() error {
 
 // Record writes the record of credit id. Chunk offsets go as deltas, which
 // are small (tens of milliseconds) and so take 3–4 bytes each.
-func (e *Encoder) Record(id uint64, r *prober.Record) error {
+func (e *Encoder) Record(id uint64, r *record.Record) error {
 	e.begin(TypeRecord)
 	b := binary.AppendUvarint(e.buf, id)
 	b = binary.AppendUvarint(b, r.Seq)
@@ -173,7 +174,7 @@ func boolByte(v bool) byte {
 
 // appendID writes a request ID as its 16 trace ID bytes, then its 8 span ID
 // bytes.
-func appendID(b []byte, id prober.RequestID) []byte {
+func appendID(b []byte, id record.RequestID) []byte {
 	return append(append(b, id.Trace[:]...), id.Span[:]...)
 }
 

@@ -76,7 +76,7 @@ const (
 	TypeCredit                    // down: Credit
 	TypeCancel                    // down: the id of a credit to cancel
 	TypeShutdown                  // down: cancel what runs, send its records, exit
-	TypeRecord                    // up: a credit's id and its prober.Record
+	TypeRecord                    // up: a credit's id and its record.Record
 	TypeHeartbeat                 // up: Heartbeat
 	TypeReady                     // up: Ready
 )

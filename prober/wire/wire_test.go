@@ -12,25 +12,27 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
+	"github.com/inferprobe/inferprobe/record/recordtest"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 var t0 = time.Unix(1_750_000_000, 123_456_789)
 
 // sampleRecord is a streamed record with n content chunks about 20ms apart.
-func sampleRecord(n int) *prober.Record {
-	r := &prober.Record{
-		Seq: 42, ID: prober.NewRequestID(1, "p", 42), Scheduled: t0, Sent: t0.Add(150 * time.Microsecond), CapWait: 100 * time.Microsecond,
+func sampleRecord(n int) *record.Record {
+	r := &record.Record{
+		Seq: 42, ID: record.NewRequestID(1, "p", 42), Scheduled: t0, Sent: t0.Add(150 * time.Microsecond), CapWait: 100 * time.Microsecond,
 		FirstOutput: 3, FirstChunkTokens: 1, InputTokens: 512, UsagePromptTokens: 530, ClientOutputTokens: n + 1, OutputTokens: n, ReasoningTokens: n / 2,
-		TokenSource: prober.TokensFromUsage, PinnedOutputTokens: n, Status: 200,
-		Encoding: prober.EncodingZstd, ConnRetried: true, KeepAliveWithheld: true,
+		TokenSource: record.TokensFromUsage, PinnedOutputTokens: n, Status: 200,
+		Encoding: record.EncodingZstd, ConnRetried: true, KeepAliveWithheld: true,
 	}
 	for i := range n {
 		r.Chunks = append(r.Chunks, 80*time.Millisecond+time.Duration(i)*20*time.Millisecond+time.Duration(i*7919)%time.Millisecond)
 	}
 	r.Duration = r.Chunks[n-1] + time.Millisecond
 	r.Ack = 3 * time.Millisecond
-	r.Phases = prober.Phases{Conn: prober.ConnDialled, DNS: 40 * time.Microsecond, Connect: 90 * time.Microsecond, TLS: 700 * time.Microsecond,
+	r.Phases = record.Phases{Conn: record.ConnDialled, DNS: 40 * time.Microsecond, Connect: 90 * time.Microsecond, TLS: 700 * time.Microsecond,
 		Setup: 900 * time.Microsecond, Written: 30 * time.Microsecond, FirstByte: 2900 * time.Microsecond}
 	return r
 }
@@ -44,12 +46,12 @@ func TestRoundTrip(t *testing.T) {
 		APIKeyEnv: "KEY", APIKey: "sk-secret",
 	}, Connections: 3}
 	credit := &Credit{ID: 1 << 40, Target: 7, Request: prober.Request{
-		Seq: 9, ID: prober.NewRequestID(1, "p", 9), Scheduled: t0, Body: []byte(`{"model":"m"}`), Session: "s-1", InputTokens: 128, PinnedOutputTokens: 64,
+		Seq: 9, ID: record.NewRequestID(1, "p", 9), Scheduled: t0, Body: []byte(`{"model":"m"}`), Session: "s-1", InputTokens: 128, PinnedOutputTokens: 64,
 		Cancel: true, CancelAfter: 2 * time.Second,
 	}}
-	failed := &prober.Record{Seq: 3, Scheduled: t0, FirstOutput: -1, Outcome: prober.OutcomeError,
-		Reason: prober.ReasonHTTP5xx, Status: 503, Err: "HTTP 503: overloaded"}
-	unknownReason := &prober.Record{FirstOutput: -1, Outcome: prober.OutcomeError, Reason: "some_new_reason"}
+	failed := &record.Record{Seq: 3, Scheduled: t0, FirstOutput: -1, Outcome: record.OutcomeError,
+		Reason: record.ReasonHTTP5xx, Status: 503, Err: "HTTP 503: overloaded"}
+	unknownReason := &record.Record{FirstOutput: -1, Outcome: record.OutcomeError, Reason: "some_new_reason"}
 	heartbeat := Heartbeat{InFlight: 17, CPU: 1234 * time.Millisecond, SchedLatencyP99: 85 * time.Microsecond}
 	ready, failedReady := Ready{Target: 7}, Ready{Target: 8, Err: "target qwen: tokenizer: no such file"}
 
@@ -102,7 +104,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	for _, want := range []struct {
 		id  uint64
-		rec *prober.Record
+		rec *record.Record
 	}{{5, sampleRecord(64)}, {6, failed}, {8, unknownReason}} {
 		next(TypeRecord)
 		id, rec, err := dec.Record()
@@ -134,7 +136,7 @@ func TestRoundTrip(t *testing.T) {
 
 // recordsEqual compares records, times by instant (a decoded time has no
 // monotonic reading).
-func recordsEqual(a, b *prober.Record) bool {
+func recordsEqual(a, b *record.Record) bool {
 	if !a.Scheduled.Equal(b.Scheduled) || !a.Sent.Equal(b.Sent) {
 		return false
 	}
@@ -314,4 +316,36 @@ func BenchmarkRecordRoundTrip(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(size), "bytes/record")
+}
+
+// TestRecordCarriesEveryField: a worker's record reaches the parent with
+// every field the worker measured, those added to Record later too.
+func TestRecordCarriesEveryField(t *testing.T) {
+	// Set in the parent, never sent up, as the parent has them.
+	notCarried := []string{
+		"Digest",       // folded by the parent's scheduler
+		"PromptTokens", // this one and the next two are the parent's request
+		"Session",
+		"Body",
+	}
+	want := recordtest.Full()
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf)
+	if err := enc.Record(1, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	dec := NewDecoder(&buf)
+	if typ, err := dec.Next(); err != nil || typ != TypeRecord {
+		t.Fatalf("Next = %v, %v; want a record", typ, err)
+	}
+	_, got, err := dec.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if differ := recordtest.Diff(got, want, notCarried...); len(differ) > 0 {
+		t.Errorf("fields lost by the wire: %v", differ)
+	}
 }

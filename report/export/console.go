@@ -5,13 +5,13 @@ import (
 	"io"
 
 	"github.com/inferprobe/inferprobe/collector/gpu"
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
 // Console prints AIPerf's console table of r, with inferprobe's extras; d
 // is the sequence r sent, with seed.
-func Console(w io.Writer, r Run, d prober.Digest, seed uint64) {
+func Console(w io.Writer, r Run, d record.Digest, seed uint64) {
 	s := r.Summary
 	if r.ClientBound != "" {
 		fmt.Fprintf(w, "\n!!! CLIENT-BOUND RUN: %s.\n!!! These figures may describe inferprobe, not the server: add --workers, lower the rate, or give inferprobe more CPU.\n", r.ClientBound)

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -18,13 +18,13 @@ const firstMessageWidth = 160
 // consoleErrors prints, per error reason, how many requests failed for it and
 // the first one's message: the server's own text says what to fix (a wrong
 // model, a missing key) where a count cannot.
-func consoleErrors(w io.Writer, counts map[prober.Reason]int, reqs []report.RequestRecord) {
+func consoleErrors(w io.Writer, counts map[record.Reason]int, reqs []report.RequestRecord) {
 	if len(counts) == 0 {
 		return
 	}
-	first := make(map[prober.Reason]string, len(counts))
+	first := make(map[record.Reason]string, len(counts))
 	for _, q := range reqs { // in sequence order
-		if q.Outcome == prober.OutcomeError && q.Err != "" {
+		if q.Outcome == record.OutcomeError && q.Err != "" {
 			if _, ok := first[q.Reason]; !ok {
 				first[q.Reason] = q.Err
 			}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/inferprobe/inferprobe/collector/gpu"
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -39,18 +39,18 @@ func TestPrintGPU(t *testing.T) {
 // request's message, on one clipped line, so the server's own words say what
 // to fix.
 func TestConsoleErrors(t *testing.T) {
-	failed := func(reason prober.Reason) report.Contribution {
-		return report.Contribution{Outcome: prober.OutcomeError, Reason: reason}
+	failed := func(reason record.Reason) report.Contribution {
+		return report.Contribution{Outcome: record.OutcomeError, Reason: reason}
 	}
 	long := "HTTP 500: " + strings.Repeat("x", 300)
 	reqs := []report.RequestRecord{
 		{Seq: 0},
-		{Seq: 1, Contribution: failed(prober.ReasonHTTP4xx), Status: 404, Err: "HTTP 404: {\"error\":{\"message\":\"The model `nope` does not exist.\"}}"},
-		{Seq: 2, Contribution: failed(prober.ReasonHTTP4xx), Status: 404, Err: "HTTP 404: a later one"},
-		{Seq: 3, Contribution: failed(prober.ReasonHTTP5xx), Status: 500, Err: long + "\nsecond line"},
+		{Seq: 1, Contribution: failed(record.ReasonHTTP4xx), Status: 404, Err: "HTTP 404: {\"error\":{\"message\":\"The model `nope` does not exist.\"}}"},
+		{Seq: 2, Contribution: failed(record.ReasonHTTP4xx), Status: 404, Err: "HTTP 404: a later one"},
+		{Seq: 3, Contribution: failed(record.ReasonHTTP5xx), Status: 500, Err: long + "\nsecond line"},
 	}
 	var out bytes.Buffer
-	consoleErrors(&out, map[prober.Reason]int{prober.ReasonHTTP4xx: 2, prober.ReasonHTTP5xx: 1}, reqs)
+	consoleErrors(&out, map[record.Reason]int{record.ReasonHTTP4xx: 2, record.ReasonHTTP5xx: 1}, reqs)
 	got := out.String()
 	for _, want := range []string{
 		"http_4xx                                                    2  HTTP 404: {\"error\":{\"message\":\"The model `nope` does not exist.\"}}\n",

@@ -18,7 +18,7 @@ import (
 
 	"github.com/prometheus/common/version"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/servermetrics"
 )
@@ -362,7 +362,7 @@ func isoTime(t time.Time) any {
 // errorGroup is one line of error_summary: requests that failed for the same
 // reason with the same status.
 type errorGroup struct {
-	Reason  prober.Reason
+	Reason  record.Reason
 	Status  int
 	Message string // the first such request's error
 	Count   int
@@ -372,7 +372,7 @@ func errorGroups(reqs []report.RequestRecord) []errorGroup {
 	var groups []errorGroup
 	index := map[[2]string]int{}
 	for _, q := range reqs {
-		if q.Outcome != prober.OutcomeError {
+		if q.Outcome != record.OutcomeError {
 			continue
 		}
 		k := [2]string{string(q.Reason), fmt.Sprint(q.Status)}
@@ -522,8 +522,8 @@ func tokenSource(s report.Summary) string {
 	return "usage"
 }
 
-func sortedReasons(m map[prober.Reason]int) []prober.Reason {
-	out := make([]prober.Reason, 0, len(m))
+func sortedReasons(m map[record.Reason]int) []record.Reason {
+	out := make([]record.Reason, 0, len(m))
 	for r := range m {
 		out = append(out, r)
 	}

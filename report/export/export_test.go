@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -37,8 +37,8 @@ func fixedRun(t *testing.T) Run {
 	r := report.NewReport(report.WithSLO(slo))
 	for i := range 24 {
 		sched := t0.Add(ms(250 * i))
-		rec := &prober.Record{Seq: uint64(i), Scheduled: sched, Sent: sched.Add(ms(i % 3)), FirstOutput: i % 2,
-			InputTokens: 112 + i, UsagePromptTokens: 112 + i, PromptTokens: 100 + i, OutputTokens: 8, Outcome: prober.OutcomeOK, Status: 200,
+		rec := &record.Record{Seq: uint64(i), Scheduled: sched, Sent: sched.Add(ms(i % 3)), FirstOutput: i % 2,
+			InputTokens: 112 + i, UsagePromptTokens: 112 + i, PromptTokens: 100 + i, OutputTokens: 8, Outcome: record.OutcomeOK, Status: 200,
 			Ack: ms(2), Body: fmt.Appendf(nil, `{"model":"Qwen/Qwen3-0.6B","messages":[{"role":"user","content":"prompt %d"}],"max_completion_tokens":8}`, i)}
 		if i >= 20 { // one session of three turns (23 is replaced below)
 			rec.Session = "conv-a"
@@ -48,24 +48,24 @@ func fixedRun(t *testing.T) Run {
 		}
 		rec.FirstChunkTokens = 1
 		rec.Duration = rec.Chunks[7] + ms(2)
-		rec.Phases = prober.Phases{Conn: prober.ConnReused, Setup: 20 * time.Microsecond, Written: 50 * time.Microsecond, FirstByte: ms(1)}
+		rec.Phases = record.Phases{Conn: record.ConnReused, Setup: 20 * time.Microsecond, Written: 50 * time.Microsecond, FirstByte: ms(1)}
 		if i == 0 {
-			rec.Phases.Conn, rec.Phases.DNS, rec.Phases.Connect, rec.Phases.TLS, rec.Phases.Setup = prober.ConnDialled, 100*time.Microsecond, 300*time.Microsecond, 700*time.Microsecond, 1200*time.Microsecond
+			rec.Phases.Conn, rec.Phases.DNS, rec.Phases.Connect, rec.Phases.TLS, rec.Phases.Setup = record.ConnDialled, 100*time.Microsecond, 300*time.Microsecond, 700*time.Microsecond, 1200*time.Microsecond
 			rec.Sent = rec.Sent.Add(rec.Phases.Setup) // dialled on the schedule's time
 		}
 		switch i {
 		case 2:
 			rec.PinnedOutputTokens = 9
 		case 5:
-			*rec = prober.Record{Seq: 5, Scheduled: sched, Sent: sched, Duration: ms(3), Outcome: prober.OutcomeError,
-				Reason: prober.ReasonHTTP429, Status: 429, Err: `HTTP 429: {"error":"rate limited"}`}
+			*rec = record.Record{Seq: 5, Scheduled: sched, Sent: sched, Duration: ms(3), Outcome: record.OutcomeError,
+				Reason: record.ReasonHTTP429, Status: 429, Err: `HTTP 429: {"error":"rate limited"}`}
 		case 11:
 			rec.Chunks, rec.Duration = rec.Chunks[:2], ms(400)
-			rec.Outcome, rec.Reason, rec.Err, rec.InputTokens, rec.OutputTokens = prober.OutcomeError, prober.ReasonStall, "no bytes for 200ms", 0, 0
+			rec.Outcome, rec.Reason, rec.Err, rec.InputTokens, rec.OutputTokens = record.OutcomeError, record.ReasonStall, "no bytes for 200ms", 0, 0
 		case 23:
-			*rec = prober.Record{Seq: 23, Scheduled: sched, Outcome: prober.OutcomeCancelled}
+			*rec = record.Record{Seq: 23, Scheduled: sched, Outcome: record.OutcomeCancelled}
 		}
-		rec.ID = prober.NewRequestID(42, "bench", rec.Seq)
+		rec.ID = record.NewRequestID(42, "bench", rec.Seq)
 		r.Observe(rec)
 	}
 	return Run{
@@ -243,7 +243,7 @@ func TestCSVSections(t *testing.T) {
 func TestFailuresAtTheirEnd(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	failed := report.RequestRecord{Seq: 0, Scheduled: t0, Sent: t0, Err: "timed out", Contribution: report.Contribution{
-		HasLag: true, Duration: 5500 * time.Millisecond, Outcome: prober.OutcomeError, Reason: prober.ReasonTimeout}}
+		HasLag: true, Duration: 5500 * time.Millisecond, Outcome: record.OutcomeError, Reason: record.ReasonTimeout}}
 	run := Run{Summary: report.Summary{Start: t0, End: t0.Add(10 * time.Second), Duration: 10 * time.Second},
 		Requests: []report.RequestRecord{failed}}
 	_, _, errs := overTime(run)
@@ -285,13 +285,13 @@ func TestMismatchesReported(t *testing.T) {
 	r := report.NewReport()
 	for i, out := range []int{64, 5, 64, 17} {
 		sent := t0.Add(time.Duration(i) * time.Second)
-		r.Observe(&prober.Record{Seq: uint64(i), Scheduled: sent, Sent: sent, Duration: time.Second, FirstOutput: -1,
-			OutputTokens: out, PinnedOutputTokens: 64, TokenSource: prober.TokensFromUsage})
+		r.Observe(&record.Record{Seq: uint64(i), Scheduled: sent, Sent: sent, Duration: time.Second, FirstOutput: -1,
+			OutputTokens: out, PinnedOutputTokens: 64, TokenSource: record.TokensFromUsage})
 	}
 	run := Run{Summary: r.Summary(), Requests: r.Requests()}
 	const count, advice = "2 of 4", "Check that the server supports min_tokens and ignore_eos"
 	var console bytes.Buffer
-	Console(&console, run, prober.Digest{}, 1)
+	Console(&console, run, record.Digest{}, 1)
 	if !strings.Contains(console.String(), count) || !strings.Contains(console.String(), advice) {
 		t.Errorf("the console report does not say %q and %q:\n%s", count, advice, console.String())
 	}

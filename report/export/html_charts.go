@@ -10,7 +10,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 )
 
 // The page plots bounded data whatever the run's size: histograms of at
@@ -51,7 +51,7 @@ func collect(r Run) samples {
 			s.ttfot = append(s.ttfot, q.TTFOT.Seconds()*ms)
 			s.reasoning = s.reasoning || !q.HasTTFT || q.TTFOT != q.TTFT
 		}
-		if q.Outcome != prober.OutcomeOK {
+		if q.Outcome != record.OutcomeOK {
 			continue
 		}
 		s.latency = append(s.latency, q.Duration.Seconds()*ms)
@@ -296,7 +296,7 @@ func overTimeFigures(r Run) []figure {
 		if q.HasTTFT {
 			ttft[i] = append(ttft[i], q.TTFT.Seconds()*ms)
 		}
-		if q.ITL > 0 && q.Outcome == prober.OutcomeOK {
+		if q.ITL > 0 && q.Outcome == record.OutcomeOK {
 			itl[i] = append(itl[i], q.ITL.Seconds()*ms)
 		}
 	}
@@ -381,12 +381,12 @@ func overTime(r Run) (tokens, reqs, errs []point) {
 	}
 	tok, done, bad := make([]float64, t.n), make([]float64, t.n), make([]float64, t.n)
 	for _, q := range r.Requests {
-		if q.Sent.IsZero() || q.Outcome == prober.OutcomeCancelled {
+		if q.Sent.IsZero() || q.Outcome == record.OutcomeCancelled {
 			continue
 		}
 		// By end time, failures too (their Latency is zero).
 		i := t.index(q.Sent.Add(q.Duration))
-		if q.Outcome == prober.OutcomeOK {
+		if q.Outcome == record.OutcomeOK {
 			tok[i] += float64(q.OutputTokens)
 			done[i]++
 		} else {

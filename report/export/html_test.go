@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -35,15 +35,15 @@ func syntheticRun(n int) Run {
 		sched := t0.Add(time.Duration(i) * 10 * time.Millisecond)
 		ttft := time.Duration(100e6 * math.Exp(0.3*rng.NormFloat64()))
 		out := 16 + rng.IntN(64)
-		rec := &prober.Record{Seq: uint64(i), Scheduled: sched, Sent: sched.Add(time.Duration(rng.IntN(200)) * time.Microsecond),
+		rec := &record.Record{Seq: uint64(i), Scheduled: sched, Sent: sched.Add(time.Duration(rng.IntN(200)) * time.Microsecond),
 			FirstOutput: 0, FirstChunkTokens: 1, InputTokens: 100 + rng.IntN(200), OutputTokens: out,
-			Outcome: prober.OutcomeOK, Status: 200, TokenSource: prober.TokensFromUsage}
+			Outcome: record.OutcomeOK, Status: 200, TokenSource: record.TokensFromUsage}
 		itl := time.Duration(10e6 * math.Exp(0.2*rng.NormFloat64()))
 		rec.Chunks = []time.Duration{ttft, ttft + time.Duration(out-1)*itl}
 		rec.Duration = rec.Chunks[1] + time.Millisecond
 		if i%100 == 99 {
 			rec.Chunks, rec.InputTokens, rec.OutputTokens = nil, 0, 0
-			rec.Outcome, rec.Reason, rec.Status, rec.Err, rec.Duration = prober.OutcomeError, prober.ReasonHTTP5xx, 500, "HTTP 500: overloaded", 5*time.Millisecond
+			rec.Outcome, rec.Reason, rec.Status, rec.Err, rec.Duration = record.OutcomeError, record.ReasonHTTP5xx, 500, "HTTP 500: overloaded", 5*time.Millisecond
 		}
 		r.Observe(rec)
 	}
@@ -213,8 +213,8 @@ func TestTTFTHistogram(t *testing.T) {
 			ttft = 1200 * time.Millisecond
 		}
 		sent := t0.Add(time.Duration(i) * time.Millisecond)
-		r.Observe(&prober.Record{Seq: uint64(i), Scheduled: sent, Sent: sent, Chunks: []time.Duration{ttft}, Duration: ttft,
-			FirstChunkTokens: 1, OutputTokens: 1, Outcome: prober.OutcomeOK})
+		r.Observe(&record.Record{Seq: uint64(i), Scheduled: sent, Sent: sent, Chunks: []time.Duration{ttft}, Duration: ttft,
+			FirstChunkTokens: 1, OutputTokens: 1, Outcome: record.OutcomeOK})
 	}
 	f := figureOf(t, Run{Summary: r.Summary(), Requests: r.Requests()}, "ttft-hist")
 	if !f.logX || len(f.bins) != 10 {
@@ -284,7 +284,7 @@ func TestCDFBounded(t *testing.T) {
 func TestInFlight(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	req := func(from, d time.Duration) report.RequestRecord {
-		return report.RequestRecord{Sent: t0.Add(from), Contribution: report.Contribution{HasLag: true, Duration: d, Outcome: prober.OutcomeOK}}
+		return report.RequestRecord{Sent: t0.Add(from), Contribution: report.Contribution{HasLag: true, Duration: d, Outcome: record.OutcomeOK}}
 	}
 	run := Run{Summary: report.Summary{Start: t0, Duration: 3 * time.Second}, Requests: []report.RequestRecord{
 		req(0, 2*time.Second), req(500*time.Millisecond, time.Second), req(2*time.Second, time.Second)}}
@@ -306,7 +306,7 @@ func TestLagOverTime(t *testing.T) {
 	for i, lag := range []time.Duration{time.Millisecond, 3 * time.Millisecond, 40 * time.Millisecond} {
 		sched := t0.Add(time.Duration(i) * time.Second)
 		reqs = append(reqs, report.RequestRecord{Scheduled: sched, Sent: sched.Add(lag),
-			Contribution: report.Contribution{HasLag: true, Lag: lag, Duration: time.Millisecond, Outcome: prober.OutcomeOK}})
+			Contribution: report.Contribution{HasLag: true, Lag: lag, Duration: time.Millisecond, Outcome: record.OutcomeOK}})
 	}
 	f := figureOf(t, Run{Summary: report.Summary{Start: t0, Duration: 3 * time.Second}, Requests: reqs}, "lag-time")
 	if got := fmt.Sprint(f.series[2].points); f.series[2].label != "max" || got != "[{0.5 1} {1.5 3} {2.5 40}]" {

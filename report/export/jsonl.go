@@ -8,7 +8,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -124,9 +124,9 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO
 		kv{"profiling_index", 0},
 		kv{"phase_name", "profiling"},
 		kv{"phase_kind", "profiling"},
-		kv{"was_cancelled", q.Outcome == prober.OutcomeCancelled},
+		kv{"was_cancelled", q.Outcome == record.OutcomeCancelled},
 	)
-	if q.Outcome == prober.OutcomeCancelled {
+	if q.Outcome == record.OutcomeCancelled {
 		meta = append(meta, kv{"cancellation_time_ns", end.UnixNano()})
 	}
 	meta = append(meta, kv{"context_overflow_skip", false}, kv{"agent_depth", 0}, kv{"root_correlation_id", xCorrelation})
@@ -139,7 +139,7 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO
 	if q.HasTTFT {
 		add("time_to_first_token", msOf(q.TTFT), "ms")
 	}
-	ok := q.Outcome == prober.OutcomeOK
+	ok := q.Outcome == record.OutcomeOK
 	if ok {
 		add("request_latency", msOf(q.Duration), "ms")
 		if n, has := q.UsageTotalTokens(); has {
@@ -201,12 +201,12 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO
 		add("credit_to_start_latency", msOf(q.Sent.Sub(q.Scheduled)), "ms")
 	}
 	ph := &q.Phases
-	if ph.Conn != prober.ConnNone {
+	if ph.Conn != record.ConnNone {
 		// AIPerf's HTTP trace metrics (k6's names), which AIPerf writes for
 		// every request: connecting includes the TLS handshake, blocked is
 		// the rest of the wait for a connection.
 		reused := 0
-		if ph.Conn == prober.ConnReused {
+		if ph.Conn == record.ConnReused {
 			reused = 1
 		}
 		add("http_req_blocked", msOf(max(0, ph.Setup-ph.Network())), "ms")
@@ -230,7 +230,7 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO
 		extras = append(extras, kv{"schedule_lag_ms", msOf(q.Lag)})
 	}
 	extras = append(extras, kv{"concurrency_wait_ms", msOf(q.CapWait)})
-	if ph.Conn != prober.ConnNone {
+	if ph.Conn != record.ConnNone {
 		// What AIPerf's metrics merge or lack: where the connection came
 		// from (a reused or opened-ahead one had no setup for this
 		// request), its TLS handshake apart, and the first byte.
@@ -245,7 +245,7 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO
 	line := obj{{"metadata", meta}, {"metrics", metrics}}
 	if !ok {
 		reason := string(q.Reason)
-		if q.Outcome == prober.OutcomeCancelled {
+		if q.Outcome == record.OutcomeCancelled {
 			reason = "cancelled"
 		}
 		line = append(line, kv{"error", obj{{"code", q.Status}, {"type", reason}, {"message", q.Err}}})

@@ -1,4 +1,4 @@
-package prober
+package record
 
 import (
 	"encoding/hex"
@@ -56,8 +56,8 @@ type phasesJSON struct {
 	FirstByte time.Duration `json:"first_byte_ns,omitempty"`
 }
 
-// MarshalRecord encodes rec, whole, as one line of JSON (no newline).
-func MarshalRecord(rec *Record) ([]byte, error) {
+// Marshal encodes rec, whole, as one line of JSON (no newline).
+func Marshal(rec *Record) ([]byte, error) {
 	j := recordJSON{
 		Seq: rec.Seq, ID: hex.EncodeToString(rec.ID.Trace[:]) + hex.EncodeToString(rec.ID.Span[:]),
 		Scheduled: rec.Scheduled, Sent: rec.Sent, CapWait: rec.CapWait,
@@ -83,8 +83,8 @@ func MarshalRecord(rec *Record) ([]byte, error) {
 	return json.Marshal(&j)
 }
 
-// UnmarshalRecord decodes what MarshalRecord encoded.
-func UnmarshalRecord(b []byte) (*Record, error) {
+// Unmarshal decodes what Marshal encoded.
+func Unmarshal(b []byte) (*Record, error) {
 	var j recordJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return nil, fmt.Errorf("record: %w", err)

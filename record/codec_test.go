@@ -1,12 +1,10 @@
-package prober
+package record
 
 import (
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/inferprobe/inferprobe/prober/dataset"
 )
 
 // TestRecordRoundTrip: every field of a Record survives the encoding, so a
@@ -22,7 +20,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		TokenSource: TokensFromTokenizer, PinnedOutputTokens: 12, Encoding: EncodingZstd,
 		ConnRetried: true, KeepAliveWithheld: true,
 		Outcome: OutcomeError, Reason: ReasonStall, Status: 200, Err: "stalled",
-		Digest:       newDigestEntry(7, 5*time.Second, dataset.Prompt{Text: "hi", InputTokens: 11, OutputTokens: 12}),
+		Digest:       NewDigestEntry(7, 5*time.Second, 11, 12, "hi"),
 		PromptTokens: 10, Session: "s1", Body: []byte(`{"x":1}`),
 	}
 	v := reflect.ValueOf(rec).Elem()
@@ -31,11 +29,11 @@ func TestRecordRoundTrip(t *testing.T) {
 			t.Fatalf("the test leaves Record.%s unset: set it, and encode it", v.Type().Field(i).Name)
 		}
 	}
-	b, err := MarshalRecord(rec)
+	b, err := Marshal(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := UnmarshalRecord(b)
+	got, err := Unmarshal(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,15 +41,15 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got, rec)
 	}
 	zero := &Record{FirstOutput: -1}
-	if b, err = MarshalRecord(zero); err != nil {
+	if b, err = Marshal(zero); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = UnmarshalRecord(b); err != nil || !reflect.DeepEqual(got, zero) {
+	if got, err = Unmarshal(b); err != nil || !reflect.DeepEqual(got, zero) {
 		t.Errorf("zero record: %+v, %v", got, err)
 	}
 }
 
-func TestUnmarshalRecordRefuses(t *testing.T) {
+func TestUnmarshalRefuses(t *testing.T) {
 	id := `"id": "` + strings.Repeat("0", 48) + `", `
 	for _, tc := range []struct{ in, err string }{
 		{`{"id": "00", "outcome": "ok", "token_source": "usage"}`, "id"},
@@ -61,24 +59,24 @@ func TestUnmarshalRecordRefuses(t *testing.T) {
 		{`{` + id + `"outcome": "ok", "token_source": "usage", "digest": "0a"}`, "digest"},
 		{`not json`, "record:"},
 	} {
-		if _, err := UnmarshalRecord([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.err) {
-			t.Errorf("UnmarshalRecord(%s) = %v, want an error about %s", tc.in, err, tc.err)
+		if _, err := Unmarshal([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("Unmarshal(%s) = %v, want an error about %s", tc.in, err, tc.err)
 		}
 	}
 }
 
-// BenchmarkMarshalRecord is what a bench shard's record file costs per
+// BenchmarkMarshal is what a bench shard's record file costs per
 // request: a streamed 256-token response with a 2 KB body.
-func BenchmarkMarshalRecord(b *testing.B) {
+func BenchmarkMarshal(b *testing.B) {
 	rec := &Record{Seq: 7, ID: NewRequestID(1, "a", 7), Scheduled: time.Now(), Sent: time.Now(), FirstOutput: 0,
 		Duration: time.Second, InputTokens: 512, OutputTokens: 256, Outcome: OutcomeOK, Status: 200,
-		Digest: newDigestEntry(7, 0, dataset.Prompt{Text: "x"}), Body: make([]byte, 2048)}
+		Digest: NewDigestEntry(7, 0, 0, 0, "x"), Body: make([]byte, 2048)}
 	for i := range 256 {
 		rec.Chunks = append(rec.Chunks, time.Duration(i+1)*3*time.Millisecond)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := MarshalRecord(rec); err != nil {
+		if _, err := Marshal(rec); err != nil {
 			b.Fatal(err)
 		}
 	}

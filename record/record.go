@@ -1,4 +1,11 @@
-package prober
+// Package record is the vocabulary of a measured request: the Record of
+// one request and its parts (Outcome, Reason, Phases, RequestID), the
+// digest that identifies the requests a probe sent, a replica's Shard, and
+// the JSON encoding of records in shard files and between replicas.
+// Everything that reads records (reports, collectors, dashboards) imports
+// it and nothing else of the request path, so it imports nothing of the
+// module.
+package record
 
 import "time"
 
@@ -128,7 +135,7 @@ type Record struct {
 	// KeepAliveWithheld is set when the target keeps connections alive but
 	// the request went out on a connection of its own, as its server closes
 	// connections right after its responses or had not yet been seen keeping
-	// one open (conn.go).
+	// one open (prober/conn.go).
 	KeepAliveWithheld bool
 
 	Outcome Outcome
@@ -145,11 +152,23 @@ type Record struct {
 
 	// What was sent, set by the sender in this process (never carried by
 	// the wire: the parent has the request): the client's count of the
-	// prompt (Request.InputTokens), the session and the body, for the
+	// prompt (prober.Request.InputTokens), the session and the body, for the
 	// artifacts of a finite run.
 	PromptTokens int
 	Session      string
 	Body         []byte
+}
+
+// Unsent is the record of request seq, identified by id and scheduled at
+// scheduled, that was never sent or whose answer never came back (the
+// dataset could not make it, the probe or its worker went away): it ended
+// in outcome for reason, and err says why. Its Sent stays zero, so it adds
+// no schedule lag (HasLag in package report) and no span to the run: the
+// instant it would have been sent is not known, any instant put there would
+// be a guess, and one before scheduled (a credit reaches its worker ahead of
+// it) a negative lag. It has no chunks, so no first output (-1).
+func Unsent(seq uint64, id RequestID, scheduled time.Time, outcome Outcome, reason Reason, err string) *Record {
+	return &Record{Seq: seq, ID: id, Scheduled: scheduled, FirstOutput: -1, Outcome: outcome, Reason: reason, Err: err}
 }
 
 // Lag is how late the client sent the request: the actual send minus the

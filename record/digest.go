@@ -1,4 +1,4 @@
-package prober
+package record
 
 import (
 	"cmp"
@@ -9,8 +9,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/inferprobe/inferprobe/prober/dataset"
 )
 
 // Digest identifies the requests a probe has sent, in order: equal seeds and
@@ -24,16 +22,17 @@ type Digest struct {
 // String is the sum in hex.
 func (d Digest) String() string { return fmt.Sprintf("%x", d.Sum) }
 
-// sequence folds each request sent into a running SHA-256, its DigestEntry
+// Digester folds each request sent into a running SHA-256, its DigestEntry
 // (see there). Closed-loop requests fold offset 0: their send times follow
 // the server's responses, so they are not part of what a seed reproduces.
-type sequence struct {
+type Digester struct {
 	mu sync.Mutex
 	h  hash.Hash
 	n  uint64
 }
 
-func newSequence() *sequence { return &sequence{h: sha256.New()} }
+// NewDigester is a Digester of no requests.
+func NewDigester() *Digester { return &Digester{h: sha256.New()} }
 
 // DigestEntry is what one request folds into its probe's Digest: its
 // sequence number, scheduled offset from the start in ns, input and output
@@ -44,13 +43,15 @@ func newSequence() *sequence { return &sequence{h: sha256.New()} }
 // prompt hash, which is never zero for the empty prompt either.
 type DigestEntry [40]byte
 
-func newDigestEntry(seq uint64, offset time.Duration, p dataset.Prompt) DigestEntry {
+// NewDigestEntry is the entry of request seq, scheduled at offset, whose
+// prompt is text of inputTokens that asks for outputTokens.
+func NewDigestEntry(seq uint64, offset time.Duration, inputTokens, outputTokens int, text string) DigestEntry {
 	var e DigestEntry
 	binary.LittleEndian.PutUint64(e[0:], seq)
 	binary.LittleEndian.PutUint64(e[8:], uint64(offset))
-	binary.LittleEndian.PutUint64(e[16:], uint64(p.InputTokens))
-	binary.LittleEndian.PutUint64(e[24:], uint64(p.OutputTokens))
-	binary.LittleEndian.PutUint64(e[32:], fnv1a(p.Text))
+	binary.LittleEndian.PutUint64(e[16:], uint64(inputTokens))
+	binary.LittleEndian.PutUint64(e[24:], uint64(outputTokens))
+	binary.LittleEndian.PutUint64(e[32:], fnv1a(text))
 	return e
 }
 
@@ -60,7 +61,8 @@ func (e DigestEntry) Seq() uint64 { return binary.LittleEndian.Uint64(e[0:]) }
 // Folded reports whether the entry is a request's, not the zero entry.
 func (e DigestEntry) Folded() bool { return e != DigestEntry{} }
 
-func (s *sequence) add(e DigestEntry) {
+// Add folds e.
+func (s *Digester) Add(e DigestEntry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.h.Write(e[:])
@@ -77,14 +79,14 @@ func (s *sequence) add(e DigestEntry) {
 func FoldDigest(entries []DigestEntry) (Digest, error) {
 	sorted := slices.DeleteFunc(slices.Clone(entries), func(e DigestEntry) bool { return !e.Folded() })
 	slices.SortFunc(sorted, func(a, b DigestEntry) int { return cmp.Compare(a.Seq(), b.Seq()) })
-	s := newSequence()
+	s := NewDigester()
 	for i, e := range sorted {
 		if i > 0 && sorted[i-1].Seq() == e.Seq() {
 			return Digest{}, fmt.Errorf("request %d is there twice: were the records of one shard given twice?", e.Seq())
 		}
-		s.add(e)
+		s.Add(e)
 	}
-	return s.digest(), nil
+	return s.Digest(), nil
 }
 
 // fnv1a is 64-bit FNV-1a, written out so hashing a prompt does not copy it.
@@ -97,7 +99,8 @@ func fnv1a(s string) uint64 {
 	return h
 }
 
-func (s *sequence) digest() Digest {
+// Digest is the digest of the entries folded so far.
+func (s *Digester) Digest() Digest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := Digest{Requests: s.n}

@@ -1,4 +1,4 @@
-package prober
+package record
 
 import (
 	"fmt"
@@ -42,7 +42,7 @@ func ParseShard(s string) (Shard, error) {
 		return Shard{}, fmt.Errorf("shard %q: count %q is not a whole number; want i/n, e.g. 0/3", s, ns)
 	}
 	sh := Shard{Index: i, Count: n}
-	err = sh.check()
+	err = sh.Check()
 	if n < 1 {
 		// Even 0/0, which check takes for the zero Shard: it was written, not left out.
 		err = sh.countError()
@@ -57,7 +57,9 @@ func (s Shard) countError() error {
 	return fmt.Errorf("shard %d/%d: the count must be >= 1 (the number of replicas)", s.Index, s.Count)
 }
 
-func (s Shard) check() error {
+// Check reports a shard that is not one of its count, unless it is the
+// zero Shard.
+func (s Shard) Check() error {
 	switch {
 	case s == Shard{}:
 	case s.Count < 1:
@@ -75,14 +77,14 @@ func (s Shard) String() string {
 	return fmt.Sprintf("%d/%d", s.Index, s.Count)
 }
 
-// owns reports whether the item-th request or session of the sequence is
+// Owns reports whether the item-th request or session of the sequence is
 // this shard's to send.
-func (s Shard) owns(item uint64) bool {
+func (s Shard) Owns(item uint64) bool {
 	return s.Count <= 1 || item%uint64(s.Count) == uint64(s.Index)
 }
 
-// share is this shard's part of c, such that the parts of all shards sum to c.
-func (s Shard) share(c int) int {
+// Share is this shard's part of c, such that the parts of all shards sum to c.
+func (s Shard) Share(c int) int {
 	if s.Count <= 1 {
 		return c
 	}

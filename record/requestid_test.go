@@ -1,0 +1,27 @@
+package record
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestRequestIDFormat(t *testing.T) {
+	id := NewRequestID(42, "a", 7)
+	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	if !uuid.MatchString(id.String()) {
+		t.Errorf("request ID %q is not a version 8 UUID", id)
+	}
+	if got, want := strings.ReplaceAll(id.String(), "-", ""), id.TraceID(); got != want {
+		t.Errorf("request ID %s is not the trace ID %s", got, want)
+	}
+	traceparent := regexp.MustCompile(`^00-[0-9a-f]{32}-[0-9a-f]{16}-01$`)
+	if tp := id.Traceparent(); !traceparent.MatchString(tp) || !strings.Contains(tp, id.TraceID()) {
+		t.Errorf("traceparent %q is malformed or lacks trace ID %s", tp, id.TraceID())
+	}
+	for _, other := range []RequestID{NewRequestID(43, "a", 7), NewRequestID(42, "b", 7), NewRequestID(42, "a", 8)} {
+		if other.Trace == id.Trace || other.Span == id.Span {
+			t.Errorf("%s shares a trace or span ID with %s", other.Traceparent(), id.Traceparent())
+		}
+	}
+}
