@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/inferprobe/inferprobe/collector"
-	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -77,19 +77,19 @@ func (r *recorder) observe(p *Probe) {
 	if !p.Good {
 		series = s.notGood
 	}
-	rec := record(p)
+	rec := recordOf(p)
 	series.Started()
 	series.Observe(&rec)
 }
 
-// record is the prober.Record of which report.Contribute derives exactly
+// recordOf is the record.Record of which report.Contribute derives exactly
 // p's TTFT, ITL, latency and outcome: a first chunk at the TTFT and, for an
 // ITL, a second one an ITL later carrying the second of two tokens.
-func record(p *Probe) prober.Record {
+func recordOf(p *Probe) record.Record {
 	sent := p.Time.Add(-p.Latency)
-	rec := prober.Record{Scheduled: sent, Sent: sent, Duration: p.Latency, FirstOutput: -1, Outcome: prober.OutcomeOK}
+	rec := record.Record{Scheduled: sent, Sent: sent, Duration: p.Latency, FirstOutput: -1, Outcome: record.OutcomeOK}
 	if !p.OK {
-		rec.Outcome = prober.OutcomeError
+		rec.Outcome = record.OutcomeError
 	}
 	if p.TTFT > 0 {
 		rec.Chunks = []time.Duration{p.TTFT}
