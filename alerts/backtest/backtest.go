@@ -132,7 +132,7 @@ func Run(ctx context.Context, probes iter.Seq2[Probe, error], opt Options) ([]Fi
 	rec := newRecorder(reg)
 	sim := &simulation{
 		ctx: ctx, db: db, groups: groups, keep: keep, progress: progress,
-		recorder: rec, scraper: newScraper(reg, opt.ClassicOnly),
+		recorder: rec, scraper: newScraper(reg, readsMetric(groups), opt.ClassicOnly),
 		scrapeInterval: scrapeInterval, open: map[*rules.AlertingRule]map[string]int{},
 	}
 	if err := sim.run(probes); err != nil {

@@ -30,9 +30,12 @@ const protobufContentType = "application/vnd.google.protobuf; proto=io.prometheu
 // whether a histogram is stored as native or as classic series.
 type scraper struct {
 	gatherer prometheus.Gatherer
-	options  textparse.ParserOptions
-	symbols  *labels.SymbolTable
-	buf      bytes.Buffer
+	// reads says whether the rules may read a metric: the families they
+	// cannot are left out of the scrape, which is most of its cost.
+	reads   func(name string) bool
+	options textparse.ParserOptions
+	symbols *labels.SymbolTable
+	buf     bytes.Buffer
 	// series caches each exposed series' labels and storage reference, as
 	// the scrape loop does.
 	series map[string]cachedSeries
@@ -44,9 +47,10 @@ type cachedSeries struct {
 	labels labels.Labels
 }
 
-func newScraper(g prometheus.Gatherer, classicOnly bool) *scraper {
+func newScraper(g prometheus.Gatherer, reads func(name string) bool, classicOnly bool) *scraper {
 	return &scraper{
 		gatherer: g,
+		reads:    reads,
 		// Without native histogram ingestion the parser sees a histogram's
 		// classic buckets only; with it, one that has native buckets is
 		// native only (scrape_native_histograms: true, classic ones not kept).
@@ -66,6 +70,10 @@ func (s *scraper) scrape(app storage.AppenderV2, t int64) error {
 	s.buf.Reset()
 	enc := expfmt.NewEncoder(&s.buf, expfmt.NewFormat(expfmt.TypeProtoDelim))
 	for _, mf := range families {
+		name := mf.GetName()
+		if !s.reads(name) && !s.reads(name+"_bucket") && !s.reads(name+"_sum") && !s.reads(name+"_count") {
+			continue
+		}
 		if err := enc.Encode(mf); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package backtest
 import (
 	"time"
 
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/rules"
 )
@@ -73,4 +74,53 @@ func reach(at *int64, offsetExpr *parser.DurationExpr, offset time.Duration) (ti
 		return 0, false
 	}
 	return max(offset, 0), true
+}
+
+// readsMetric returns whether the groups' rules may read a series of metric
+// name: whether any selector's __name__ matchers match it. A selector
+// without one may read anything.
+func readsMetric(groups []*rules.Group) func(name string) bool {
+	var selectors [][]*labels.Matcher
+	everything := false
+	for _, g := range groups {
+		for _, r := range g.Rules() {
+			parser.Inspect(r.Query(), func(node parser.Node, _ []parser.Node) error {
+				vs, ok := node.(*parser.VectorSelector)
+				if !ok {
+					return nil
+				}
+				var byName []*labels.Matcher
+				for _, m := range vs.LabelMatchers {
+					if m.Name == labels.MetricName {
+						byName = append(byName, m)
+					}
+				}
+				if len(byName) == 0 {
+					everything = true
+				}
+				selectors = append(selectors, byName)
+				return nil
+			})
+		}
+	}
+	return func(name string) bool {
+		if everything {
+			return true
+		}
+		for _, byName := range selectors {
+			if matchesAll(byName, name) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func matchesAll(matchers []*labels.Matcher, v string) bool {
+	for _, m := range matchers {
+		if !m.Matches(v) {
+			return false
+		}
+	}
+	return true
 }
