@@ -104,7 +104,7 @@ func Run(ctx context.Context, probes iter.Seq2[Probe, error], opt Options) ([]Fi
 		NoStepSubqueryIntervalFn: func(int64) int64 { return evaluationInterval.Milliseconds() },
 		Parser:                   promqlParser,
 	})
-	manager := rules.NewManager(&rules.ManagerOptions{
+	managerOptions := &rules.ManagerOptions{
 		QueryFunc:    rules.EngineQueryFunc(engine, db),
 		AppendableV2: db,
 		Queryable:    db,
@@ -116,10 +116,15 @@ func Run(ctx context.Context, probes iter.Seq2[Probe, error], opt Options) ([]Fi
 		// nor feed another of its rules are evaluated side by side.
 		ConcurrentEvalsEnabled: true,
 		MaxConcurrentEvals:     int64(runtime.GOMAXPROCS(0)),
-	})
+	}
+	manager := rules.NewManager(managerOptions)
 	groups, err := loadGroups(manager, promqlParser, evaluationInterval, opt.RuleFiles)
 	if err != nil {
 		return nil, err
+	}
+	groups, dropped := alertsOnly(groups, managerOptions)
+	if dropped > 0 {
+		fmt.Fprintf(progress, "alert-backtest: %d recording rules feed no alert; they are not evaluated\n", dropped)
 	}
 	keep := lookback(groups, lookbackDelta)
 	if keep == unbounded {

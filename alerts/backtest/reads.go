@@ -1,6 +1,7 @@
 package backtest
 
 import (
+	"slices"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -77,38 +78,17 @@ func reach(at *int64, offsetExpr *parser.DurationExpr, offset time.Duration) (ti
 }
 
 // readsMetric returns whether the groups' rules may read a series of metric
-// name: whether any selector's __name__ matchers match it. A selector
-// without one may read anything.
+// name.
 func readsMetric(groups []*rules.Group) func(name string) bool {
-	var selectors [][]*labels.Matcher
-	everything := false
+	var selectors []nameSelector
 	for _, g := range groups {
 		for _, r := range g.Rules() {
-			parser.Inspect(r.Query(), func(node parser.Node, _ []parser.Node) error {
-				vs, ok := node.(*parser.VectorSelector)
-				if !ok {
-					return nil
-				}
-				var byName []*labels.Matcher
-				for _, m := range vs.LabelMatchers {
-					if m.Name == labels.MetricName {
-						byName = append(byName, m)
-					}
-				}
-				if len(byName) == 0 {
-					everything = true
-				}
-				selectors = append(selectors, byName)
-				return nil
-			})
+			selectors = append(selectors, nameSelectors(r.Query())...)
 		}
 	}
 	return func(name string) bool {
-		if everything {
-			return true
-		}
-		for _, byName := range selectors {
-			if matchesAll(byName, name) {
+		for _, sel := range selectors {
+			if sel.matches(name) {
 				return true
 			}
 		}
@@ -116,11 +96,83 @@ func readsMetric(groups []*rules.Group) func(name string) bool {
 	}
 }
 
-func matchesAll(matchers []*labels.Matcher, v string) bool {
-	for _, m := range matchers {
-		if !m.Matches(v) {
+// nameSelector is a selector's __name__ matchers; with none it may read
+// any metric.
+type nameSelector []*labels.Matcher
+
+func (sel nameSelector) matches(name string) bool {
+	for _, m := range sel {
+		if !m.Matches(name) {
 			return false
 		}
 	}
 	return true
+}
+
+func nameSelectors(expr parser.Expr) []nameSelector {
+	var selectors []nameSelector
+	parser.Inspect(expr, func(node parser.Node, _ []parser.Node) error {
+		if vs, ok := node.(*parser.VectorSelector); ok {
+			var sel nameSelector
+			for _, m := range vs.LabelMatchers {
+				if m.Name == labels.MetricName {
+					sel = append(sel, m)
+				}
+			}
+			selectors = append(selectors, sel)
+		}
+		return nil
+	})
+	return selectors
+}
+
+// alertsOnly drops the recording rules that no alerting rule reads, directly
+// or through other recording rules, and the groups left empty: a firing
+// cannot depend on them, and they can be most of the work (the shipped
+// latency quantiles feed dashboards only). A group that loses rules is made
+// anew with opts, as the manager made it. It returns the groups and how
+// many recording rules it dropped.
+func alertsOnly(groups []*rules.Group, opts *rules.ManagerOptions) ([]*rules.Group, int) {
+	needed := map[rules.Rule]bool{}
+	var reads []nameSelector // the selectors of the needed rules
+	for _, g := range groups {
+		for _, r := range g.Rules() {
+			if _, ok := r.(*rules.AlertingRule); ok {
+				needed[r] = true
+				reads = append(reads, nameSelectors(r.Query())...)
+			}
+		}
+	}
+	for grown := true; grown; {
+		grown = false
+		for _, g := range groups {
+			for _, r := range g.Rules() {
+				if needed[r] || !slices.ContainsFunc(reads, func(sel nameSelector) bool { return sel.matches(r.Name()) }) {
+					continue
+				}
+				needed[r] = true
+				reads = append(reads, nameSelectors(r.Query())...)
+				grown = true
+			}
+		}
+	}
+	var kept []*rules.Group
+	dropped := 0
+	for _, g := range groups {
+		all := g.Rules()
+		rs := slices.DeleteFunc(slices.Clone(all), func(r rules.Rule) bool { return !needed[r] })
+		dropped += len(all) - len(rs)
+		switch {
+		case len(rs) == len(all):
+			kept = append(kept, g)
+		case len(rs) > 0:
+			opts.RuleDependencyController.AnalyseRules(rs)
+			offset := g.QueryOffset()
+			kept = append(kept, rules.NewGroup(rules.GroupOptions{
+				Name: g.Name(), File: g.File(), Interval: g.Interval(), Limit: g.Limit(),
+				Rules: rs, Opts: opts, QueryOffset: &offset,
+			}))
+		}
+	}
+	return kept, dropped
 }

@@ -3,6 +3,7 @@ package backtest
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -63,5 +64,43 @@ func TestReadsMetric(t *testing.T) {
 				t.Errorf("%s: reads %s", c.expr, name)
 			}
 		}
+	}
+}
+
+func TestAlertsOnly(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rules.yml")
+	const rules = `groups:
+  - name: dashboards
+    rules:
+      - record: c
+        expr: sum(x)
+  - name: feeds
+    rules:
+      - record: b
+        expr: sum(y)
+      - record: unread
+        expr: sum(z)
+      - record: a
+        expr: b * 2
+      - alert: A
+        expr: a > 1
+`
+	if err := os.WriteFile(file, []byte(rules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := &promrules.ManagerOptions{}
+	groups, err := loadGroups(promrules.NewManager(opts), parser.NewParser(parser.Options{}), time.Minute, []string{file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, dropped := alertsOnly(groups, opts)
+	var names []string
+	for _, g := range kept {
+		for _, r := range g.Rules() {
+			names = append(names, g.Name()+"/"+r.Name())
+		}
+	}
+	if want := []string{"feeds/b", "feeds/a", "feeds/A"}; !slices.Equal(names, want) || dropped != 2 {
+		t.Errorf("kept %v, dropped %d; want %v and 2", names, dropped, want)
 	}
 }
