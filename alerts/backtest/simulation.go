@@ -24,8 +24,9 @@ type simulation struct {
 
 	scrapeInterval time.Duration
 	nextScrape     time.Time
-	nextEvals      []time.Time // by group
-	truncated      time.Time   // when the storage was last truncated
+	nextEvals      []time.Time     // by group
+	evalTime       []time.Duration // by group, for the rule writer to see what costs
+	truncated      time.Time       // when the storage was last truncated
 
 	firings []Firing
 	// open holds the index in firings of each alert firing now, by rule
@@ -47,6 +48,7 @@ func (s *simulation) run(probes iter.Seq2[Probe, error]) error {
 	start := p.Time
 	s.nextScrape = ceil(start, s.scrapeInterval)
 	s.nextEvals = make([]time.Time, len(s.groups))
+	s.evalTime = make([]time.Duration, len(s.groups))
 	for i, g := range s.groups {
 		s.nextEvals[i] = ceil(start, g.Interval())
 	}
@@ -90,6 +92,9 @@ func (s *simulation) run(probes iter.Seq2[Probe, error]) error {
 		}
 	}
 	fmt.Fprintf(s.progress, "alert-backtest: records end at %s, %d records\n", last.UTC().Format(time.RFC3339), n)
+	for i, g := range s.groups {
+		fmt.Fprintf(s.progress, "alert-backtest: group %s took %v to evaluate\n", g.Name(), s.evalTime[i].Round(time.Millisecond))
+	}
 	return nil
 }
 
@@ -110,7 +115,9 @@ func (s *simulation) step(t time.Time) error {
 		if !t.Equal(s.nextEvals[i]) {
 			continue
 		}
+		began := time.Now()
 		g.Eval(s.ctx, t)
+		s.evalTime[i] += time.Since(began)
 		for _, r := range g.Rules() {
 			if err := r.LastError(); err != nil {
 				return fmt.Errorf("group %s, rule %s at %s: %w", g.Name(), r.Name(), t.UTC().Format(time.RFC3339), err)
