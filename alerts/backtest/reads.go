@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/rules"
@@ -115,7 +116,7 @@ func nameSelectors(expr parser.Expr) []nameSelector {
 		if vs, ok := node.(*parser.VectorSelector); ok {
 			var sel nameSelector
 			for _, m := range vs.LabelMatchers {
-				if m.Name == labels.MetricName {
+				if m.Name == model.MetricNameLabel {
 					sel = append(sel, m)
 				}
 			}
