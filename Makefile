@@ -172,12 +172,12 @@ deploy-test: build staticcheck
 # alert-backtest evaluates a rule file over recorded probe requests in simulated time and prints
 # each alert's firings as JSON lines (alerts/README.md, "Backtest"): RULES=<rule files>
 # RECORDS=<CSV or profile_export.jsonl>; CLASSIC=1 ingests as a Prometheus without native
-# histograms. A module of its own (alerts/backtest/), so that Prometheus's TSDB, engine and rule
-# manager stay out of the daemon's.
+# histograms. Only the firings go to stdout (the recipe is not echoed). A module of its own
+# (alerts/backtest/), so that Prometheus's TSDB, engine and rule manager stay out of the daemon's.
 .PHONY: alert-backtest backtest-test
 alert-backtest:
-	@test -n "$(RULES)" -a -n "$(RECORDS)" || { echo "usage: make alert-backtest RULES=FILE RECORDS=FILE [CLASSIC=1]"; exit 2; }
-	cd alerts/backtest && $(GO) run ./cmd/alert-backtest --rules $(abspath $(RULES)) --records $(abspath $(RECORDS)) \
+	@test -n "$(RULES)" -a -n "$(RECORDS)" || { echo "usage: make alert-backtest RULES='FILE...' RECORDS=FILE [CLASSIC=1]" >&2; exit 2; }
+	@cd alerts/backtest && $(GO) run ./cmd/alert-backtest $(foreach r,$(RULES),--rules $(abspath $(r))) --records $(abspath $(RECORDS)) \
 	  $(if $(CLASSIC),--classic-only)
 
 # backtest-test vets, staticchecks and tests alerts/backtest/, like deploy-test.
