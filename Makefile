@@ -155,6 +155,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz FuzzDecodeChunk prober $(FUZZTIME)
 	GO=$(GO) .ci/fuzz FuzzReadResponse prober $(FUZZTIME)
 	GO=$(GO) .ci/fuzz FuzzParse scenarios $(FUZZTIME)
+	GO=$(GO) .ci/fuzz FuzzBuild prober $(FUZZTIME)
 	@for f in SingleTurn MultiTurn ShareGPT Mooncake WekaAgentX Azure BurstGPT; do \
 	  GO=$(GO) .ci/fuzz FuzzLoad$$f prober/dataset $(LOADER_FUZZTIME) || exit 1; done
 	# parquet-go can allocate gigabytes on a corrupt file before it errors: one worker, briefly.

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 // BurstControl is what the burst API drives; *Daemon implements it.
@@ -109,7 +111,8 @@ type burstAPI struct {
 }
 
 // NewBurstAPI returns the handler of /api/v1/bursts and its subpaths. Every
-// call is logged once (the audit line); the token never is.
+// call is logged once (the audit line; reads at debug level); the token
+// never is.
 func NewBurstAPI(ctl BurstControl, opts BurstAPIOptions, logger *slog.Logger) http.Handler {
 	if opts.TriggerInterval == 0 {
 		opts.TriggerInterval = DefaultTriggerInterval
@@ -153,7 +156,13 @@ func (a *burstAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if c.run != "" {
 		attrs = append(attrs, "run", c.run)
 	}
-	a.logger.Info("burst API call", attrs...)
+	// Reads change nothing, and a client polling a run would flood the
+	// log; what starts or stops a run stays at info, the audit line.
+	level := slog.LevelInfo
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		level = slog.LevelDebug
+	}
+	a.logger.Log(r.Context(), level, "burst API call", attrs...)
 }
 
 func (a *burstAPI) serve(c *call) {
@@ -251,7 +260,11 @@ func (a *burstAPI) trigger(c *call) {
 	c.run = run.ID
 	location := runsPath + "/" + url.PathEscape(run.ID)
 	c.w.Header().Set("Location", location)
-	c.json(http.StatusAccepted, map[string]string{"id": run.ID, "status_url": location})
+	answer := map[string]any{"id": run.ID, "status_url": location}
+	if len(run.Adjusted) > 0 {
+		answer["adjusted"] = run.Adjusted
+	}
+	c.json(http.StatusAccepted, answer)
 }
 
 // triggerLimited starts a run if the rate limit allows one now, else says
@@ -316,16 +329,21 @@ func (a *burstAPI) controlError(c *call, err error) {
 	}
 }
 
-// overridesBody is the wire form of BurstOverrides: the duration as text.
+// overridesBody is the wire form of BurstOverrides: the duration as text,
+// and each field a pointer, so that a zero written is told from one left out.
 type overridesBody struct {
-	Duration    string  `json:"duration"`
-	Requests    uint64  `json:"requests"`
-	Rate        float64 `json:"rate"`
-	Concurrency int     `json:"concurrency"`
+	Duration    *string  `json:"duration"`
+	Requests    *uint64  `json:"requests"`
+	Rate        *float64 `json:"rate"`
+	Concurrency *int     `json:"concurrency"`
 }
 
-// decodeOverrides reads the optional JSON body of a trigger. The values are
-// only parsed here; the burst manager clamps them to the configured maxima.
+// keepConfigured ends the message of an override that cannot mean anything.
+const keepConfigured = "; leave it out to keep the burst's own"
+
+// decodeOverrides reads the optional JSON body of a trigger and checks each
+// value against its bound; the burst manager lowers a value above the
+// burst's max to it, and says so in the run.
 func decodeOverrides(w http.ResponseWriter, r *http.Request) (BurstOverrides, error) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBurstBody))
 	dec.DisallowUnknownFields()
@@ -342,21 +360,46 @@ func decodeOverrides(w http.ResponseWriter, r *http.Request) (BurstOverrides, er
 		}
 		return BurstOverrides{}, errors.New("more than one JSON value in the body")
 	}
-	o := BurstOverrides{Requests: body.Requests, Rate: body.Rate, Concurrency: body.Concurrency}
-	if body.Duration != "" {
-		d, err := time.ParseDuration(body.Duration)
-		if err != nil {
+	var o BurstOverrides
+	if body.Duration != nil {
+		d, err := time.ParseDuration(*body.Duration)
+		switch {
+		case err != nil:
 			return o, fmt.Errorf("duration: %w", err)
+		case d <= 0:
+			return o, fmt.Errorf("duration %s: must be > 0%s", *body.Duration, keepConfigured)
+		}
+		if err := scenarios.DurationBound.Check("duration", float64(d)); err != nil {
+			return o, err
 		}
 		o.Duration = d
 	}
-	switch {
-	case o.Duration < 0:
-		return o, errors.New("duration is negative")
-	case o.Rate < 0:
-		return o, errors.New("rate is negative")
-	case o.Concurrency < 0:
-		return o, errors.New("concurrency is negative")
+	if body.Requests != nil {
+		if *body.Requests < 1 {
+			return o, fmt.Errorf("requests 0: must be ≥ 1%s", keepConfigured)
+		}
+		if err := scenarios.RequestBound.Check("requests", float64(*body.Requests)); err != nil {
+			return o, err
+		}
+		o.Requests = *body.Requests
+	}
+	if body.Rate != nil {
+		if !(*body.Rate > 0) {
+			return o, fmt.Errorf("rate %v: must be > 0%s", *body.Rate, keepConfigured)
+		}
+		if err := scenarios.RateBound.Check("rate", *body.Rate); err != nil {
+			return o, err
+		}
+		o.Rate = *body.Rate
+	}
+	if body.Concurrency != nil {
+		if *body.Concurrency < 1 {
+			return o, fmt.Errorf("concurrency %d: must be ≥ 1%s", *body.Concurrency, keepConfigured)
+		}
+		if err := scenarios.ConcurrencyBound.Check("concurrency", float64(*body.Concurrency)); err != nil {
+			return o, err
+		}
+		o.Concurrency = *body.Concurrency
 	}
 	return o, nil
 }
@@ -383,7 +426,9 @@ func (c *call) json(status int, v any) {
 	c.w.Header().Set("Content-Type", "application/json")
 	c.w.Header().Set("Cache-Control", "no-store")
 	c.w.WriteHeader(status)
-	_ = json.NewEncoder(c.w).Encode(v)
+	enc := json.NewEncoder(c.w)
+	enc.SetEscapeHTML(false) // a JSON API, not a page: "must be > 0" reads as written
+	_ = enc.Encode(v)
 }
 
 // isSegment reports whether s is one non-empty path segment.

@@ -359,15 +359,27 @@ func TestBurstAPIOverrides(t *testing.T) {
 		{name: "empty object", body: `{}`, wantStatus: 202},
 		{name: "all", body: `{"duration":"30s","requests":100,"rate":5,"concurrency":8}`, wantStatus: 202,
 			want: BurstOverrides{Duration: 30 * time.Second, Requests: 100, Rate: 5, Concurrency: 8}},
-		{name: "huge values pass through to be clamped", body: `{"requests":18446744073709551615,"rate":1e9}`, wantStatus: 202,
-			want: BurstOverrides{Requests: 1<<64 - 1, Rate: 1e9}},
+		{name: "values above the max pass through to be lowered", body: `{"requests":1000000000,"rate":100000}`, wantStatus: 202,
+			want: BurstOverrides{Requests: 1000000000, Rate: 100000}},
+		{name: "requests out of range", body: `{"requests":18446744073709551615}`, wantStatus: 400,
+			wantError: "is out of range: must be 1 to 1,000,000,000 requests"},
+		{name: "requests asked by mistake", body: `{"requests":99999999999}`, wantStatus: 400,
+			wantError: "requests 99999999999 is out of range: must be 1 to 1,000,000,000 requests"},
+		{name: "rate out of range", body: `{"rate":1e9}`, wantStatus: 400, wantError: "rate 1000000000 is out of range: must be 0 to 100,000 requests/s"},
+		{name: "concurrency out of range", body: `{"concurrency":100000000}`, wantStatus: 400, wantError: "concurrency 100000000 is out of range: must be 1 to 100,000 requests"},
+		{name: "duration out of range", body: `{"duration":"10000h"}`, wantStatus: 400, wantError: "duration 10000h0m0s is out of range: must be 0s to 720h0m0s"},
+		{name: "zero requests", body: `{"requests":0}`, wantStatus: 400, wantError: "requests 0: must be ≥ 1; leave it out to keep the burst's own"},
+		{name: "zero duration", body: `{"duration":"0s"}`, wantStatus: 400, wantError: "duration 0s: must be > 0; leave it out to keep the burst's own"},
+		{name: "zero rate", body: `{"rate":0}`, wantStatus: 400, wantError: "rate 0: must be > 0"},
+		{name: "zero concurrency", body: `{"concurrency":0}`, wantStatus: 400, wantError: "concurrency 0: must be ≥ 1"},
+		{name: "null keeps the burst's own", body: `{"requests":null}`, wantStatus: 202},
 		{name: "unknown field", body: `{"url":"http://evil.example/v1"}`, wantStatus: 400, wantError: `unknown field \"url\"`},
 		{name: "bad duration", body: `{"duration":"soon"}`, wantStatus: 400, wantError: "duration"},
 		{name: "duration as a number", body: `{"duration":30}`, wantStatus: 400, wantError: "duration"},
-		{name: "negative duration", body: `{"duration":"-1s"}`, wantStatus: 400, wantError: "duration is negative"},
+		{name: "negative duration", body: `{"duration":"-1s"}`, wantStatus: 400, wantError: "duration -1s: must be > 0"},
 		{name: "negative requests", body: `{"requests":-1}`, wantStatus: 400, wantError: "requests"},
-		{name: "negative rate", body: `{"rate":-5}`, wantStatus: 400, wantError: "rate is negative"},
-		{name: "negative concurrency", body: `{"concurrency":-1}`, wantStatus: 400, wantError: "concurrency is negative"},
+		{name: "negative rate", body: `{"rate":-5}`, wantStatus: 400, wantError: "rate -5: must be > 0"},
+		{name: "negative concurrency", body: `{"concurrency":-1}`, wantStatus: 400, wantError: "concurrency -1: must be ≥ 1"},
 		{name: "not JSON", body: `rate=5`, wantStatus: 400, wantError: "bad overrides"},
 		{name: "two values", body: `{} {}`, wantStatus: 400, wantError: "more than one JSON value"},
 		{name: "over 4 KiB", body: `{"duration":"` + strings.Repeat("1", maxBurstBody) + `s"}`, wantStatus: 413, wantError: "over 4096 bytes"},
@@ -393,24 +405,27 @@ func TestBurstAPIOverrides(t *testing.T) {
 	}
 }
 
-// One line per call with who did what and how it ended; never the secrets.
+// One line per call with who did what and how it ended, reads at debug
+// level; never the secrets.
 func TestBurstAPIAuditLog(t *testing.T) {
 	const token = "audit-token-93f1"
 	var logs bytes.Buffer
-	h := NewBurstAPI(newFakeControl(), BurstAPIOptions{Enabled: true, Token: token}, slog.New(slog.NewJSONHandler(&logs, nil)))
+	h := NewBurstAPI(newFakeControl(), BurstAPIOptions{Enabled: true, Token: token}, slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	bearer := http.Header{"Authorization": {"Bearer " + token}}
 	calls := []struct {
 		req  apiRequest
 		want map[string]any
 	}{
 		{apiRequest{method: "POST", path: "/api/v1/bursts/load", header: bearer},
-			map[string]any{"method": "POST", "path": "/api/v1/bursts/load", "burst": "load", "run": "run-1", "status": 202.0, "principal": "bearer"}},
+			map[string]any{"level": "INFO", "method": "POST", "path": "/api/v1/bursts/load", "burst": "load", "run": "run-1", "status": 202.0, "principal": "bearer"}},
 		{apiRequest{method: "DELETE", path: "/api/v1/bursts/runs/run-1", header: bearer},
 			map[string]any{"method": "DELETE", "run": "run-1", "status": 200.0, "principal": "bearer"}},
 		{apiRequest{method: "POST", path: "/api/v1/bursts/load", header: http.Header{"Authorization": {"Bearer wrong-" + token}}},
 			map[string]any{"burst": nil, "status": 401.0, "principal": "anonymous"}},
 		{apiRequest{method: "GET", path: "/api/v1/bursts", header: http.Header{"Authorization": {"Basic YWxpY2U6aHVudGVyMg=="}}}, // alice:hunter2
-			map[string]any{"status": 401.0, "principal": "unverified:alice"}},
+			map[string]any{"level": "DEBUG", "status": 401.0, "principal": "unverified:alice"}},
+		{apiRequest{method: "GET", path: "/api/v1/bursts/runs/run-1", header: bearer},
+			map[string]any{"level": "DEBUG", "method": "GET", "run": "run-1", "status": 200.0}},
 	}
 	for _, c := range calls {
 		c.req.do(t, h)
@@ -493,12 +508,25 @@ func TestBurstAPICancelRunThatJustEnded(t *testing.T) {
 	}
 }
 
+// Polling a run logs nothing at info level.
+func TestBurstAPIReadsQuiet(t *testing.T) {
+	var logs bytes.Buffer
+	h := NewBurstAPI(newFakeControl(), BurstAPIOptions{Enabled: true}, slog.New(slog.NewJSONHandler(&logs, nil)))
+	for range 3 {
+		apiRequest{method: "GET", path: "/api/v1/bursts"}.do(t, h)
+		apiRequest{method: "GET", path: "/api/v1/bursts/runs"}.do(t, h)
+	}
+	if logs.Len() > 0 {
+		t.Errorf("reads logged at info level:\n%s", logs.String())
+	}
+}
+
 // With basic_auth_users configured, exporter-toolkit has checked the user
 // name before the API runs, and the audit log names it as is.
 func TestBurstAPIAuditVerifiedUser(t *testing.T) {
 	var logs bytes.Buffer
 	h := NewBurstAPI(newFakeControl(), BurstAPIOptions{Enabled: true, BasicAuth: true}, slog.New(slog.NewJSONHandler(&logs, nil)))
-	apiRequest{method: "GET", path: "/api/v1/bursts", header: http.Header{"Authorization": {"Basic YWxpY2U6aHVudGVyMg=="}}}.do(t, h)
+	apiRequest{method: "POST", path: "/api/v1/bursts/load", header: http.Header{"Authorization": {"Basic YWxpY2U6aHVudGVyMg=="}}}.do(t, h)
 	if !strings.Contains(logs.String(), `"principal":"alice"`) {
 		t.Errorf("audit line does not name the verified user:\n%s", logs.String())
 	}

@@ -487,10 +487,11 @@ func (m *burstManager) launchOne(r *burstRun) {
 		startAt = r.info.Cluster.StartAt
 	}
 	r.mu.Unlock()
-	plan, err := planRun(e.name, &spec, target, o, m.d.shard, startAt)
+	plan, adjusted, err := planRun(e.name, &spec, target, o, m.d.shard, startAt)
 
 	m.mu.Lock()
 	r.mu.Lock()
+	r.info.Adjusted = adjusted
 	if err != nil || r.cancelled {
 		final := r.info
 		final.State, final.Ended = RunCancelled, m.clock.Now()
@@ -575,42 +576,42 @@ func (m *burstManager) shutdown() {
 	}
 }
 
-// planRun applies o to the settings of burst name, clamped to its maxima,
-// and plans one run of it, whose measured requests start at startAt (zero:
-// when ready).
-func planRun(name string, spec *burstSpec, target *prober.Target, o BurstOverrides, shard record.Shard, startAt time.Time) (*finite.Plan, error) {
+// planRun applies o to the settings of burst name, each lowered to its
+// maximum (adjusted says which), and plans one run of it, whose measured
+// requests start at startAt (zero: when ready).
+func planRun(name string, spec *burstSpec, target *prober.Target, o BurstOverrides, shard record.Shard, startAt time.Time) (plan *finite.Plan, adjusted []Adjustment, err error) {
 	b := spec.burst
 	if o.Duration < 0 || o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Concurrency < 0 {
-		return nil, fmt.Errorf("overrides must be >= 0 (0 keeps the configured value), got %+v", o)
+		return nil, nil, fmt.Errorf("overrides must be >= 0 (0 keeps the configured value), got %+v", o)
 	}
 	limit := prober.Limit{Duration: time.Duration(b.Duration), Requests: b.Requests}
 	if o.Duration > 0 {
-		limit.Duration = clamp(o.Duration, time.Duration(b.Max.Duration))
+		limit.Duration = lowerTo("duration", o.Duration, time.Duration(b.Max.Duration), &adjusted)
 	}
 	if o.Requests > 0 {
-		limit.Requests = clamp(o.Requests, b.Max.Requests)
+		limit.Requests = lowerTo("requests", o.Requests, b.Max.Requests, &adjusted)
 	}
 	if o.Rate > 0 {
 		switch {
 		case b.Arrival.Pattern == scenarios.ArrivalConcurrency || len(b.Arrival.Series) > 0:
-			return nil, fmt.Errorf("burst %s has no arrival rate to override (pattern %s%s); override concurrency, duration or requests instead",
+			return nil, nil, fmt.Errorf("burst %s has no arrival rate to override (pattern %s%s); override concurrency, duration or requests instead",
 				name, b.Arrival.Pattern, map[bool]string{true: " with a series"}[len(b.Arrival.Series) > 0])
 		case b.Dataset.Replays(): // the rate would be silently ignored
-			return nil, fmt.Errorf("burst %s has no arrival rate to override: it sends at its dataset's timestamps (timing: replay); override concurrency, duration or requests instead", name)
+			return nil, nil, fmt.Errorf("burst %s has no arrival rate to override: it sends at its dataset's timestamps (timing: replay); override concurrency, duration or requests instead", name)
 		}
 		// A ramp may start from rate 0, which makes the default max.rate 0:
-		// clamp would read that as "no limit" and let the override raise it.
+		// lowerTo would read that as "no limit" and let the override raise it.
 		if !(b.Max.Rate > 0) {
-			return nil, fmt.Errorf("burst %s ramps its rate up from 0, so a rate override has no configured rate to stay under; set max.rate in the scenario file, or override duration or requests instead", name)
+			return nil, nil, fmt.Errorf("burst %s ramps its rate up from 0, so a rate override has no configured rate to stay under; set max.rate in the scenario file, or override duration or requests instead", name)
 		}
-		b.Arrival.Rate = clamp(o.Rate, b.Max.Rate)
+		b.Arrival.Rate = lowerTo("rate", o.Rate, b.Max.Rate, &adjusted)
 	}
 	if o.Concurrency > 0 {
 		closed := b.Arrival.Pattern == scenarios.ArrivalConcurrency
 		if closed && b.Max.Concurrency <= 0 { // a closed loop ramping up from 0, as above
-			return nil, fmt.Errorf("burst %s ramps its concurrency up from 0, so a concurrency override has no configured concurrency to stay under; set max.concurrency in the scenario file, or override duration or requests instead", name)
+			return nil, nil, fmt.Errorf("burst %s ramps its concurrency up from 0, so a concurrency override has no configured concurrency to stay under; set max.concurrency in the scenario file, or override duration or requests instead", name)
 		}
-		c := clamp(o.Concurrency, b.Max.Concurrency)
+		c := lowerTo("concurrency", o.Concurrency, b.Max.Concurrency, &adjusted)
 		if closed {
 			b.Arrival.Concurrency = c
 		} else {
@@ -619,21 +620,25 @@ func planRun(name string, spec *burstSpec, target *prober.Target, o BurstOverrid
 	}
 	// Names outside the probe namespace ('/' is not allowed in a probe
 	// name), so a burst never draws a probe's seeded streams.
-	return finite.NewPlan(finite.Spec{
+	plan, err = finite.NewPlan(finite.Spec{
 		Name: "burst/" + name, WarmupName: "burst/" + name + "/warmup",
 		Probe: b.Probe(), Target: target, Seed: spec.seed, Shard: shard, StartAt: startAt,
 		Limit:  limit,
 		Warmup: prober.Limit{Requests: b.Warmup.Requests, Duration: time.Duration(b.Warmup.Duration)},
 		Grace:  time.Duration(b.GracePeriod),
 	})
+	return plan, adjusted, err
 }
 
-// clamp is v, lowered to limit when there is one (> 0).
-func clamp[T time.Duration | uint64 | float64 | int](v, limit T) T {
-	if limit > 0 {
-		return min(v, limit)
+// lowerTo is the override v of field, lowered to the burst's max.field when
+// it has one (> 0) and v is above it; adjusted says so.
+func lowerTo[T time.Duration | uint64 | float64 | int](field string, v, limit T, adjusted *[]Adjustment) T {
+	if limit <= 0 || v <= limit {
+		return v
 	}
-	return v
+	*adjusted = append(*adjusted, Adjustment{Field: field, Asked: fmt.Sprint(v), Used: fmt.Sprint(limit),
+		Why: fmt.Sprintf("above the burst's max.%s in the scenario file", field)})
+	return limit
 }
 
 // finish records r's result and frees its target.

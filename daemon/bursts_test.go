@@ -358,8 +358,9 @@ func TestBurstWarmup(t *testing.T) {
 	}
 }
 
-// TestBurstOverrides: overrides are clamped to the maxima, and a run whose
-// overrides make no sense fails and says why.
+// TestBurstOverrides: overrides are lowered to the maxima, and the run says
+// which (asked, used, why); a run whose overrides make no sense fails and
+// says why.
 func TestBurstOverrides(t *testing.T) {
 	exec := newFakeExec()
 	d, _, _ := startBursts(t, burstYAML("o: {target: tb, on_demand: true, requests: 5, max: {requests: 8}, arrival: {pattern: concurrency, concurrency: 2}}"), exec)
@@ -378,9 +379,17 @@ func TestBurstOverrides(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(exec.sent("tb"))
-			ri := waitRun(t, d, trigger(t, d, "o", tc.o).ID, tc.state)
+			started := trigger(t, d, "o", tc.o)
+			ri := waitRun(t, d, started.ID, tc.state)
 			if n := len(exec.sent("tb")) - before; n != tc.sent || !strings.Contains(ri.Error, tc.err) {
 				t.Errorf("%d requests, error %q; want %d, %q", n, ri.Error, tc.sent, tc.err)
+			}
+			var want []daemon.Adjustment
+			if tc.o.Requests > 8 {
+				want = []daemon.Adjustment{{Field: "requests", Asked: "100", Used: "8", Why: "above the burst's max.requests in the scenario file"}}
+			}
+			if !slices.Equal(ri.Adjusted, want) || !slices.Equal(started.Adjusted, want) {
+				t.Errorf("adjusted %+v in the run, %+v in the trigger's answer; want %+v", ri.Adjusted, started.Adjusted, want)
 			}
 		})
 	}

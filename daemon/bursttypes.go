@@ -49,7 +49,8 @@ const (
 )
 
 // BurstOverrides change one run of a burst; zero fields keep the configured
-// value. Each is clamped to the burst's configured maxima.
+// value. Each is lowered to the burst's configured maximum, and the run's
+// Adjusted says so.
 type BurstOverrides struct {
 	Duration    time.Duration
 	Requests    uint64
@@ -92,6 +93,15 @@ func (o *BurstOverrides) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// Adjustment is an override a run used otherwise than asked: what was
+// asked, what was used and why, in the API's units (a duration as text).
+type Adjustment struct {
+	Field string `json:"field"`
+	Asked string `json:"asked"`
+	Used  string `json:"used"`
+	Why   string `json:"why"`
+}
+
 // BurstInfo describes one configured burst.
 type BurstInfo struct {
 	Name     string    `json:"name"`
@@ -112,9 +122,11 @@ type RunInfo struct {
 	State     string         `json:"state"`
 	Error     string         `json:"error,omitempty"`
 	Overrides BurstOverrides `json:"overrides,omitzero"`
-	Queued    time.Time      `json:"queued,omitzero"`
-	Started   time.Time      `json:"started,omitzero"`
-	Ended     time.Time      `json:"ended,omitzero"`
+	// Adjusted lists the overrides the run did not use as asked.
+	Adjusted []Adjustment `json:"adjusted,omitempty"`
+	Queued   time.Time    `json:"queued,omitzero"`
+	Started  time.Time    `json:"started,omitzero"`
+	Ended    time.Time    `json:"ended,omitzero"`
 	// Cluster says how the run was shared between replicas; nil for a run
 	// of this replica alone.
 	Cluster *ClusterRun `json:"cluster,omitempty"`

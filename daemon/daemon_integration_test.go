@@ -643,3 +643,24 @@ func (l *loader) runsNow() int {
 	defer l.mu.Unlock()
 	return l.runs
 }
+
+// TestReloadRefusesUnbuildable: a file whose prompts could not be built
+// (this one used to answer 200 and crash the daemon a second later) is
+// refused by the reload, with the field and its range, and the running
+// probes go on.
+func TestReloadRefusesUnbuildable(t *testing.T) {
+	ld := &loader{}
+	good := probesYAML(fakeURL, map[string]string{"a": "200"})
+	ld.set(good, nil)
+	exec := newFakeExec()
+	d := daemon.New(quietLogger(), prometheus.NewRegistry(), ld.load, exec)
+	start(t, d)
+	waitFor(t, "probe a to send", func() bool { return len(exec.sent("ta")) > 3 })
+	ld.set(strings.Replace(good, "input_tokens: {mean: 4}", "input_tokens: {mean: 99999999999999}", 1), nil)
+	err := d.RequestReload(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "probes.a.dataset.synthetic.input_tokens.mean: must be at most 1,048,576 tokens") {
+		t.Fatalf("RequestReload = %v, want the length refused with its range", err)
+	}
+	n := len(exec.sent("ta"))
+	waitFor(t, "probe a to keep sending", func() bool { return len(exec.sent("ta")) > n+3 })
+}

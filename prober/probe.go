@@ -270,7 +270,15 @@ type plannedTurn struct {
 // draws of other shards' requests are made all the same: that is what gives
 // every shard the same sequence. A session's turns take consecutive sequence
 // numbers and go to the shard that owns the session.
-func (p *Probe) plan() planned {
+func (p *Probe) plan() (pl planned) {
+	// A bug in building a request must not take the daemon down with it:
+	// the probe stops as a dataset that cannot go on does, and says why
+	// where a person looks (the status page, the metrics of its reason).
+	defer func() {
+		if v := recover(); v != nil {
+			pl = planned{seq: p.next, err: fmt.Errorf("building the request panicked (a bug: please report it with the scenario): %v", v), stop: true}
+		}
+	}()
 	for {
 		seq, item := p.next, p.items
 		p.items++
@@ -333,7 +341,7 @@ func (p *Probe) newRequest(prompt dataset.Prompt, c cancelPlan) (*Request, error
 // enough for the bursts of real traces (the Mooncake conversation trace has
 // 28 requests at one instant), whose long prompts take milliseconds each to
 // build and would otherwise be sent late, one build after another.
-const lookahead = 64
+const lookahead = scenarios.Lookahead
 
 // planAhead plans the probe's requests in a goroutine of their own, lookahead
 // ahead of the scheduler, which takes them from r.planned in order. It

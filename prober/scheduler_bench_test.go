@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/record"
+	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 // nopExec answers every request at once, and stops the run after n.
@@ -40,13 +41,13 @@ func (nopRecorder) Observe(*record.Record) {}
 func BenchmarkSchedulerDispatch(b *testing.B) {
 	const oneToken = ", dataset: {synthetic: {input_tokens: {mean: 1}, output_tokens: {mean: 1}}}"
 	for _, bc := range []struct{ name, probe string }{
-		{"open", "arrival: {pattern: constant, rate: 1e9}"},
-		{"open-1-token", "arrival: {pattern: constant, rate: 1e9}" + oneToken},
-		{"open-capped", "arrival: {pattern: constant, rate: 1e9, max_concurrency: 1000000}"},
+		{"open", "arrival: {pattern: constant, rate: 1}"},
+		{"open-1-token", "arrival: {pattern: constant, rate: 1}" + oneToken},
+		{"open-capped", "arrival: {pattern: constant, rate: 1, max_concurrency: 100000}"},
 		{"closed-64", "arrival: {pattern: concurrency, concurrency: 64}"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			p := newProbe(b, "targets: {t: {url: http://127.0.0.1:9/v1, model: m}}\nprobes: {a: {target: t, "+bc.probe+"}}\n", record.Shard{})
+			p := newDueProbe(b, "targets: {t: {url: http://127.0.0.1:9/v1, model: m}}\nprobes: {a: {target: t, "+bc.probe+"}}\n")
 			ctx, stop := context.WithCancel(context.Background())
 			defer stop()
 			exec := &nopExec{n: int64(b.N), stop: stop}
@@ -55,6 +56,28 @@ func BenchmarkSchedulerDispatch(b *testing.B) {
 			p.Run(ctx, context.Background(), exec, nopRecorder{})
 		})
 	}
+}
+
+// newDueProbe is newProbe with every open-loop request due at once: a rate
+// far past scenarios.RateBound, set after validation, which refuses it.
+func newDueProbe(b *testing.B, yml string) *Probe {
+	b.Helper()
+	cfg, err := scenarios.Parse([]byte(yml), "s.yml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tg, err := NewTarget("t", cfg.Targets["t"])
+	if err != nil {
+		b.Fatal(err)
+	}
+	if a := &cfg.Probes["a"].Arrival; a.Pattern != scenarios.ArrivalConcurrency {
+		a.Rate = 1e9
+	}
+	p, err := NewProbe("a", cfg.Probes["a"], tg, cfg.Global.Seed, record.Shard{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
 }
 
 // lagRecorder keeps every request's schedule lag.

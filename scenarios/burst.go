@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -184,6 +183,7 @@ func (b *Burst) validate(l *loader, path string, targets map[string]*Target) {
 	if written("requests") && b.Requests < 1 {
 		l.errorf(join(path, "requests"), "must be >= 1, e.g. requests: 1000")
 	}
+	RequestBound.checkMax(l, join(path, "requests"), float64(b.Requests))
 	if !written("duration") && !written("requests") {
 		l.errorf(path, "never ends: set duration (e.g. duration: 2m), requests (e.g. requests: 1000), or both (whichever comes first)")
 	}
@@ -203,6 +203,7 @@ func (w *Warmup) validate(l *loader, path string) {
 	if written("requests") && w.Requests < 1 {
 		l.errorf(join(path, "requests"), "must be >= 1, e.g. requests: 20 (leave warmup out for none)")
 	}
+	RequestBound.checkMax(l, join(path, "requests"), float64(w.Requests))
 	if written("duration") && w.Duration <= 0 {
 		l.errorf(join(path, "duration"), "must be > 0, e.g. duration: 10s (leave warmup out for none)")
 	}
@@ -230,16 +231,18 @@ func (b *Burst) validateMax(l *loader, path string) {
 		case b.Max.Requests < b.Requests:
 			l.errorf(join(path, "requests"), "must be at least requests (%d)", b.Requests)
 		}
+		RequestBound.checkMax(l, join(path, "requests"), float64(b.Max.Requests))
 	}
 	if written("rate") {
 		switch {
 		case b.Arrival.Pattern == ArrivalConcurrency || len(b.Arrival.Series) > 0:
 			l.errorf(join(path, "rate"), "applies only to an arrival with a rate; remove it")
-		case !(b.Max.Rate > 0) || math.IsInf(b.Max.Rate, 1):
+		case !(b.Max.Rate > 0):
 			l.errorf(join(path, "rate"), "must be > 0, e.g. rate: 50")
 		case b.Max.Rate < b.Arrival.Rate:
 			l.errorf(join(path, "rate"), "must be at least arrival.rate (%g)", b.Arrival.Rate)
 		}
+		RateBound.checkMax(l, join(path, "rate"), b.Max.Rate)
 	}
 	if written("concurrency") {
 		switch c := b.concurrency(); {
@@ -248,5 +251,6 @@ func (b *Burst) validateMax(l *loader, path string) {
 		case b.Max.Concurrency < c:
 			l.errorf(join(path, "concurrency"), "must be at least the configured concurrency (%d)", c)
 		}
+		ConcurrencyBound.checkMax(l, join(path, "concurrency"), float64(b.Max.Concurrency))
 	}
 }

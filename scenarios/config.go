@@ -3,7 +3,8 @@
 // returns can be used without further checks.
 //
 // The field comments below are the configuration reference; example.yml shows
-// every field with its default.
+// every field with its default, and bounds.go the upper end of every length,
+// count, rate, duration and worker number.
 package scenarios
 
 import "time"

@@ -197,8 +197,8 @@ func (d *Dataset) validate(l *loader, path string) {
 		l.errorf(path, "sets %s; keep exactly one source", strings.Join(set, " and "))
 	}
 	if s := d.Synthetic; s != nil {
-		s.InputTokens.validate(l, join(path, "synthetic.input_tokens"), defaultInputTokens)
-		s.OutputTokens.validate(l, join(path, "synthetic.output_tokens"), defaultOutputTokens)
+		s.InputTokens.validate(l, join(path, "synthetic.input_tokens"), defaultInputTokens, &TokenBound)
+		s.OutputTokens.validate(l, join(path, "synthetic.output_tokens"), defaultOutputTokens, &TokenBound)
 		s.validateWorkload(l, join(path, "synthetic"), l.written(join(path, "system_prompt")))
 	}
 	if p := d.Prompts; p != nil {
@@ -222,7 +222,7 @@ func (p *Prompts) validate(l *loader, path string) {
 			l.errorf(fmt.Sprintf("%s[%d]", join(path, "texts"), i), "is empty; remove it or write the prompt")
 		}
 	}
-	p.OutputTokens.validate(l, join(path, "output_tokens"), defaultOutputTokens)
+	p.OutputTokens.validate(l, join(path, "output_tokens"), defaultOutputTokens, &TokenBound)
 }
 
 func (f *File) validate(l *loader, path string) {
@@ -251,6 +251,7 @@ func (f *File) validate(l *loader, path string) {
 	if f.BlockSize < 1 {
 		l.errorf(join(path, "block_size"), "must be >= 1 (tokens per hash id), e.g. block_size: %d", defaultBlockSize)
 	}
+	TokenBound.checkMax(l, join(path, "block_size"), float64(f.BlockSize))
 	fp := join(path, "path")
 	if f.Path == "" {
 		l.errorf(fp, "is required: the dataset file, e.g. path: ./conversations.jsonl")

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -98,6 +99,11 @@ func (l *loader) decodeStruct(n *yaml.Node, path string, out reflect.Value) {
 		name := p.key.Value
 		i, ok := index[name]
 		if !ok {
+			if homes := fieldHomes()[name]; len(homes) > 0 {
+				// Written by habit in the wrong section: say which one.
+				l.add(p.key, path, "unknown field %q here; it belongs in %s", name, orList(homes))
+				continue
+			}
 			if s := suggest(name, names); s != "" {
 				l.add(p.key, path, "unknown field %q; did you mean %q?", name, s)
 				if !present[s] {
@@ -323,4 +329,45 @@ func fields(t reflect.Type) ([]string, map[string]int) {
 		index[name] = i
 	}
 	return names, index
+}
+
+// fieldHomes maps every field name of the scenario file to where it may be
+// written, as patterns such as targets.NAME.timeout.
+var fieldHomes = sync.OnceValue(func() map[string][]string {
+	homes := map[string][]string{}
+	var walk func(t reflect.Type, path string)
+	walk = func(t reflect.Type, path string) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Map:
+			walk(t.Elem(), join(path, "NAME"))
+		case reflect.Slice:
+			walk(t.Elem(), path+"[i]")
+		case reflect.Struct:
+			names, index := fields(t)
+			for _, name := range names {
+				fp := join(path, name)
+				homes[name] = append(homes[name], fp)
+				walk(t.Field(index[name]).Type, fp)
+			}
+		}
+	}
+	walk(reflect.TypeFor[Config](), "")
+	return homes
+})
+
+// orList writes up to three items as "a, b or c", saying how many more.
+func orList(items []string) string {
+	const most = 3
+	more := ""
+	if len(items) > most {
+		more = fmt.Sprintf(" (and %d more places)", len(items)-most)
+		items = items[:most]
+	}
+	if len(items) == 1 {
+		return items[0] + more
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1] + more
 }

@@ -23,6 +23,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"unknown field case", edit(t, "    url:", "    URL:"), `s.yml:3:5: targets.qwen: unknown field "URL"; did you mean "url"?`},
 		{"unknown field swapped letters", edit(t, "    model:", "    mdoel:"), `s.yml:4:5: targets.qwen: unknown field "mdoel"; did you mean "model"?`},
 		{"unknown field without suggestion", edit(t, "    model:", "    api_key: x\n    model:"), `s.yml:4:5: targets.qwen: unknown field "api_key"; valid fields: url, endpoint, model, api_key_file, api_key_env, headers, stream, timeout, stall_timeout, session_header, max_tokens_field, tokenizer, tls, http2, keep_alive, request_ids, server_metrics, template`},
+		{"field of another section", edit(t, "    arrival: {rate: 0.2}\n", "    arrival: {rate: 0.2}\n    timeout: 30s\n"), `s.yml:9:5: probes.steady: unknown field "timeout" here; it belongs in targets.NAME.timeout`},
+		{"field of several other sections", edit(t, "{rate: 0.2}", "{rate: 0.2, requests: 10}"), `s.yml:8:26: probes.steady.arrival: unknown field "requests" here; it belongs in bursts.NAME.requests, bursts.NAME.warmup.requests or bursts.NAME.max.requests`},
 		{"unknown top-level field", "loads: {}\n" + valid, `s.yml:1:1: unknown field "loads"; valid fields: global, targets, probes, bursts`},
 		{"misspelt section", strings.Replace(valid, "probes:", "probe:", 1), `s.yml:5:1: unknown field "probe"; did you mean "probes"?`},
 		{"string for number", edit(t, "rate: 0.2", "rate: fast"), `s.yml:8:21: probes.steady.arrival.rate: must be a number, not the string "fast"`},

@@ -69,6 +69,7 @@ func (a *Arrival) validateOpenLoop(l *loader, path string, written func(string) 
 	if written("max_concurrency") && a.MaxConcurrency < 1 {
 		l.errorf(join(path, "max_concurrency"), "must be >= 1; leave it out for no cap")
 	}
+	ConcurrencyBound.checkMax(l, join(path, "max_concurrency"), float64(a.MaxConcurrency))
 	a.validateCapRamp(l, path, written)
 	if written("series") {
 		for _, f := range []string{"rate", "ramp_to", "ramp_over"} {
@@ -80,16 +81,19 @@ func (a *Arrival) validateOpenLoop(l *loader, path string, written func(string) 
 		return
 	}
 	if written("ramp_to") || written("ramp_over") {
-		if !written("rate") || !(a.Rate >= 0) || math.IsInf(a.Rate, 1) {
+		if !written("rate") || !(a.Rate >= 0) {
 			l.errorf(join(path, "rate"), "must be >= 0 when ramping (the rate the ramp starts from), e.g. rate: 0.2")
 		}
-		a.validateRamp(l, path, written, !(a.RampTo > 0) || math.IsInf(a.RampTo, 1),
+		RateBound.checkMax(l, join(path, "rate"), a.Rate)
+		RateBound.checkMax(l, join(path, "ramp_to"), a.RampTo)
+		a.validateRamp(l, path, written, !(a.RampTo > 0),
 			"must be > 0 (the rate held after the ramp), e.g. ramp_to: 2", "the rate the ramp reaches, e.g. ramp_to: 2")
 		return
 	}
-	if !(a.Rate > 0) || math.IsInf(a.Rate, 1) {
+	if !(a.Rate > 0) {
 		l.errorf(join(path, "rate"), "must be > 0, e.g. rate: 0.2 (requests per second)")
 	}
+	RateBound.checkMax(l, join(path, "rate"), a.Rate)
 }
 
 // validateClosedLoop checks pattern concurrency.
@@ -108,7 +112,9 @@ func (a *Arrival) validateClosedLoop(l *loader, path string, written func(string
 		if !written("concurrency") || a.Concurrency < 0 {
 			l.errorf(join(path, "concurrency"), "must be >= 0 when ramping (the requests in flight the ramp starts from), e.g. concurrency: 1")
 		}
-		a.validateRamp(l, path, written, !(a.RampTo >= 1) || math.IsInf(a.RampTo, 1) || a.RampTo != math.Trunc(a.RampTo),
+		ConcurrencyBound.checkMax(l, join(path, "concurrency"), float64(a.Concurrency))
+		ConcurrencyBound.checkMax(l, join(path, "ramp_to"), a.RampTo)
+		a.validateRamp(l, path, written, !(a.RampTo >= 1) || a.RampTo != math.Trunc(a.RampTo),
 			"must be a whole number >= 1 (the requests in flight held after the ramp), e.g. ramp_to: 32",
 			"the requests in flight the ramp reaches, e.g. ramp_to: 32")
 		return
@@ -116,6 +122,7 @@ func (a *Arrival) validateClosedLoop(l *loader, path string, written func(string
 	if !written("concurrency") || a.Concurrency < 1 {
 		l.errorf(join(path, "concurrency"), "must be >= 1, e.g. concurrency: 8 (requests kept in flight)")
 	}
+	ConcurrencyBound.checkMax(l, join(path, "concurrency"), float64(a.Concurrency))
 }
 
 // validateRamp checks ramp_to and ramp_over once either is written. badTo
@@ -145,30 +152,34 @@ func (a *Arrival) validateSeries(l *loader, path string) {
 		sp := fmt.Sprintf("%s[%d]", path, i)
 		written := l.under(sp)
 		if i == len(a.Series)-1 {
-			if !written("rate") || !(s.Rate > 0) || math.IsInf(s.Rate, 1) {
+			if !written("rate") || !(s.Rate > 0) {
 				l.errorf(join(sp, "rate"), "must be > 0 in the last step, whose rate holds to the end, e.g. rate: 1")
 			}
+			RateBound.checkMax(l, join(sp, "rate"), s.Rate)
 			if written("duration") {
 				l.errorf(join(sp, "duration"), "is not allowed in the last step, whose rate holds to the end; remove it")
 			}
 			continue
 		}
-		if !written("rate") || !(s.Rate >= 0) || math.IsInf(s.Rate, 1) {
+		if !written("rate") || !(s.Rate >= 0) {
 			l.errorf(join(sp, "rate"), "must be >= 0 (0 pauses), e.g. rate: 1")
 		}
+		RateBound.checkMax(l, join(sp, "rate"), s.Rate)
 		if !written("duration") || s.Duration <= 0 {
 			l.errorf(join(sp, "duration"), "must be > 0 in every step but the last, e.g. duration: 5m")
 		}
 	}
 }
 
-func (ln *Lengths) validate(l *loader, path string, example int) {
-	if !(ln.Mean >= 1) || math.IsInf(ln.Mean, 1) {
+func (ln *Lengths) validate(l *loader, path string, example int, b *Bound) {
+	if !(ln.Mean >= 1) {
 		l.errorf(join(path, "mean"), "must be >= 1, e.g. mean: %d", example)
 	}
-	if !(ln.Stddev >= 0) || math.IsInf(ln.Stddev, 1) {
+	b.checkMax(l, join(path, "mean"), ln.Mean)
+	if !(ln.Stddev >= 0) {
 		l.errorf(join(path, "stddev"), "must be >= 0 (0 sends exactly mean tokens)")
 	}
+	b.checkMax(l, join(path, "stddev"), ln.Stddev)
 }
 
 func (p *Probe) checkParams(l *loader, path string) {
@@ -185,6 +196,8 @@ func (p *Probe) checkParams(l *loader, path string) {
 		case "min_tokens":
 			if !isWholeNonNegative(v) {
 				l.errorf(kp, "must be a whole number >= 0, e.g. min_tokens: %d", defaultOutputTokens)
+			} else if n, ok := v.(int); ok {
+				TokenBound.checkMax(l, kp, float64(n))
 			}
 		case "ignore_eos":
 			if _, ok := v.(bool); !ok {

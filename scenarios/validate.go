@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ func (c *Config) validate(l *loader) {
 	if c.Global.Workers < 0 {
 		l.errorf("global.workers", "must be >= 0 (0 uses the --workers default), not %d", c.Global.Workers)
 	}
+	WorkerBound.checkMax(l, "global.workers", float64(c.Global.Workers))
 	if len(c.Targets) == 0 {
 		l.errorf("targets", "at least one target is required, e.g. targets: {vllm: {url: http://127.0.0.1:8000/v1, model: Qwen/Qwen3-0.6B}}")
 	}
@@ -35,12 +37,15 @@ func (c *Config) validate(l *loader) {
 		path := join("probes", name)
 		checkName(l, path, name)
 		c.Probes[name].validate(l, path, c.Targets)
+		checkPromptMemory(l, path, c.Probes[name], c.Targets)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Bursts)) {
 		path := join("bursts", name)
 		checkName(l, path, name)
 		c.Bursts[name].validate(l, path, c.Targets)
+		checkPromptMemory(l, path, c.Bursts[name].Probe(), c.Targets)
 	}
+	checkDurations(l, "", reflect.ValueOf(c).Elem())
 }
 
 func checkName(l *loader, path, name string) {

@@ -123,7 +123,7 @@ s.yml:8:5: probes.steady.arrival.ramp_over: is required with ramp_to: the time t
 		{"rate missing", "    arrival: {rate: 0.2}\n", "", `s.yml:6:3: probes.steady.arrival.rate: must be > 0, e.g. rate: 0.2 (requests per second)`},
 		{"rate zero", "rate: 0.2", "rate: 0", `s.yml:8:21: probes.steady.arrival.rate: must be > 0, e.g. rate: 0.2 (requests per second)`},
 		{"rate negative", "rate: 0.2", "rate: -1", `s.yml:8:21: probes.steady.arrival.rate: must be > 0, e.g. rate: 0.2 (requests per second)`},
-		{"rate infinite", "rate: 0.2", "rate: .inf", `s.yml:8:21: probes.steady.arrival.rate: must be > 0, e.g. rate: 0.2 (requests per second)`},
+		{"rate infinite", "rate: 0.2", "rate: .inf", `s.yml:8:21: probes.steady.arrival.rate: must be at most 100,000 requests/s (arrival rate: 0 to 100,000 requests/s), not +Inf`},
 		{"rate nan", "rate: 0.2", "rate: .nan", `s.yml:8:21: probes.steady.arrival.rate: must be > 0, e.g. rate: 0.2 (requests per second)`},
 		{"dataset without source", "{rate: 0.2}\n", "{rate: 0.2}\n    dataset: {}\n", `s.yml:9:5: probes.steady.dataset: must set exactly one source (synthetic, prompts or file), e.g. synthetic: {input_tokens: {mean: 128}, output_tokens: {mean: 64}}`},
 		{"input mean", "{rate: 0.2}\n", "{rate: 0.2}\n    dataset: {synthetic: {input_tokens: {mean: 0}}}\n", `s.yml:9:48: probes.steady.dataset.synthetic.input_tokens.mean: must be >= 1, e.g. mean: 128`},

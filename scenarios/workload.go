@@ -40,15 +40,6 @@ type Delays struct {
 	Stddev Duration `yaml:"stddev"`
 }
 
-// Limits beyond which a value is taken as a mistake rather than built.
-const (
-	// maxWorkloadTokens bounds a generated system prompt, prefix or user
-	// context, as dataset files bound their lengths.
-	maxWorkloadTokens = 1 << 20
-	// MaxEntries bounds the pool: its shuffled order is held in memory.
-	MaxEntries = 1 << 20
-)
-
 // MultiTurn reports whether the synthetic entries are sessions of turns.
 func (s *Synthetic) MultiTurn() bool { return s.Conversation != nil }
 
@@ -65,23 +56,23 @@ func (d *Dataset) validateSystemPrompt(l *loader, path string) {
 func (s *Synthetic) validateWorkload(l *loader, path string, systemPrompt bool) {
 	written := l.under(path)
 	tokens := func(field string, v int, example string) {
-		if written(field) && (v < 1 || v > maxWorkloadTokens) {
-			l.errorf(join(path, field), "must be between 1 and %d tokens, e.g. %s", maxWorkloadTokens, example)
+		if written(field) && !TokenBound.Contains(float64(v)) {
+			l.errorf(join(path, field), "must be %s, not %d, e.g. %s", TokenBound.Range(), v, example)
 		}
 	}
 	tokens("shared_system_prompt_length", s.SharedSystemPromptLength, "shared_system_prompt_length: 1000")
 	tokens("user_context_length", s.UserContextLength, "user_context_length: 200")
 	if p := s.Prefix; p != nil {
 		pp := join(path, "prefix")
-		if p.PoolSize < 1 || p.PoolSize > MaxEntries {
-			l.errorf(join(pp, "pool_size"), "must be between 1 and %d (distinct prefixes), e.g. prefix: {pool_size: 8, length: 512}", MaxEntries)
+		if !EntryBound.Contains(float64(p.PoolSize)) {
+			l.errorf(join(pp, "pool_size"), "must be %s (distinct prefixes), not %d, e.g. prefix: {pool_size: 8, length: 512}", EntryBound.Range(), p.PoolSize)
 		}
-		if p.Length < 1 || p.Length > maxWorkloadTokens {
-			l.errorf(join(pp, "length"), "must be between 1 and %d (tokens per prefix), e.g. prefix: {pool_size: 8, length: 512}", maxWorkloadTokens)
+		if !TokenBound.Contains(float64(p.Length)) {
+			l.errorf(join(pp, "length"), "must be %s (per prefix), not %d, e.g. prefix: {pool_size: 8, length: 512}", TokenBound.Range(), p.Length)
 		}
 	}
-	if written("entries") && (s.Entries < 1 || s.Entries > MaxEntries) {
-		l.errorf(join(path, "entries"), "must be between 1 and %d (distinct conversations, reused), e.g. entries: 100", MaxEntries)
+	if written("entries") && !EntryBound.Contains(float64(s.Entries)) {
+		l.errorf(join(path, "entries"), "must be %s (distinct conversations, reused), not %d, e.g. entries: 100", EntryBound.Range(), s.Entries)
 	}
 	if written("user_context_length") && !written("entries") {
 		l.errorf(join(path, "user_context_length"), "needs entries: each entry has its own user context, so write entries: N (the number of distinct users)")
@@ -103,7 +94,7 @@ func (s *Synthetic) validateWorkload(l *loader, path string, systemPrompt bool) 
 	}
 	if c := s.Conversation; c != nil {
 		cp := join(path, "conversation")
-		c.Turns.validate(l, join(cp, "turns"), 3)
+		c.Turns.validate(l, join(cp, "turns"), 3, &TurnBound)
 		if c.TurnDelay.Mean < 0 {
 			l.errorf(join(cp, "turn_delay.mean"), "must be >= 0 (0s sends the next turn when the last ended), e.g. turn_delay: {mean: 2s, stddev: 500ms}")
 		}

@@ -28,13 +28,13 @@ func TestWorkloadFields(t *testing.T) {
 
 func TestWorkloadErrors(t *testing.T) {
 	for _, tc := range []struct{ name, synthetic, want string }{
-		{"shared length", "shared_system_prompt_length: 0", `s.yml:11:38: probes.steady.dataset.synthetic.shared_system_prompt_length: must be between 1 and 1048576 tokens, e.g. shared_system_prompt_length: 1000`},
-		{"prefix fields", "prefix: {pool_size: 0}", `s.yml:11:9: probes.steady.dataset.synthetic.prefix.length: must be between 1 and 1048576 (tokens per prefix), e.g. prefix: {pool_size: 8, length: 512}
-s.yml:11:29: probes.steady.dataset.synthetic.prefix.pool_size: must be between 1 and 1048576 (distinct prefixes), e.g. prefix: {pool_size: 8, length: 512}`},
+		{"shared length", "shared_system_prompt_length: 0", `s.yml:11:38: probes.steady.dataset.synthetic.shared_system_prompt_length: must be 1 to 1,048,576 tokens, not 0, e.g. shared_system_prompt_length: 1000`},
+		{"prefix fields", "prefix: {pool_size: 0}", `s.yml:11:9: probes.steady.dataset.synthetic.prefix.length: must be 1 to 1,048,576 tokens (per prefix), not 0, e.g. prefix: {pool_size: 8, length: 512}
+s.yml:11:29: probes.steady.dataset.synthetic.prefix.pool_size: must be 1 to 1,048,576 (distinct prefixes), not 0, e.g. prefix: {pool_size: 8, length: 512}`},
 		{"prefix and user context", "prefix: {pool_size: 2, length: 8}\n        entries: 4\n        user_context_length: 5",
 			`s.yml:13:30: probes.steady.dataset.synthetic.user_context_length: cannot be used with prefix; keep one of them`},
 		{"user context without entries", "user_context_length: 5", `s.yml:11:30: probes.steady.dataset.synthetic.user_context_length: needs entries: each entry has its own user context, so write entries: N (the number of distinct users)`},
-		{"entries", "entries: 0", `s.yml:11:18: probes.steady.dataset.synthetic.entries: must be between 1 and 1048576 (distinct conversations, reused), e.g. entries: 100`},
+		{"entries", "entries: 0", `s.yml:11:18: probes.steady.dataset.synthetic.entries: must be 1 to 1,048,576 (distinct conversations, reused), not 0, e.g. entries: 100`},
 		{"turns", "conversation: {turn_delay: {mean: 1s}}", `s.yml:11:9: probes.steady.dataset.synthetic.conversation.turns.mean: must be >= 1, e.g. mean: 3`},
 		{"delay", "conversation: {turns: {mean: 2}, turn_delay: {mean: -1s}}", `s.yml:11:61: probes.steady.dataset.synthetic.conversation.turn_delay.mean: must be >= 0 (0s sends the next turn when the last ended), e.g. turn_delay: {mean: 2s, stddev: 500ms}`},
 		{"unknown field", "conversations: {turns: {mean: 2}}", `s.yml:11:9: probes.steady.dataset.synthetic: unknown field "conversations"; did you mean "conversation"?`},

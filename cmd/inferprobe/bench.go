@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"syscall"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -23,7 +22,15 @@ import (
 
 // runBench runs one finite benchmark, or a sweep of them, and prints the
 // reports.
-func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, gpus *gpuFlags) int {
+func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, workers *workerFlags, gpus *gpuFlags) (code int) {
+	// A bug is not a bad flag: it must not exit 2, which tells a script to
+	// fix its command line.
+	defer func() {
+		if v := recover(); v != nil {
+			fmt.Fprintf(stderr, "inferprobe bench: internal error (a bug: please report it with the command line): %v\n%s", v, debug.Stack())
+			code = exitCannotRun
+		}
+	}()
 	if f.args == nil {
 		f.args = os.Args[1:]
 	}
@@ -45,8 +52,10 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if *f.set["request-count"] && f.requestCount < 1 {
 		return usage("--request-count %d: must be at least 1", f.requestCount)
 	}
-	if *f.set["benchmark-duration"] && !(f.duration > 0 && f.duration <= math.MaxInt64/float64(time.Second)) {
-		return usage("--benchmark-duration %g: must be a number of seconds > 0", f.duration)
+	if *f.set["benchmark-duration"] {
+		if _, err := seconds("--benchmark-duration", f.duration); err != nil {
+			return usage("%v", err)
+		}
 	}
 	if *f.set["failed-request-threshold"] && !(f.failedThreshold >= 0 && f.failedThreshold <= 1) {
 		return usage("--failed-request-threshold %g: must be a fraction from 0 to 1 (0.1 ends the run once more than 10%% of requests failed)", f.failedThreshold)

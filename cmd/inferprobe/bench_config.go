@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -90,12 +89,19 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 		f.streaming = false
 		notes = append(notes, fmt.Sprintf("--streaming is off: endpoint type %s does not stream", f.endpointType))
 	}
-	t := &scenarios.Target{URL: base, Model: f.model, Endpoint: f.endpointType, Stream: &f.streaming,
-		Timeout: scenarios.Duration(f.timeout * float64(time.Second))}
+	timeout, err := seconds("--request-timeout-seconds", f.timeout)
+	if err != nil {
+		return nil, err
+	}
+	t := &scenarios.Target{URL: base, Model: f.model, Endpoint: f.endpointType, Stream: &f.streaming, Timeout: scenarios.Duration(timeout)}
 	// AIPerf has only a request timeout: a stream may be silent as long.
 	t.StallTimeout = t.Timeout
 	if *f.set["stall-timeout-seconds"] {
-		t.StallTimeout = scenarios.Duration(f.stallTimeout * float64(time.Second))
+		stall, err := seconds("--stall-timeout-seconds", f.stallTimeout)
+		if err != nil {
+			return nil, err
+		}
+		t.StallTimeout = scenarios.Duration(stall)
 	}
 	p := &scenarios.Probe{Target: "bench"}
 	b := &benchScenario{
@@ -194,9 +200,6 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 	}
 	if err := parseGoodput(f.goodput, b, &p.SLO); err != nil {
 		return nil, err
-	}
-	if f.warmupRequests < 0 {
-		return nil, fmt.Errorf("--warmup-request-count %d: must be >= 0", f.warmupRequests)
 	}
 	return b, nil
 }

@@ -90,7 +90,7 @@ func (f *benchFlags) limit() prober.Limit {
 		l.Duration = time.Duration(f.duration * float64(time.Second))
 	}
 	if *f.set["request-count"] {
-		l.Requests = uint64(max(f.requestCount, 0))
+		l.Requests = uint64(f.requestCount)
 	}
 	if l == (prober.Limit{}) && f.workload.given(conversationFlags...) {
 		return f.workload.limit(f.seed)

@@ -11,7 +11,7 @@ import (
 // Exit statuses of bench; README.md and `bench --help` list them.
 const (
 	exitOK          = 0
-	exitCannotRun   = 1 // worker processes would not start, or the artifacts could not be written
+	exitCannotRun   = 1 // worker processes would not start, the artifacts could not be written, or an internal error
 	exitUsage       = 2 // a flag is wrong; nothing was sent
 	exitRegressed   = 3 // a --compare-fail rule failed
 	exitAllFailed   = 4 // requests were sent and not one succeeded
@@ -21,7 +21,7 @@ const (
 )
 
 // exitCodesHelp is the exit-status table for `bench --help`.
-const exitCodesHelp = "Exit status: 0 success; 1 could not run (workers, artifacts); 2 bad flags, nothing sent; " +
+const exitCodesHelp = "Exit status: 0 success; 1 could not run (workers, artifacts, an internal error); 2 bad flags, nothing sent; " +
 	"3 a --compare-fail rule failed; 4 every request failed; 5 failures passed --failed-request-threshold; " +
 	"6 (bench merge) a shard is missing or did not finish, the merged report is partial; " +
 	"130 interrupted (SIGINT/SIGTERM). A sweep exits with its first point's non-zero status, 130 if interrupted."

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -54,7 +53,7 @@ func addLoadFlags(f *benchFlags, flag func(name, help string) *kingpin.FlagClaus
 	flag("fixed-schedule-start-offset", "Replay only the trace entries stamped at or after this many milliseconds; that timestamp is sent at the start.").Int64Var(&l.startOffset)
 	flag("fixed-schedule-end-offset", "Replay no trace entry stamped after this many milliseconds (one stamped exactly then is sent).").Int64Var(&l.endOffset)
 	flag("fixed-schedule-auto-offset", "Start the replay at the trace's first timestamp (the default, as in AIPerf 0.13, unless --fixed-schedule-start-offset is given).").BoolVar(&l.autoOffset)
-	flag("prompt-input-tokens-block-size", "Tokens per hash id of a trace's hash_ids (mooncake; default 512).").IntVar(&l.blockSize)
+	flag("prompt-input-tokens-block-size", "Tokens per hash id of a trace's hash_ids (mooncake; default 512).").SetValue(whole("prompt-input-tokens-block-size", &l.blockSize, &scenarios.TokenBound))
 	flag("use-legacy-max-tokens", "Send the chat output length as max_tokens instead of max_completion_tokens.").BoolVar(&l.legacyMaxTokens)
 	return l
 }
@@ -127,8 +126,8 @@ func (l *loadFlags) cancel(b *benchScenario, d *scenarios.Dataset) error {
 		return nil
 	case !(l.cancelRate >= 0 && l.cancelRate <= 100):
 		return fmt.Errorf("--request-cancellation-rate %g: must be a percentage from 0 to 100", l.cancelRate)
-	case !(l.cancelDelay >= 0) || l.cancelDelay > math.MaxInt64/float64(time.Second):
-		return fmt.Errorf("--request-cancellation-delay %g: must be a number of seconds >= 0", l.cancelDelay)
+	case !scenarios.DurationBound.Contains(l.cancelDelay * float64(time.Second)):
+		return fmt.Errorf("--request-cancellation-delay %g: must be a number of seconds, %s", l.cancelDelay, scenarios.DurationBound.Range())
 	}
 	d.Cancel = &scenarios.Cancel{Rate: l.cancelRate / 100, After: scenarios.Duration(l.cancelDelay * float64(time.Second))}
 	b.set(benchProbe+".dataset.cancel.rate", "--request-cancellation-rate")
@@ -176,7 +175,7 @@ func (l *loadFlags) file(f *benchFlags, b *benchScenario, fl *scenarios.File) er
 // period, in AIPerf's terms.
 func (l *loadFlags) limits(f *benchFlags) (limit, warmup prober.Limit, grace time.Duration, err error) {
 	limit = f.limit()
-	warmup.Requests = uint64(max(f.warmupRequests, 0))
+	warmup.Requests = uint64(f.warmupRequests)
 	if l.given("warmup-duration") {
 		if warmup.Duration, err = seconds("--warmup-duration", l.warmupDuration); err != nil {
 			return
@@ -189,8 +188,8 @@ func (l *loadFlags) limits(f *benchFlags) (limit, warmup prober.Limit, grace tim
 	case l.gracePeriod == "inf":
 	case l.given("benchmark-grace-period"):
 		var s float64
-		if s, err = strconv.ParseFloat(l.gracePeriod, 64); err != nil || !(s >= 0) || s > math.MaxInt64/float64(time.Second) {
-			err = fmt.Errorf("--benchmark-grace-period %q: want a number of seconds >= 0, or inf", l.gracePeriod)
+		if s, err = strconv.ParseFloat(l.gracePeriod, 64); err != nil || !scenarios.DurationBound.Contains(s*float64(time.Second)) {
+			err = fmt.Errorf("--benchmark-grace-period %q: want a number of seconds, %s, or inf", l.gracePeriod, scenarios.DurationBound.Range())
 			return
 		}
 		grace = time.Duration(s * float64(time.Second))
@@ -202,8 +201,12 @@ func (l *loadFlags) limits(f *benchFlags) (limit, warmup prober.Limit, grace tim
 
 // seconds converts a flag's seconds > 0 to a duration.
 func seconds(flag string, s float64) (time.Duration, error) {
-	if !(s > 0) || s > math.MaxInt64/float64(time.Second) {
+	if !(s > 0) {
 		return 0, fmt.Errorf("%s %g: must be a number of seconds > 0", flag, s)
 	}
-	return time.Duration(s * float64(time.Second)), nil
+	d := s * float64(time.Second)
+	if err := scenarios.DurationBound.Check(flag, d); err != nil {
+		return 0, err
+	}
+	return time.Duration(d), nil
 }

@@ -42,18 +42,18 @@ func addWorkloadFlags(flag func(name, help string) *kingpin.FlagClause, set map[
 	alias := func(of string) string { return "Alias of --" + of + "." }
 	flag("system-prompt", "System message sent verbatim ahead of every request's turns, synthetic or from --input-file. Not with --shared-system-prompt-length or a prefix pool.").StringVar(&w.systemPrompt)
 	flag("system-prompt-file", "File holding the system message, sent verbatim as --system-prompt is; read once, before the run (UTF-8).").StringVar(&w.systemPromptFile)
-	flag("shared-system-prompt-length", "Tokens of a generated system message identical in every request, for prefix-cache runs. Not with a prefix pool.").IntVar(&w.sharedSystemLength)
-	flag("prompt-prefix-pool-size", "Distinct generated prefixes; each conversation's first user message starts with one, picked at random (seeded). 0: none.").IntVar(&w.prefixPoolSize)
-	flag("prefix-prompt-pool-size", alias("prompt-prefix-pool-size")).IntVar(&w.prefixPoolSize)
-	flag("num-prefix-prompts", alias("prompt-prefix-pool-size")).IntVar(&w.prefixPoolSize)
-	flag("prompt-prefix-length", "Tokens of each prefix of --prompt-prefix-pool-size.").IntVar(&w.prefixLength)
-	flag("prefix-prompt-length", alias("prompt-prefix-length")).IntVar(&w.prefixLength)
-	flag("user-context-prompt-length", "Tokens of a generated user message unique to each dataset entry, sent after the system message; needs --num-dataset-entries or --conversation-num.").IntVar(&w.userContextLength)
-	flag("conversation-num", "Synthetic conversations to send (the run's length, unless --request-count or --benchmark-duration is given), and the number of distinct ones, sent in a shuffled order, unless --num-dataset-entries is given.").IntVar(&w.conversationNum)
-	flag("num-conversations", alias("conversation-num")).IntVar(&w.conversationNum)
-	flag("num-sessions", alias("conversation-num")).IntVar(&w.conversationNum)
-	flag("num-dataset-entries", "Distinct synthetic entries, reused in a shuffled order (reshuffled after each pass), so that requests repeat; default: every request new.").IntVar(&w.entries)
-	flag("num-prompts", alias("num-dataset-entries")).IntVar(&w.entries)
+	flag("shared-system-prompt-length", "Tokens of a generated system message identical in every request, for prefix-cache runs. Not with a prefix pool.").SetValue(whole("shared-system-prompt-length", &w.sharedSystemLength, &scenarios.TokenBound))
+	flag("prompt-prefix-pool-size", "Distinct generated prefixes; each conversation's first user message starts with one, picked at random (seeded). 0: none.").SetValue(whole("prompt-prefix-pool-size", &w.prefixPoolSize, &scenarios.EntryBound))
+	flag("prefix-prompt-pool-size", alias("prompt-prefix-pool-size")).SetValue(whole("prefix-prompt-pool-size", &w.prefixPoolSize, &scenarios.EntryBound))
+	flag("num-prefix-prompts", alias("prompt-prefix-pool-size")).SetValue(whole("num-prefix-prompts", &w.prefixPoolSize, &scenarios.EntryBound))
+	flag("prompt-prefix-length", "Tokens of each prefix of --prompt-prefix-pool-size.").SetValue(whole("prompt-prefix-length", &w.prefixLength, &scenarios.TokenBound))
+	flag("prefix-prompt-length", alias("prompt-prefix-length")).SetValue(whole("prefix-prompt-length", &w.prefixLength, &scenarios.TokenBound))
+	flag("user-context-prompt-length", "Tokens of a generated user message unique to each dataset entry, sent after the system message; needs --num-dataset-entries or --conversation-num.").SetValue(whole("user-context-prompt-length", &w.userContextLength, &scenarios.TokenBound))
+	flag("conversation-num", "Synthetic conversations to send (the run's length, unless --request-count or --benchmark-duration is given), and the number of distinct ones, sent in a shuffled order, unless --num-dataset-entries is given.").SetValue(whole("conversation-num", &w.conversationNum, &scenarios.EntryBound))
+	flag("num-conversations", alias("conversation-num")).SetValue(whole("num-conversations", &w.conversationNum, &scenarios.EntryBound))
+	flag("num-sessions", alias("conversation-num")).SetValue(whole("num-sessions", &w.conversationNum, &scenarios.EntryBound))
+	flag("num-dataset-entries", "Distinct synthetic entries, reused in a shuffled order (reshuffled after each pass), so that requests repeat; default: every request new.").SetValue(whole("num-dataset-entries", &w.entries, &scenarios.EntryBound))
+	flag("num-prompts", alias("num-dataset-entries")).SetValue(whole("num-prompts", &w.entries, &scenarios.EntryBound))
 	flag("conversation-turn-mean", "Mean user turns per synthetic conversation, normally distributed (default 1: single turn); each turn carries the conversation so far.").Default("1").Float64Var(&w.turnMean)
 	flag("session-turns-mean", alias("conversation-turn-mean")).Default("1").Float64Var(&w.turnMean)
 	flag("conversation-turn-stddev", "Standard deviation of the turns per conversation.").Float64Var(&w.turnStddev)
@@ -201,10 +201,10 @@ func (w *workloadFlags) apply(b *benchScenario, d *scenarios.Dataset, path strin
 // conversations, every turn counted as a request (a random_pool's entries
 // are single requests), as the bench probe will draw them.
 func (w *workloadFlags) limit(seed uint64) prober.Limit {
-	s := scenarios.Synthetic{Entries: min(max(w.poolSize(), 0), scenarios.MaxEntries)}
+	s := scenarios.Synthetic{Entries: w.poolSize()}
 	if w.multiTurn() {
 		s.Conversation = &scenarios.Conversation{Turns: scenarios.Lengths{Mean: w.turnMean, Stddev: w.turnStddev}}
 	}
-	sessions := min(max(w.conversationNum, 0), scenarios.MaxEntries)
+	sessions := w.conversationNum
 	return prober.Limit{Requests: dataset.SessionRequests(s, seed, dataset.Component(strings.TrimPrefix(benchProbe, "probes.")), sessions)}
 }

@@ -54,11 +54,10 @@ func TestWorkloadFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--system-prompt", "hi", "--shared-system-prompt-length", "10"}, "inferprobe bench: --shared-system-prompt-length: cannot be used with dataset.system_prompt"},
-		{[]string{"--prompt-prefix-pool-size", "4"}, "inferprobe bench: --prompt-prefix-length: must be between 1 and"},
+		{[]string{"--prompt-prefix-pool-size", "4"}, "inferprobe bench: --prompt-prefix-length: must be 1 to 1,048,576 tokens (per prefix), not 0"},
 		{[]string{"--prompt-prefix-pool-size", "4", "--prompt-prefix-length", "8", "--shared-system-prompt-length", "10"}, "--shared-system-prompt-length: cannot be used with prefix"},
 		{[]string{"--user-context-prompt-length", "10"}, "--user-context-prompt-length needs --num-dataset-entries"},
 		{[]string{"--conversation-turn-mean", "3", "--conversation-turn-delay-mean=-5"}, "--conversation-turn-delay-mean: must be >= 0"},
-		{[]string{"--num-dataset-entries=-1"}, "--num-dataset-entries: must be between 1 and"},
 		{[]string{"--input-file", "p.jsonl", "--num-sessions", "3"}, "--conversation-num shapes synthetic prompts"},
 		{[]string{"--system-prompt", "a", "--system-prompt-file", "bench_test.go"}, "--system-prompt-file and --system-prompt both give the system prompt"},
 		{[]string{"--system-prompt-file", "no-such-file"}, "--system-prompt-file: open no-such-file: no such file or directory"},

@@ -11,6 +11,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/inferprobe/inferprobe/report/export"
+	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 // sweepFlags are AIPerf's "magic lists": --concurrency 1,4,16,64 and
@@ -28,9 +29,9 @@ type sweepFlags struct {
 // --failed-request-threshold, and adds the exit statuses to cmd's help.
 func (f *benchFlags) addSweepFlags(cmd *kingpin.CmdClause, flag func(name, help string) *kingpin.FlagClause) {
 	cmd.Help(cmd.Model().Help + "\n\n" + exitCodesHelp)
-	flag("concurrency", "Closed loop: requests kept in flight (default 1 when no --request-rate is given). A comma-separated list (1,4,16,64) sweeps: one run per value, one after another, each in its own concurrency_N directory, with a summary in sweep_aggregate/.").
+	flag("concurrency", "Closed loop: requests kept in flight, "+scenarios.ConcurrencyBound.Range()+" (default 1 when no --request-rate is given). A comma-separated list (1,4,16,64) sweeps: one run per value, one after another, each in its own concurrency_N directory, with a summary in sweep_aggregate/.").
 		SetValue(&intList{flag: "--concurrency", first: &f.concurrency, all: &f.concurrencies})
-	flag("request-rate", "Open loop: requests per second, sent at --arrival-pattern times. With --concurrency too, concurrency caps the requests in flight. A comma-separated list (1,5,10) sweeps, as --concurrency does (rate_R directories).").
+	flag("request-rate", "Open loop: requests per second, up to "+scenarios.RateBound.Format(scenarios.RateBound.Max)+", sent at --arrival-pattern times. With --concurrency too, concurrency caps the requests in flight. A comma-separated list (1,5,10) sweeps, as --concurrency does (rate_R directories).").
 		SetValue(&floatList{flag: "--request-rate", first: &f.requestRate, all: &f.rates})
 	flag("failed-request-threshold", "End the run early (the requests in flight cancelled, the report kept) and exit 5 once more than this fraction (0 to 1) of the finished requests failed; armed from max(concurrency, 10) finished requests on, as AIPerf. Unset: never.").
 		Float64Var(&f.failedThreshold)

@@ -48,6 +48,9 @@ func TestRunCheckConfig(t *testing.T) {
 	write("prompts.jsonl", "{\"text\": \"fine\"}\n{\"text\": 7}\n")
 	badData := write("baddata.yml", "targets:\n  vllm: {url: http://127.0.0.1:8000/v1, model: m}\n"+
 		"probes:\n  steady: {target: vllm, arrival: {rate: 0.2}, dataset: {file: {path: prompts.jsonl, format: single_turn}}}\n")
+	// Valid to check-config once, and a crash of serve and of a reload.
+	huge := write("huge.yml", "targets:\n  vllm: {url: http://127.0.0.1:8000/v1, model: m}\n"+
+		"probes:\n  steady: {target: vllm, arrival: {rate: 0.2}, dataset: {synthetic: {input_tokens: {mean: 99999999999999}}}}\n")
 	missing := filepath.Join(dir, "missing.yml")
 	example := filepath.Join("..", "..", "scenarios", "example.yml")
 
@@ -97,6 +100,14 @@ func TestRunCheckConfig(t *testing.T) {
 			stderr: []string{q(bad) + `:3:10: .*`, q(bad) + `:5:5: .*`, q(bad) + `:8:13: .*`, q(bad) + `:9:21: .*`,
 				`FAILED: ` + q(bad) + ` is not valid`},
 			located: 4,
+		},
+		{
+			name:  "a prompt too long to build: refused with the field's range",
+			files: []string{huge},
+			code:  1,
+			stderr: []string{q(huge) + `:4:91: probes\.steady\.dataset\.synthetic\.input_tokens\.mean: must be at most 1,048,576 tokens \(.*: 1 to 1,048,576 tokens\), not 99999999999999`,
+				`FAILED: ` + q(huge) + ` is not valid`},
+			located: 1,
 		},
 		{
 			name:   "empty: a file-level problem has no position",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/daemon"
 	"github.com/inferprobe/inferprobe/record"
+	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 // daemonFlags are the settings of the probing daemon shared by serve and demo.
@@ -25,7 +26,12 @@ type daemonFlags struct {
 func addDaemonFlags(cmd *kingpin.CmdClause, withShard bool) *daemonFlags {
 	f := &daemonFlags{shard: record.Shard{Count: 1}}
 	cmd.Flag("shutdown.grace-period", "On SIGTERM, stop sending and let requests in flight finish for up to this long; the rest are cancelled (counted as outcome=\"cancelled\").").
-		Default("10s").DurationVar(&f.grace)
+		Default("10s").Action(func(*kingpin.ParseContext) error {
+		if f.grace < 0 {
+			return fmt.Errorf("--shutdown.grace-period=%s: must be ≥ 0 (0 cancels the requests in flight at once)", f.grace)
+		}
+		return scenarios.DurationBound.Check("--shutdown.grace-period", float64(f.grace))
+	}).DurationVar(&f.grace)
 	cmd.Flag("storage.path", "Directory that keeps finished burst runs (one JSON file each), so their reports and the last-run gauges survive a restart; created if missing. Empty keeps them in memory only.").
 		StringVar(&f.storagePath)
 	cmd.Flag("storage.history-size", "Finished burst runs kept (in memory, and in --storage.path); the oldest go first.").

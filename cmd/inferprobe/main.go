@@ -87,6 +87,7 @@ func run(args []string) int {
 
 	cmd, err := app.Parse(benchMergeArgs(args))
 	if err != nil {
+		err = rewordParseError(err, args)
 		fmt.Fprintf(os.Stderr, "inferprobe: %v; try --help\n", err)
 		return 2
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/promslog"
 
 	"github.com/inferprobe/inferprobe/prober/pool"
+	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 // workerFlags configure the worker processes that serve and demo start.
@@ -21,14 +22,14 @@ type workerFlags struct {
 
 func addWorkerFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *workerFlags {
 	f := &workerFlags{logLevel: logConfig.Level}
-	cmd.Flag("workers", "Worker processes that send the requests, at least 1. Default: global.workers from the scenario file, else the number of CPUs.").
+	cmd.Flag("workers", "Worker processes that send the requests, 1 to "+scenarios.WorkerBound.Format(scenarios.WorkerBound.Max)+". Default: global.workers from the scenario file, else the number of CPUs.").
 		// Flag actions, not cmd.Validate: a command keeps only one validator.
 		Default(strconv.Itoa(runtime.NumCPU())).IsSetByUser(&f.set).Action(func(*kingpin.ParseContext) error {
 		if f.n < 1 {
 			return fmt.Errorf("--workers must be at least 1, not %d", f.n)
 		}
 		return nil
-	}).IntVar(&f.n)
+	}).SetValue(whole("workers", &f.n, &scenarios.WorkerBound))
 	return f
 }
 

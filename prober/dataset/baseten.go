@@ -84,7 +84,7 @@ func (b *baseten) next() (rec record, err error) {
 		return record{}, bad("timestamp_start_unix_ms, input_tokens and output_tokens must not be null")
 	}
 	rec = record{line: b.row, ts: float64(*r.Timestamp), hasTS: true}
-	if *r.InputTokens > maxTokens || *r.OutputTokens > maxTokens || *r.InputTokens < 0 || *r.OutputTokens < 0 {
+	if *r.InputTokens > int64(maxTokens) || *r.OutputTokens > int64(maxTokens) || *r.InputTokens < 0 || *r.OutputTokens < 0 {
 		return record{}, bad("input_tokens %d or output_tokens %d out of range (0 to %d)", *r.InputTokens, *r.OutputTokens, maxTokens)
 	}
 	rec.in, rec.out = int(*r.InputTokens), int(*r.OutputTokens)
@@ -98,7 +98,7 @@ func (b *baseten) next() (rec record, err error) {
 		rec.session = *r.SessionID
 	}
 	if r.BlockSize != nil {
-		if *r.BlockSize < 1 || *r.BlockSize > maxTokens {
+		if *r.BlockSize < 1 || *r.BlockSize > int64(maxTokens) {
 			return record{}, bad("block_size %d; it must be 1 to %d", *r.BlockSize, maxTokens)
 		}
 		rec.block = int(*r.BlockSize)

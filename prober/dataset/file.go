@@ -15,12 +15,14 @@ import (
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-// Limits on what one entry of a file may ask for: beyond them a value is
-// taken as corrupt rather than built (a prompt of 10^12 tokens would exhaust
-// memory, not test a server).
+// maxTokens is the longest prompt or output one entry of a file may ask
+// for: beyond it a value is taken as corrupt rather than built (a prompt of
+// 10^12 tokens would exhaust memory, not test a server).
+var maxTokens = int(scenarios.TokenBound.Max)
+
+// Limits on what else one entry of a file may ask for.
 const (
-	maxTokens = 1 << 20
-	maxLine   = 64 << 20
+	maxLine = 64 << 20
 	// maxOffset bounds a replayed timestamp (after the speed-up): a century.
 	maxOffset = 100 * 365 * 24 * time.Hour
 	// maxPool bounds the memory a random_pool file's entries take, as they

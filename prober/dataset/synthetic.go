@@ -73,11 +73,12 @@ func (s *Synthetic) Next() Prompt {
 	return Prompt{Text: text, InputTokens: in, Exact: s.words.Exact(), OutputTokens: out}
 }
 
-// draw samples a length from N(mean, stddev), rounded and truncated to ≥ 1.
+// draw samples a length from N(mean, stddev), rounded and truncated to
+// scenarios.TokenBound, which a tail draw could pass.
 func draw(rng *rand.Rand, l scenarios.Lengths) int {
 	v := l.Mean
 	if l.Stddev > 0 {
 		v += rng.NormFloat64() * l.Stddev
 	}
-	return max(1, int(math.Round(v)))
+	return int(min(max(math.Round(v), scenarios.TokenBound.Min), scenarios.TokenBound.Max))
 }

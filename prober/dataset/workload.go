@@ -129,7 +129,8 @@ func turnCount(s scenarios.Synthetic, rng *rand.Rand) int {
 	if !s.MultiTurn() {
 		return 1
 	}
-	return positiveInteger(rng, s.Conversation.Turns.Mean, s.Conversation.Turns.Stddev)
+	// Truncated to the bound, which a tail draw could pass.
+	return min(positiveInteger(rng, s.Conversation.Turns.Mean, s.Conversation.Turns.Stddev), int(scenarios.TurnBound.Max))
 }
 
 // positiveInteger draws as AIPerf's sample_positive_normal_integer does,

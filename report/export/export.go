@@ -512,8 +512,12 @@ func connectionNote(s report.Summary) string {
 	return strings.Join(notes, "; ")
 }
 
+// tokenSource says where the run's token counts came from; "none" when no
+// request succeeded, which counted nothing.
 func tokenSource(s report.Summary) string {
 	switch {
+	case s.OK == 0:
+		return "none: no request succeeded, so no tokens were counted"
 	case s.TokensFromChunks:
 		return "chunks: the server sent no usage and no tokenizer was configured; one token per content chunk"
 	case s.TokensFromTokenizer:
