@@ -170,6 +170,36 @@ fuzz:
 deploy-test: build staticcheck
 	cd deploy && $(GO) vet ./... && $(STATICCHECK) ./... && INFERPROBE=$(CURDIR)/$(BINARY) $(GO) test -count=1 ./...
 
+# alert-backtest evaluates a rule file over recorded probe requests in simulated time and prints
+# each alert's firings as JSON lines (alerts/README.md, "Backtest"): RULES=<rule files>
+# RECORDS=<CSV or profile_export.jsonl>; CLASSIC=1 ingests as a Prometheus without native
+# histograms. Only the firings go to stdout (the recipe is not echoed). A module of its own
+# (alerts/backtest/), so that Prometheus's TSDB, engine and rule manager stay out of the daemon's.
+.PHONY: alert-backtest backtest-test
+alert-backtest:
+	@test -n "$(RULES)" -a -n "$(RECORDS)" || { echo "usage: make alert-backtest RULES='FILE...' RECORDS=FILE [CLASSIC=1]" >&2; exit 2; }
+	@cd alerts/backtest && $(GO) run ./cmd/alert-backtest $(foreach r,$(RULES),--rules $(abspath $(r))) --records $(abspath $(RECORDS)) \
+	  $(if $(CLASSIC),--classic-only)
+
+# backtest-test vets, staticchecks and tests alerts/backtest/, like deploy-test, and backtests the
+# shipped rules against the targets the power table is held to (power.TestShippedRulesMeetTargets:
+# short runs on one traffic model, a few minutes of CPU).
+backtest-test: staticcheck
+	cd alerts/backtest && $(GO) vet ./... && $(STATICCHECK) ./... && INFERPROBE_BACKTEST=1 $(GO) test -count=1 -timeout 30m ./...
+
+# alert-power measures the power table of alerts/README.md ("What the alerts can see") for the
+# shipped rules: every traffic model at 0.2, 1 and 4 probes/s, a week unchanged after a week of
+# warm-up and a week of each regression, two runs at a time; then renders the table. Hours of CPU:
+# run it after changing the rules (TestPowerTable fails until it has), or set POWER_JOBS to a file
+# of alert-power argument lines to measure only some rows.
+POWER       := alerts/backtest/power/testdata/power.jsonl
+POWER_RATES ?= 0.2 1 4
+.PHONY: alert-power
+alert-power:
+	cd alerts/backtest && $(GO) build -o $(CURDIR)/.cache/bin/alert-power ./cmd/alert-power
+	@jobs=$$(mktemp); for m in queueing heavy-tail bursty; do for r in $(POWER_RATES); do 	  for k in "none" "slower --factor 1.3" "slower --factor 2" "tail --factor 2" "itl --factor 1.3" "errors --factor 0.1"; do 	    echo "--model $$m --rate $$r --regression $$k"; done; done; done >$$jobs; 	  cat $${POWER_JOBS:-$$jobs} | xargs -P 2 -L 1 .cache/bin/alert-power --rules alerts/inferprobe-rules.yml >$(POWER).new && 	  sort $(POWER).new >$(POWER) && rm -f $(POWER).new $$jobs
+	cd alerts/backtest && $(GO) test -count=1 ./power -run TestPowerTable -update
+
 # release-snapshot builds the release with GoReleaser (GORELEASER_VERSION, installed into
 # .cache/bin like staticcheck; v2.18 needs Go 1.27) as a snapshot of this machine's
 # architecture only (.goreleaser.yaml skips the others in snapshots), into .cache/release/dist,
@@ -192,7 +222,7 @@ release-snapshot: goreleaser
 	@tmp=$$(mktemp -d) && tar -xzf $(RELEASE_DIST)/*.tar.gz -C $$tmp inferprobe && \
 	  $$tmp/inferprobe --version 2>&1 | head -1 | grep -E 'version [0-9]+\.[0-9]+\.[0-9]+-snapshot' && rm -rf $$tmp
 
-ci: deps tools realengine aiperf lint test deploy-test release-snapshot fuzz
+ci: deps tools realengine aiperf lint test backtest-test deploy-test release-snapshot fuzz
 
 clean:
 	rm -f $(BINARY)

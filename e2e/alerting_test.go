@@ -13,11 +13,13 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Rule windows for TestAlertingEndToEnd. The TTFT alert compares the last
-// regWindow with the same window regOffset earlier (1d in production): the
-// steady phase must last regOffset+regWindow before the alert can fire at all,
-// and the raised phase plus the time to resolve must end before regOffset has
-// passed, or the baseline would catch up and resolve the alert by itself.
+// Rule windows for TestAlertingEndToEnd. The TTFT alert compares its statistic
+// over the last regWindow (20m in production) with its mean over a window
+// that ends regOffset earlier (23h in production: 2h centred on a day
+// earlier): the steady phase must last regOffset+regWindow before the alert
+// can fire at all, and the raised phase plus the time to resolve must end
+// before regOffset has passed, or the baseline would catch up and resolve the
+// alert by itself.
 const (
 	regWindow = 20 * time.Second
 	regOffset = 90 * time.Second
@@ -30,18 +32,20 @@ func promDuration(d time.Duration) string { return fmt.Sprintf("%ds", int(d.Seco
 // test can wait for, with a 1s scrape and evaluation interval.
 var testShortening = shortening{
 	windows: map[string]string{
-		"5m": "10s", "10m": "10s", "15m": "15s", "30m": promDuration(regWindow),
-		// The goodput burn-rate windows: the steady phase fails no request and
-		// the probe has no SLO, so they must stay quiet at any length.
-		"1h": "30s", "2h": "40s", "6h": "60s", "3d": "90s",
+		"5m": "10s", "10m": "10s", "15m": "15s", "20m": promDuration(regWindow), "30m": "20s",
+		// The goodput burn-rate windows (the steady phase fails no request and
+		// the probe has no SLO, so they must stay quiet at any length), and the
+		// latency baselines' windows. The tail alerts' 1h holds 600 requests
+		// at 20 req/s, under their 1,500-request guard: they stay quiet too.
+		"1h": "30s", "2h": "40s", "4h": "60s", "6h": "60s", "3d": "90s",
 		"1d": "60s", "7d": "10m",
 	},
 	steps: map[string]string{"5m": "5s"},
 	offsets: map[string]string{
-		"1d": promDuration(regOffset),
-		// Longer than the test: the 7d alert never has a baseline, so it
-		// cannot fire on the raised TTFT alongside the 1d one.
-		"7d": "10m",
+		"23h": promDuration(regOffset), "22h": promDuration(regOffset),
+		// Longer than the test: the week-ago baselines never hold data, so
+		// the alerts judge against the day-ago ones alone.
+		"6d23h": "10m", "6d22h": "10m",
 	},
 	// ProbesAbsent's 5m becomes 10s: a fresh Prometheus has no sample for a
 	// moment and must not call the probes absent.
@@ -49,9 +53,11 @@ var testShortening = shortening{
 }
 
 const (
-	ttftAlert     = "InferprobeTTFTP99RegressionVs1d"
-	itlAlert      = "InferprobeITLP99RegressionVs1d"
-	durationAlert = "InferprobeRequestDurationP99RegressionVs1d"
+	ttftAlert     = "InferprobeTTFTRegression"
+	itlAlert      = "InferprobeITLRegression"
+	durationAlert = "InferprobeRequestDurationRegression"
+	// The factor above its baseline at which ttftAlert fires.
+	regFactor = 1.25
 	// The one alert the steady phase tolerates: it reports the CI machine
 	// (a busy shared runner can lag a client by 10ms), not the rules under test.
 	saturatedAlert = "InferprobeClientSaturated"
@@ -71,7 +77,7 @@ func shortenedRules(t *testing.T, dir string) string {
 	}
 	short, counts := testShortening.apply(t, string(src))
 	t.Logf("shortened durations (kind, original: count): %v", counts)
-	for _, kind := range []string{"window 30m", "offset 1d", "offset 7d", "for 15m"} {
+	for _, kind := range []string{"window 20m", "window 2h", "offset 23h", "offset 6d23h"} {
 		if counts[kind] == 0 {
 			t.Fatalf("no %s was shortened: the rule file changed under the test (%v)", kind, counts)
 		}
@@ -96,13 +102,12 @@ func shortenedRules(t *testing.T, dir string) string {
 				continue
 			}
 			found = true
-			window := "[" + promDuration(regWindow) + "]"
-			for _, want := range []string{window, window + " offset " + promDuration(regOffset), ">= 100"} {
+			for _, want := range []string{"[" + promDuration(regWindow) + "]", "[40s] offset " + promDuration(regOffset), ">= 100"} {
 				if !strings.Contains(r.Expr, want) {
 					t.Fatalf("shortened %s has no %q:\n%s", ttftAlert, want, r.Expr)
 				}
 			}
-			if strings.Contains(r.Expr, "30m") || strings.Contains(r.Expr, "1d") || r.For != "5s" {
+			if strings.Contains(r.Expr, "[20m") || strings.Contains(r.Expr, "offset 23h") || r.For != "" {
 				t.Fatalf("%s not fully shortened (for: %s):\n%s", ttftAlert, r.For, r.Expr)
 			}
 		}
@@ -140,11 +145,18 @@ func setSimTTFT(t *testing.T, simAddr string, ttft time.Duration) {
 // and Alertmanager routing by severity through a stock-shaped tree to a pager
 // and a ticket webhook. Steady latency raises nothing; a 5x TTFT raised
 // through the simulator's admin endpoint reaches Alertmanager and pages
-// (severity="critical"); restoring it resolves the alert. About 2.5 minutes.
+// (severity="critical"); restoring it resolves the alert. It runs twice: with
+// native histograms, and on a Prometheus that ingests only the classic buckets,
+// where the rules' classic form must do the same. About 2.5 minutes each.
 func TestAlertingEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes minutes of real time")
 	}
+	t.Run("native", func(t *testing.T) { alertingEndToEnd(t, true) })
+	t.Run("classic-only", func(t *testing.T) { alertingEndToEnd(t, false) })
+}
+
+func alertingEndToEnd(t *testing.T, native bool) {
 	requirePrometheus316(t)
 	requireAlertmanager(t)
 	dir := t.TempDir()
@@ -156,7 +168,7 @@ func TestAlertingEndToEnd(t *testing.T) {
 	hook, tickets := startWebhook(t), startWebhook(t)
 	amURL := startAlertmanager(t, hook.url, tickets.url)
 	addr := freeAddr(t)
-	prom := startPrometheus316(t, addr, rules, strings.TrimPrefix(amURL, "http://"))
+	prom := startPrometheus316(t, addr, rules, strings.TrimPrefix(amURL, "http://"), native)
 
 	simAddr := freeAddr(t)
 	sim := inferprobe(t, "inferprobe simulate", t.TempDir(), "simulate",
@@ -231,15 +243,22 @@ probes:
 	}
 
 	// Steady phase. Wait until the rule's baseline (the window regOffset ago)
-	// passes the sample guard and its p99 is low enough for the raised TTFT
-	// to be a regression by the rule's own 1.5x: otherwise "no alert" would
-	// only mean "no data", and a late alert would only mean start-up noise.
+	// holds regWindow's worth of requests and its p99 (above the quartiles the
+	// rule compares) is low enough for the raised TTFT to be a regression by
+	// the rule's own factor: otherwise "no alert" would only mean "no data",
+	// and a late alert would only mean start-up noise.
 	ttft := `inferprobe_time_to_first_token_seconds{phase="probe"}`
 	window, offset := "["+promDuration(regWindow)+"]", " offset "+promDuration(regOffset)
 	guard := `sum(histogram_count(increase(` + ttft + window + offset + `)))`
 	baseP99 := `histogram_quantile(0.99, sum(rate(` + ttft + window + offset + `)))`
 	curP99 := `histogram_quantile(0.99, sum(rate(` + ttft + window + `)))`
-	maxBase := raisedTTFT.Seconds() / 1.5 * 0.9
+	if !native {
+		bucket, count := `inferprobe_time_to_first_token_seconds_bucket{phase="probe"}`, `inferprobe_time_to_first_token_seconds_count{phase="probe"}`
+		guard = `sum(increase(` + count + window + offset + `))`
+		baseP99 = `histogram_quantile(0.99, sum by (le) (rate(` + bucket + window + offset + `)))`
+		curP99 = `histogram_quantile(0.99, sum by (le) (rate(` + bucket + window + `)))`
+	}
+	maxBase := raisedTTFT.Seconds() / regFactor * 0.9
 	eventually(t, regOffset+regWindow+60*time.Second, "a full, steady baseline window", func() error {
 		serve.checkRunning(t)
 		unexpected("steady phase, building the baseline")
@@ -255,7 +274,7 @@ probes:
 			return err
 		}
 		if base > maxBase {
-			return fmt.Errorf("baseline p99 %.3fs: a %s TTFT would not be 1.5x worse", base, raisedTTFT)
+			return fmt.Errorf("baseline p99 %.3fs: a %s TTFT would not be %gx worse", base, raisedTTFT, regFactor)
 		}
 		return nil
 	})
@@ -282,7 +301,7 @@ probes:
 		t.Fatalf("recorded TTFT p99 %.3fs in the steady phase, want at least %s and under %s", recorded, steadyTTFT, raisedTTFT)
 	}
 
-	// Raise TTFT 5x: the 1d (here 90s) regression alert must reach
+	// Raise TTFT 5x: the regression alert (its day-ago baseline here 90s ago) must reach
 	// Alertmanager and the webhook. Request duration regresses with it; ITL
 	// does not and must stay quiet.
 	setSimTTFT(t, simAddr, raisedTTFT)

@@ -80,8 +80,8 @@ type shortening struct {
 }
 
 var (
-	rangeRE  = regexp.MustCompile(`\[(\d+[smhdwy])(?::(\d+[smhdwy]))?\]`)
-	offsetRE = regexp.MustCompile(`\boffset (\d+[smhdwy])\b`)
+	rangeRE  = regexp.MustCompile(`\[((?:\d+[smhdwy])+)(?::((?:\d+[smhdwy])+))?\]`)
+	offsetRE = regexp.MustCompile(`\boffset ((?:\d+[smhdwy])+)\b`)
 	forRE    = regexp.MustCompile(`(?m)^(\s+for: )(\S+)$`)
 )
 
@@ -176,16 +176,21 @@ receivers:
 }
 
 // startPrometheus316 runs Prometheus 3.16 scraping target every second with
-// native histograms (and the classic buckets beside them), evaluating
-// rulesFile every second and sending alerts to alertmanager (host:port).
-func startPrometheus316(t *testing.T, target, rulesFile, alertmanager string) *prometheusServer {
+// native histograms (and the classic buckets beside them), or with classic
+// buckets only when native is false (a Prometheus that does not ingest native
+// histograms), evaluating rulesFile every second and sending alerts to
+// alertmanager (host:port).
+func startPrometheus316(t *testing.T, target, rulesFile, alertmanager string, native bool) *prometheusServer {
 	t.Helper()
+	histograms := "  scrape_native_histograms: false"
+	if native {
+		histograms = "  scrape_native_histograms: true\n  always_scrape_classic_histograms: true"
+	}
 	config := fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 1s
   evaluation_interval: 1s
-  scrape_native_histograms: true
-  always_scrape_classic_histograms: true
+%s
 rule_files: [%q]
 alerting:
   alertmanagers:
@@ -195,7 +200,7 @@ scrape_configs:
   - job_name: inferprobe
     static_configs:
       - targets: [%q]
-`, rulesFile, alertmanager, target)
+`, histograms, rulesFile, alertmanager, target)
 	return runPrometheus(t, "prometheus 3.16", requirePrometheus316(t), config, 60*time.Second,
 		// Firing alerts are re-sent this often (default 1m): a notification
 		// lost while Alertmanager starts would otherwise wait a minute.

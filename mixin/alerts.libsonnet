@@ -15,23 +15,51 @@ local lib = import 'lib.libsonnet';
       annotations: { summary: summary, description: description, runbook_url: lib.runbook(c, name) },
     },
 
-    local r = c.regression,
-    // The expression's value is the current window's p99 (so the description can show it); it is
-    // kept only where it exceeds factor x the baseline p99 and both windows hold minSamples.
-    local regression(name, severity, metric, what, offset, when) = alert(
+    local l = c.latency,
+    local probe = m(['phase="probe"']),
+    // The larger of the mean of a recorded statistic over the baseline windows centred on the
+    // same time of day baselineOffsets earlier. The recorded statistic, not the raw histogram,
+    // so that a baseline costs its window's evaluations, not a rate over hours of histograms
+    // at every evaluation; the price is that a baseline exists only once the recording rules
+    // have run that long. A baseline with no data (rules younger than a week) drops out; with
+    // none at all the alert cannot fire.
+    local baseline(record, window) =
+      'max by (target, model, phase) (\n%s\n)' % std.join('\n  or\n', [
+        '  label_replace(avg_over_time(%s[%s] offset %s), "baseline", "%s", "", "")' % [record, window, lib.centredOffset(o, window), o]
+        for o in l.baselineOffsets
+      ]),
+    local baselineWords = std.join(' and ', l.baselineOffsets),
+    // A regression alert: the current statistic above factor x its baseline, with at least
+    // minSamples requests in the current window. Its value is the current statistic.
+    local regression(name, severity, x, current, record, baselineWindow, factor, window, minSamples, forDuration, summary, statistic) = alert(
       name, severity,
       |||
-        histogram_quantile(0.99, sum by (target, model, phase) (rate(%(h)s[%(w)s])))
-          > %(f)g * histogram_quantile(0.99, sum by (target, model, phase) (rate(%(h)s[%(w)s] offset %(o)s)))
+        %(cur)s
+          > %(f)g * %(base)s
         and on (target, model, phase)
-          sum by (target, model, phase) (histogram_count(increase(%(h)s[%(w)s]))) >= %(n)d
-        and on (target, model, phase)
-          sum by (target, model, phase) (histogram_count(increase(%(h)s[%(w)s] offset %(o)s))) >= %(n)d
-      ||| % { h: metric + m(['phase="probe"']), w: r.window, o: offset, f: r.factor, n: r.minSamples },
-      r['for'],
-      '%s p99 regressed more than %gx against the same time %s' % [what, r.factor, when],
-      '%s p99 of target {{ $labels.target }}, model {{ $labels.model }} ({{ $labels.phase }}) is {{ $value | humanizeDuration }} over the last %s, more than %gx its p99 over the same %s %s earlier.'
-      % [what, r.window, r.factor, r.window, { '1d': 'one day', '7d': 'seven days' }[offset]],
+          %(count)s >= %(n)d
+      ||| % {
+        cur: current, f: factor, base: std.strReplace(baseline(record, baselineWindow), '\n', '\n    '),
+        count: lib.succeeded(m(['phase="probe"', 'outcome="ok"']), window), n: minSamples,
+      },
+      forDuration,
+      summary,
+      '%s of target {{ $labels.target }}, model {{ $labels.model }} (probes) is {{ $value | humanizeDuration }} over the last %s, more than %gx the larger of its means over the %s around the same time %s earlier.'
+      % [statistic, window, factor, baselineWindow, baselineWords],
+    ),
+    local bodyRegression(x) = regression(
+      'Inferprobe%sRegression' % x.name, sev.critical, x,
+      lib.bodyRecord(x.metric, l.body.window), lib.bodyRecord(x.metric, l.body.window), l.body.baselineWindow,
+      l.body.factor, l.body.window, l.body.minSamples, null,
+      '%s of typical probe requests regressed more than %gx against the same time of day earlier' % [x.what, l.body.factor],
+      '%s (the geometric mean of its quartiles)' % x.what,
+    ),
+    local tailRegression(x) = regression(
+      'Inferprobe%sTailRegression' % x.name, sev.warning, x,
+      lib.tailRecord(x.metric, l.tail.quantile, l.tail.window), lib.tailRecord(x.metric, l.tail.quantile, l.tail.window), l.tail.baselineWindow,
+      l.tail.factor, l.tail.window, l.tail.minSamples, l.tail['for'],
+      '%s p%d of probe requests regressed more than %gx against the same time of day earlier' % [x.what, l.tail.quantile * 100, l.tail.factor],
+      '%s p%d' % [x.what, l.tail.quantile * 100],
     ),
 
     local budget = 1 - c.goodputObjective,
@@ -61,10 +89,9 @@ local lib = import 'lib.libsonnet';
       {
         name: 'inferprobe-latency-regressions',
         rules: [
-          regression('InferprobeTTFTP99RegressionVs1d', sev.critical, 'inferprobe_time_to_first_token_seconds', 'TTFT', '1d', 'yesterday'),
-          regression('InferprobeTTFTP99RegressionVs7d', sev.warning, 'inferprobe_time_to_first_token_seconds', 'TTFT', '7d', 'last week'),
-          regression('InferprobeITLP99RegressionVs1d', sev.warning, 'inferprobe_inter_token_latency_seconds', 'Inter-token latency', '1d', 'yesterday'),
-          regression('InferprobeRequestDurationP99RegressionVs1d', sev.warning, 'inferprobe_request_duration_seconds', 'Request duration', '1d', 'yesterday'),
+          f(x)
+          for x in lib.latencyMetrics
+          for f in [bodyRegression, tailRegression]
         ],
       },
       {
@@ -73,16 +100,16 @@ local lib = import 'lib.libsonnet';
           alert(
             'InferprobeErrorRatioHigh', sev.critical,
             |||
-              sum by (target, model, phase) (rate(inferprobe_request_errors_total%(s)s[%(w)s]))
-                / sum by (target, model, phase) (rate(inferprobe_requests_total%(f)s[%(w)s]))
+              sum by (target, model, phase) (increase(inferprobe_request_errors_total%(s)s[%(w)s]))
+                / sum by (target, model, phase) (increase(inferprobe_requests_total%(f)s[%(w)s]))
                 > %(t)g
               and on (target, model, phase)
-                sum by (target, model, phase) (increase(inferprobe_requests_total%(f)s[%(w)s])) >= %(n)d
-            ||| % { s: m([]), f: m(['outcome!="cancelled"']), w: e.window, t: e.threshold, n: e.minRequests },
-            e['for'],
+                sum by (target, model, phase) (increase(inferprobe_request_errors_total%(s)s[%(w)s])) >= %(n)d
+            ||| % { s: m([]), f: m(['outcome!="cancelled"']), w: e.window, t: e.threshold, n: e.minErrors },
+            null,
             'More than %g%% of requests to an endpoint fail' % (e.threshold * 100),
-            '{{ $value | humanizePercentage }} of the {{ $labels.phase }} requests to target {{ $labels.target }}, model {{ $labels.model }} failed over the last %s (threshold %g%%, at least %d requests).'
-            % [e.window, e.threshold * 100, e.minRequests],
+            '{{ $value | humanizePercentage }} of the {{ $labels.phase }} requests to target {{ $labels.target }}, model {{ $labels.model }} failed over the last %s (threshold %g%%, at least %d failures).'
+            % [e.window, e.threshold * 100, e.minErrors],
           ),
           alert(
             'InferprobeProbesAbsent', sev.critical,

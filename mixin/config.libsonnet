@@ -35,11 +35,26 @@
       { severity: 'warning', long: '3d', short: '6h', factor: 1 },
     ],
 
-    // Relative p99 regressions: the current window's p99 against the same window 1d (7d) earlier.
-    regression: { factor: 1.5, window: '30m', minSamples: 100, 'for': '15m' },
+    // Latency regressions, tuned on the backtest's traffic models (alerts/README.md has the
+    // power table): probes are few, so the alerts judge statistics that hold at the lowest probe
+    // rate they support, 0.2 req/s, where a 20m window holds 240 requests.
+    //
+    // body (critical): the typical request, as the geometric mean of the quartiles over window,
+    // against the same statistic over baselineWindow centred on the same time of day one day and
+    // one week earlier (the larger of the two, so neither a busier yesterday nor a quieter last
+    // week pages). A p99 over 240 requests is about the 3rd-largest: it cannot carry a page.
+    // tail (warning): the p99 over an hour, where the hour holds minSamples (so only at about
+    // 0.5 req/s and faster), against the same baselines over tail.baselineWindow.
+    latency: {
+      baselineOffsets: ['1d', '7d'],
+      body: { quantiles: [0.25, 0.5, 0.75], window: '20m', baselineWindow: '2h', factor: 1.25, minSamples: 100 },
+      tail: { quantile: 0.99, window: '1h', baselineWindow: '4h', factor: 1.5, minSamples: 1500, 'for': '10m' },
+    },
 
-    // Error ratio over errorRatio.window, with a minimum of requests.
-    errorRatio: { threshold: 0.05, window: '15m', minRequests: 20, 'for': '10m' },
+    // Failed requests (errors, not SLO misses: the burn-rate alerts count those): a critical page
+    // when more than threshold of the requests over window failed and at least minErrors did,
+    // so that at 0.2 req/s one error in a quiet window is not a 1 % error rate.
+    errorRatio: { threshold: 0.03, window: '10m', minErrors: 4 },
 
     // Dashboards: the GPU series of the demo's simulated GPUs carry this label (value "true");
     // GPU panels exclude them unless the viewer picks "include" in the simulated variable.

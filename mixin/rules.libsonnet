@@ -9,15 +9,31 @@ local lib = import 'lib.libsonnet';
       {
         name: 'inferprobe-latency-quantiles',
         rules: [
-          // level:metric:operations. Native-histogram quantiles over 5m, per target, model and
-          // phase. A 5m rate needs two samples in its window: scrape inferprobe at least every 2m.
+          // level:metric:operations. Quantiles over 5m, per target, model and phase, from the
+          // native histogram or the classic buckets. A 5m rate needs two samples in its window:
+          // scrape inferprobe at least every 2m.
           {
-            record: 'target_model_phase:%s:p%d_rate5m' % [metric, q * 100],
-            expr: 'histogram_quantile(%.2f, sum by (target, model, phase) (rate(%s%s[5m])))' % [q, metric, m([])],
+            record: lib.tailRecord(x.metric, q, '5m'),
+            expr: lib.quantile(q, x.metric, m([]), '5m') + '\n',
           }
-          for metric in ['inferprobe_time_to_first_token_seconds', 'inferprobe_inter_token_latency_seconds', 'inferprobe_request_duration_seconds']
+          for x in lib.latencyMetrics
           for q in [0.5, 0.9, 0.99]
         ],
+      },
+      {
+        // The statistics the latency regression alerts compare, over the current and the
+        // baseline windows, probes only: bursts and bench runs are not continuous, so the same
+        // time a day earlier means nothing for them.
+        name: 'inferprobe-latency-regression-statistics',
+        local l = c.latency,
+        local probe = m(['phase="probe"']),
+        rules: std.flattenArrays([
+          [
+            { record: lib.bodyRecord(x.metric, l.body.window), expr: lib.gmeanQuantiles(l.body.quantiles, x.metric, probe, l.body.window) + '\n' },
+            { record: lib.tailRecord(x.metric, l.tail.quantile, l.tail.window), expr: lib.quantile(l.tail.quantile, x.metric, probe, l.tail.window) + '\n' },
+          ]
+          for x in lib.latencyMetrics
+        ]),
       },
       {
         name: 'inferprobe-slo-goodput',

@@ -1,0 +1,169 @@
+package power
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Summary is one run's outcome, as the power table file keeps it.
+type Summary struct {
+	Model       string  `json:"model"`
+	Rate        float64 `json:"rate"`
+	Kind        string  `json:"kind,omitempty"`
+	Factor      float64 `json:"factor,omitempty"`
+	ClassicOnly bool    `json:"classic_only,omitempty"`
+	JudgedHours float64 `json:"judged_hours"`
+	// Firings on an unchanged server.
+	FalseCritical int `json:"false_critical"`
+	FalseWarning  int `json:"false_warning"`
+	// Minutes from each injection to the first critical alert, and to the first alert of any
+	// severity; -1 when none began while it lasted.
+	CriticalDelays []float64 `json:"critical_delays_min,omitempty"`
+	AnyDelays      []float64 `json:"any_delays_min,omitempty"`
+}
+
+// Summarize reduces r to its Summary.
+func (r Result) Summarize() Summary {
+	minutes := func(ds []time.Duration) []float64 {
+		out := make([]float64, len(ds))
+		for i, d := range ds {
+			out[i] = -1
+			if d != Missed {
+				out[i] = d.Minutes()
+			}
+		}
+		return out
+	}
+	s := Summary{
+		Model: r.Run.Server.Name, Rate: r.Run.Rate, Kind: string(r.Run.Kind), Factor: r.Run.Factor,
+		ClassicOnly: r.Run.ClassicOnly, JudgedHours: r.Run.Judged.Hours(),
+	}
+	if r.Run.Kind == "" {
+		s.FalseCritical, s.FalseWarning = len(r.False("critical")), len(r.False("warning"))
+		return s
+	}
+	s.CriticalDelays = minutes(r.Delays("critical"))
+	s.AnyDelays = minutes(r.Delays("critical", "warning"))
+	return s
+}
+
+// ReadSummaries reads a power table file: one Summary a line.
+func ReadSummaries(r io.Reader) ([]Summary, error) {
+	var out []Summary
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var s Summary
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		out = append(out, s)
+	}
+	return out, sc.Err()
+}
+
+// A column of the power table: a regression, the severities that count, and the time within
+// which the targets ask for an alert.
+type column struct {
+	title      string
+	kind       string
+	factor     float64
+	severities string // "critical" or "any"
+	limit      time.Duration
+}
+
+var columns = []column{
+	{"×1.3 slower: critical ≤ 30m", "slower", 1.3, "critical", 30 * time.Minute},
+	{"×2 slower: critical ≤ 20m", "slower", 2, "critical", 20 * time.Minute},
+	{"tail ×2 (median same): any ≤ 2h", "tail", 2, "any", 2 * time.Hour},
+	{"ITL ×1.3: critical ≤ 30m", "itl", 1.3, "critical", 30 * time.Minute},
+	{"errors 10 %: critical ≤ 10m", "errors", 0.1, "critical", 10 * time.Minute},
+}
+
+// Table renders summaries as the markdown table of alerts/README.md: a row per probe rate and
+// traffic model, the false firings on the unchanged server and, per regression, how many of the
+// injections an alert followed within the target's time, with the median delay.
+func Table(summaries []Summary) string {
+	type key struct {
+		rate  float64
+		model string
+	}
+	rows := map[key][]Summary{}
+	for _, s := range summaries {
+		if s.ClassicOnly {
+			continue
+		}
+		k := key{s.Rate, s.Model}
+		rows[k] = append(rows[k], s)
+	}
+	keys := make([]key, 0, len(rows))
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b key) int { return cmp.Or(cmp.Compare(a.rate, b.rate), cmp.Compare(a.model, b.model)) })
+
+	var b strings.Builder
+	b.WriteString("| probes/s | model | false critical / warning (days judged) |")
+	for _, c := range columns {
+		b.WriteString(" " + c.title + " |")
+	}
+	b.WriteString("\n|---|---|---|")
+	b.WriteString(strings.Repeat("---|", len(columns)))
+	b.WriteString("\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "| %g | %s | %s |", k.rate, k.model, falseCell(rows[k]))
+		for _, c := range columns {
+			b.WriteString(" " + delayCell(rows[k], c) + " |")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func falseCell(runs []Summary) string {
+	crit, warn, hours, any := 0, 0, 0.0, false
+	for _, s := range runs {
+		if s.Kind == "" {
+			crit, warn, hours, any = crit+s.FalseCritical, warn+s.FalseWarning, hours+s.JudgedHours, true
+		}
+	}
+	if !any {
+		return "not run"
+	}
+	return fmt.Sprintf("%d / %d (%g)", crit, warn, hours/24)
+}
+
+func delayCell(runs []Summary, c column) string {
+	var delays []float64
+	for _, s := range runs {
+		if s.Kind == c.kind && s.Factor == c.factor {
+			if c.severities == "critical" {
+				delays = append(delays, s.CriticalDelays...)
+			} else {
+				delays = append(delays, s.AnyDelays...)
+			}
+		}
+	}
+	if len(delays) == 0 {
+		return "not run"
+	}
+	var caught []float64
+	for _, d := range delays {
+		if d >= 0 && d <= c.limit.Minutes() {
+			caught = append(caught, d)
+		}
+	}
+	if len(caught) == 0 {
+		return fmt.Sprintf("0/%d", len(delays))
+	}
+	slices.Sort(caught)
+	return fmt.Sprintf("%d/%d, median %.0fm", len(caught), len(delays), caught[len(caught)/2])
+}
