@@ -135,6 +135,11 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 	for st := range s.stages {
 		s.stages[st] = r.stages.WithLabelValues(append(v, stageNames[st])...)
 	}
+	// Every reason too: a failure counter that appears with its first failure hides that
+	// failure from rate() and increase(), and so from the error-ratio alert.
+	for _, reason := range record.Reasons {
+		s.errors.WithLabelValues(string(reason))
+	}
 	return s
 }
 

@@ -629,10 +629,10 @@ func TestForget(t *testing.T) {
 		return a, b
 	}
 	beforeA, beforeB := families()
-	// Every request family: 10 histograms and 7 stages, 3 outcomes, 1
+	// Every request family: 10 histograms and 7 stages, 3 outcomes, every
 	// reason, 3 token sources, 3 connection origins, 7 counters, 1
 	// encoding, 1 gauge.
-	if len(beforeA) != 36 || !maps.Equal(beforeA, beforeB) {
+	if len(beforeA) != 35+len(record.Reasons) || !maps.Equal(beforeA, beforeB) {
 		t.Fatalf("before Forget: a has %d series %v, b has %v", len(beforeA), slices.Sorted(maps.Keys(beforeA)), slices.Sorted(maps.Keys(beforeB)))
 	}
 
@@ -672,6 +672,28 @@ func TestTokenSourceSeries(t *testing.T) {
 	for src, want := range map[string]float64{"usage": 2, "tokenizer": 0, "chunks": 1} {
 		if v := got["inferprobe_requests_by_token_source_total{token_source="+src+"}"].value; v != want {
 			t.Errorf("requests counted by %s = %v, want %v", src, v, want)
+		}
+	}
+}
+
+// TestErrorReasonsStartAtZero: every failure reason is exported at 0 from a stream's start, so
+// that increase() over a window holding a series' first failure counts it (a series born at 1
+// counts 0), and the error-ratio alert sees the first failures of a target.
+func TestErrorReasonsStartAtZero(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	collector.NewRequests(reg).Series(labelsA, report.SLO{})
+	got := map[string]bool{}
+	for k, v := range scenarioSamples(gather(t, reg), "a") {
+		if strings.HasPrefix(k, "inferprobe_request_errors_total{") {
+			if v.value != 0 {
+				t.Errorf("%s = %v before any request", k, v.value)
+			}
+			got[k] = true
+		}
+	}
+	for _, r := range record.Reasons {
+		if k := "inferprobe_request_errors_total{reason=" + string(r) + "}"; !got[k] {
+			t.Errorf("no %s before the first failure", k)
 		}
 	}
 }
