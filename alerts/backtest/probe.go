@@ -89,7 +89,9 @@ func recordOf(p *Probe) record.Record {
 	sent := p.Time.Add(-p.Latency)
 	rec := record.Record{Scheduled: sent, Sent: sent, Duration: p.Latency, FirstOutput: -1, Outcome: record.OutcomeOK}
 	if !p.OK {
-		rec.Outcome = record.OutcomeError
+		// The records name no reason; one of the reasons inferprobe exports from 0, so that
+		// the first failure counts as in serve.
+		rec.Outcome, rec.Reason = record.OutcomeError, record.ReasonHTTP5xx
 	}
 	if p.TTFT > 0 {
 		rec.Chunks = []time.Duration{p.TTFT}
