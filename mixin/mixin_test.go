@@ -2,6 +2,7 @@ package mixin
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-jsonnet"
+
+	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 var update = flag.Bool("update", false, "rewrite alerts/inferprobe-rules.yml from the jsonnet")
@@ -67,5 +70,25 @@ std.manifestJson(m.prometheusRules.groups + m.prometheusAlerts.groups)`)
 	}
 	if strings.Contains(out, `job=\\\"inferprobe\\\"`) || !strings.Contains(out, `job=\\\"llm-probes\\\"`) {
 		t.Errorf("the selector override did not replace job=\"inferprobe\" everywhere:\n%s", out)
+	}
+}
+
+// The probe rates check-config and serve warn about (scenarios.AlertTailMinRequests) are the
+// config block's: the tail alerts' guard over an hour.
+func TestAlertRatesMatchConfig(t *testing.T) {
+	out, err := evaluate(`local m = import 'mixin.libsonnet'; { n: m._config.latency.tail.minSamples, w: m._config.latency.tail.window }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tail struct {
+		N int    `json:"n"`
+		W string `json:"w"`
+	}
+	if err := json.Unmarshal([]byte(out), &tail); err != nil {
+		t.Fatal(err)
+	}
+	if tail.N != scenarios.AlertTailMinRequests || tail.W != "1h" {
+		t.Errorf("the config block's tail guard is %d requests in %s; scenarios.AlertTailMinRequests says %d in 1h: change them together",
+			tail.N, tail.W, scenarios.AlertTailMinRequests)
 	}
 }
