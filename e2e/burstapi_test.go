@@ -254,8 +254,26 @@ func TestBurstAPIFlags(t *testing.T) {
 				t.Errorf("plain HTTP to the TLS port: %d %s, want Go's 400 for HTTP to an HTTPS server", resp.StatusCode, b)
 			}
 		}
-		if out := p.out.String(); !strings.Contains(out, `principal=alice`) || strings.Contains(out, "hunter2") {
-			t.Errorf("want audit lines naming alice and never the password:\n%s", out)
+		// Reads log at debug; a call that could start a run is the audit line at
+		// info, even when it is refused (here: no such burst).
+		req, _ := http.NewRequest("POST", api+"/no-such-burst", strings.NewReader("{}"))
+		req.SetBasicAuth("alice", "hunter2")
+		if resp, err := client.Do(req); err != nil {
+			t.Fatal(err)
+		} else {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound {
+				t.Errorf("POST to a burst that does not exist: %d, want 404", resp.StatusCode)
+			}
+		}
+		eventually(t, 5*time.Second, "an audit line naming alice", func() error {
+			if out := p.out.String(); !strings.Contains(out, `principal=alice`) {
+				return fmt.Errorf("no audit line naming alice:\n%s", out)
+			}
+			return nil
+		})
+		if out := p.out.String(); strings.Contains(out, "hunter2") {
+			t.Errorf("the password is in the log:\n%s", out)
 		}
 	})
 
