@@ -4,7 +4,6 @@ import (
 	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/scenarios"
-	"github.com/inferprobe/inferprobe/servermetrics"
 )
 
 // withServerMetrics has a burst run scrape its target's own metrics, at its
@@ -14,15 +13,12 @@ import (
 // and the report has none; server_metrics: off reads nothing.
 func withServerMetrics(t *prober.Target) finite.Option {
 	none := func(*finite.Run) {}
-	u := t.Spec.ServerMetrics
-	switch u {
-	case scenarios.ServerMetricsOff:
+	if t.Spec.ServerMetrics == scenarios.ServerMetricsOff {
 		return none
-	case "":
-		var err error
-		if u, err = servermetrics.DiscoveredURL(t.Spec.URL); err != nil {
-			return none
-		}
 	}
-	return finite.WithServerMetrics(servermetrics.Options{URLs: []string{u}, TLS: t.TLSConfig()})
+	o, err := finite.ServerMetricsOptions(finite.ServerMetricsSource{APIBase: t.Spec.URL, URL: t.Spec.ServerMetrics, TLS: t.TLSConfig()})
+	if err != nil {
+		return none
+	}
+	return finite.WithServerMetrics(o)
 }

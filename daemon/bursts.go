@@ -662,6 +662,8 @@ func (m *burstManager) finish(r *burstRun, res finite.Result) {
 	if gatherer {
 		report, final.Cluster = m.gather(r, result, report)
 	}
+	// This replica's run policy verdicts, which the gathered report keeps.
+	report.ClientBound, report.GraceExpired, report.GraceCut = res.ClientBound, res.GraceExpired, res.Cut
 	// After the gather, so that the engine's TTFT stands beside the whole run's.
 	if res.ServerMetrics != nil && len(res.ServerMetrics.Successful()) > 0 {
 		report.ServerMetrics = res.ServerMetrics.Report(report.Summary.TTFT)

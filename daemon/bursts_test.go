@@ -650,24 +650,39 @@ bursts:
 	}
 }
 
-// TestBurstGracePeriod: once a run has sent everything (by count) or its
-// time is up, requests still in flight get the grace period, then are cut;
-// the run still ran to its end.
+// TestBurstGracePeriod: once a run's time is up, requests still in flight
+// get the grace period, then are cut, and the report says how many; a run
+// that ends by count waits for its requests instead (each up to the
+// target's timeout), as bench does. Either way the run ran to its end.
 func TestBurstGracePeriod(t *testing.T) {
-	for _, tc := range []struct{ name, end string }{
-		{"requests", "requests: 2, " + fast},
-		{"duration", "duration: 100ms, arrival: {pattern: concurrency, concurrency: 2}"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			exec := newFakeExec()
-			exec.gate("tb")
-			d, _, _ := startBursts(t, burstYAML("g: {target: tb, on_demand: true, grace_period: 50ms, "+tc.end+"}"), exec)
-			ri := waitRun(t, d, trigger(t, d, "g", daemon.BurstOverrides{}).ID, daemon.RunSucceeded)
-			if s := ri.Report.Summary; s.Cancelled != 2 || s.OK != 0 {
-				t.Errorf("%d ok, %d cancelled; want the 2 held requests cancelled after the grace period", s.OK, s.Cancelled)
-			}
-		})
-	}
+	t.Run("duration", func(t *testing.T) {
+		exec := newFakeExec()
+		exec.gate("tb")
+		d, _, _ := startBursts(t, burstYAML("g: {target: tb, on_demand: true, grace_period: 50ms, duration: 100ms, arrival: {pattern: concurrency, concurrency: 2}}"), exec)
+		ri := waitRun(t, d, trigger(t, d, "g", daemon.BurstOverrides{}).ID, daemon.RunSucceeded)
+		if s := ri.Report.Summary; s.Cancelled != 2 || s.OK != 0 {
+			t.Errorf("%d ok, %d cancelled; want the 2 held requests cancelled after the grace period", s.OK, s.Cancelled)
+		}
+		if !ri.Report.GraceExpired || ri.Report.GraceCut != 2 {
+			t.Errorf("report: grace expired %v, %d cut; want it to say the 2 requests were cut", ri.Report.GraceExpired, ri.Report.GraceCut)
+		}
+	})
+	t.Run("requests", func(t *testing.T) {
+		exec := newFakeExec()
+		open := exec.gate("tb")
+		d, _, _ := startBursts(t, burstYAML("g: {target: tb, on_demand: true, grace_period: 50ms, requests: 2, "+fast+"}"), exec)
+		id := trigger(t, d, "g", daemon.BurstOverrides{}).ID
+		waitFor(t, "the 2 requests to be in flight", func() bool { return exec.running() == 2 })
+		time.Sleep(250 * time.Millisecond) // well past the grace period
+		if ri, _ := d.BurstRun(id); ri.State != daemon.RunRunning {
+			t.Fatalf("a run that ends by count is %s past its grace period, want it waiting for its requests", ri.State)
+		}
+		open()
+		ri := waitRun(t, d, id, daemon.RunSucceeded)
+		if s := ri.Report.Summary; s.OK != 2 || s.Cancelled != 0 || ri.Report.GraceExpired {
+			t.Errorf("%d ok, %d cancelled, grace expired %v; want both requests waited for", s.OK, s.Cancelled, ri.Report.GraceExpired)
+		}
+	})
 }
 
 // TestBurstOverridesRampFromZero: a ramp may start from 0, which makes the

@@ -139,6 +139,16 @@ type BurstReport struct {
 	Summary report.Summary   `json:"summary"` // summary.good counts the requests that met every SLO
 	GPU     *gpu.WindowStats `json:"gpu,omitempty"`
 	Digest  string           `json:"sequence_digest"`
+	// ClientBound says why inferprobe itself may have been the bottleneck
+	// (its CPU, its scheduling lag), so that the figures may describe the
+	// client, not the server; empty when it kept up. For a cluster run,
+	// this replica's verdict.
+	ClientBound string `json:"client_bound,omitempty"`
+	// GraceExpired says the grace period ended with requests still in
+	// flight; GraceCut is how many there were, and were cut (this
+	// replica's, for a cluster run).
+	GraceExpired bool `json:"grace_expired,omitempty"`
+	GraceCut     int  `json:"grace_cut_requests,omitempty"`
 	// ServerMetrics is what the target's own metrics said over the run:
 	// its queue, batch, KV cache and TTFT beside the client's; nil when it
 	// serves none.

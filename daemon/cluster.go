@@ -441,9 +441,15 @@ func decoded(encoded []json.RawMessage) iter.Seq2[*record.Record, error] {
 func (m *burstManager) gather(r *burstRun, state string, ownReport *BurstReport) (*BurstReport, *ClusterRun) {
 	<-r.peersStarted // a run too short to outlast the start calls still gathers from the peers that started
 	r.mu.Lock()
-	peers, problems, cr := r.peers, slices.Clone(r.problems), *r.info.Cluster
+	peers, problems, cr, run := r.peers, slices.Clone(r.problems), *r.info.Cluster, r.run
 	r.mu.Unlock()
-	wait := gatherSlack + time.Duration(r.spec.burst.GracePeriod)
+	// A peer's share ends at most the run's in-flight bound after its last
+	// send: its grace period or, for a request-count run, the request timeout.
+	inFlight := time.Duration(r.spec.burst.GracePeriod)
+	if run != nil {
+		inFlight = run.Plan().InFlightBound(time.Duration(r.target.Spec.Timeout))
+	}
+	wait := gatherSlack + inFlight
 	// A drain's end cuts the wait as it cuts requests in flight: a replica
 	// shutting down (Kubernetes allows it 30 s by default) must not wait the
 	// whole slack for a peer's share.

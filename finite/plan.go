@@ -47,7 +47,8 @@ type Spec struct {
 	// request cancellation; zero: none.
 	Warmup prober.Limit
 	// Grace is how long the requests still in flight after the last send
-	// may take before they are cut; NoGrace waits for them.
+	// of a duration run may take before they are cut; NoGrace waits for
+	// them. A request-count run always waits for them (GraceFor).
 	Grace time.Duration
 }
 
@@ -55,8 +56,9 @@ type Spec struct {
 type Plan struct {
 	Main, Warmup       *prober.Probe // Warmup is nil without one
 	Limit, WarmupLimit prober.Limit
-	Grace              time.Duration
-	SLO                report.SLO
+	Grace              time.Duration // GraceFor the limit
+
+	SLO report.SLO
 }
 
 // NewPlan builds the probes of one run: its own sequences, so every run
@@ -73,6 +75,7 @@ func NewPlan(s Spec) (*Plan, error) {
 			p.Limit.Requests = n
 		}
 	}
+	p.Grace = GraceFor(p.Limit, s.Grace)
 	p.Main.SetLimit(p.Limit)
 	p.Main.SetStartAt(s.StartAt)
 	if s.Warmup != (prober.Limit{}) {

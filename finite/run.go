@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferprobe/inferprobe/collector/gpu"
@@ -78,6 +79,9 @@ func New(p *Plan, exec prober.Executor, opts ...Option) *Run {
 // Report is the report of the measured requests, filled as they finish.
 func (r *Run) Report() *report.Report { return r.report }
 
+// Plan is the plan r runs.
+func (r *Run) Plan() *Plan { return r.plan }
+
 // Digest identifies the measured sequence sent so far.
 func (r *Run) Digest() record.Digest { return r.plan.Main.Digest() }
 
@@ -112,9 +116,11 @@ type Result struct {
 	// Stopped says ctx ended the run before its limit; Measured is false when
 	// that happened during the warmup, so nothing was measured.
 	Stopped, Measured bool
-	// GraceExpired says requests still in flight at the end of the grace
-	// period were cut.
+	// GraceExpired says the grace period ended with requests still in
+	// flight; Cut is how many there were, and were cut. Bench prints it and
+	// a burst's report shows it.
 	GraceExpired bool
+	Cut          int
 	// ClientBound names why the client may have been the bottleneck; empty
 	// when it kept up.
 	ClientBound string
@@ -159,17 +165,19 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 	}
 	r.startPhase(Progress{Phase: PhaseProfiling, Report: r.report, Limit: r.plan.Limit})
 
-	var rec prober.Recorder = r.report
+	flying := &inFlight{}
+	var rec prober.Recorder = prober.Tee(flying, r.report)
 	if r.sink != nil {
-		rec = prober.Tee(r.sink, r.report)
+		rec = prober.Tee(flying, r.sink, r.report)
 	}
 	cutCtx, cut := context.WithCancel(reqCtx)
 	defer cut()
 	finished := make(chan struct{})
-	graceExpired := make(chan bool, 1)
-	go func() { graceExpired <- r.endInFlight(ctx, cut, finished) }()
+	graceEnd := make(chan graceEnded, 1)
+	go func() { graceEnd <- r.endInFlight(ctx, cut, finished, flying) }()
 	r.plan.Main.Run(ctx, cutCtx, r.exec, rec)
 	close(finished)
+	ended := <-graceEnd
 
 	res := Result{
 		Summary:      r.report.Summary(),
@@ -177,7 +185,8 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 		Digest:       r.Digest(),
 		Stopped:      ctx.Err() != nil,
 		Measured:     true,
-		GraceExpired: <-graceExpired,
+		GraceExpired: ended.expired,
+		Cut:          ended.cut,
 	}
 	if server != nil {
 		res.ServerMetrics = server.Stop(profilingStart)
@@ -233,26 +242,40 @@ func (r *Run) sampleUtilisation() (peaks func() (float64, time.Duration)) {
 // endInFlight waits for the run to send its last request — the prober ends
 // it by its own limit, on its own timeline, so runs with the same seed send
 // the same requests — then cuts what is still in flight after the grace
-// period, and reports whether it had to.
-func (r *Run) endInFlight(ctx context.Context, cut context.CancelFunc, finished <-chan struct{}) bool {
+// period (Plan.Grace, GraceFor its limit), and reports whether it had to
+// and how many it cut.
+func (r *Run) endInFlight(ctx context.Context, cut context.CancelFunc, finished <-chan struct{}, flying *inFlight) graceEnded {
 	select {
 	case <-r.plan.Main.SendingEnded():
 	case <-ctx.Done(): // stopped: whoever stopped it decides about the requests
-		return false
+		return graceEnded{}
 	case <-finished:
-		return false
+		return graceEnded{}
 	}
 	if r.plan.Grace < 0 {
-		return false
+		return graceEnded{}
 	}
 	grace := time.NewTimer(r.plan.Grace)
 	defer grace.Stop()
 	select {
 	case <-grace.C:
-		r.logger.Warn("grace period over; cancelling the requests still in flight", "grace", r.plan.Grace)
+		n := int(flying.n.Load())
+		r.logger.Warn("grace period over; cancelling the requests still in flight", "grace", r.plan.Grace, "in_flight", n)
 		cut()
-		return true
+		return graceEnded{expired: true, cut: n}
 	case <-finished:
-		return false
+		return graceEnded{}
 	}
 }
+
+// graceEnded is how a run's grace period ended.
+type graceEnded struct {
+	expired bool
+	cut     int // requests in flight when it ended
+}
+
+// inFlight counts the measured requests started and not yet recorded.
+type inFlight struct{ n atomic.Int64 }
+
+func (f *inFlight) Started()               { f.n.Add(1) }
+func (f *inFlight) Observe(*record.Record) { f.n.Add(-1) }

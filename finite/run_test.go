@@ -156,33 +156,46 @@ func TestStoppedInWarmup(t *testing.T) {
 	}
 }
 
-// TestGrace: requests still in flight a grace period after the last send
-// are cut and count as cancelled.
+// TestGrace: in a run with a duration, requests still in flight a grace
+// period after the last send are cut, counted in the result and as
+// cancelled; a run that ends by count only waits for them.
 func TestGrace(t *testing.T) {
 	// Open loop: a closed loop sends its last request only once a slot is free.
 	s := spec(t, nil)
 	s.Probe.Arrival = scenarios.Arrival{Pattern: scenarios.ArrivalConstant, Rate: 1000}
-	s.Limit, s.Grace = prober.Limit{Requests: 2}, 20*time.Millisecond
+	s.Limit, s.Grace = prober.Limit{Requests: 2, Duration: time.Hour}, 20*time.Millisecond
 	p, err := NewPlan(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	res := New(p, &fakeExec{delay: time.Hour}).Execute(context.Background(), context.Background())
-	if !res.GraceExpired || res.Summary.Cancelled != 2 || res.Stopped {
+	if !res.GraceExpired || res.Cut != 2 || res.Summary.Cancelled != 2 || res.Stopped {
 		t.Errorf("result %+v, want the 2 requests cut at the end of the grace period", res)
 	}
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("the run took %v: the grace period did not end it", took)
 	}
 
-	s.Grace = NoGrace
-	if p, err = NewPlan(s); err != nil {
-		t.Fatal(err)
-	}
-	res = New(p, &fakeExec{delay: 30 * time.Millisecond}).Execute(context.Background(), context.Background())
-	if res.GraceExpired || res.Summary.OK != 2 {
-		t.Errorf("without a grace period: %+v, want both requests to finish", res)
+	for _, tc := range []struct {
+		name  string
+		limit prober.Limit
+		grace time.Duration
+	}{
+		{"without a grace period", prober.Limit{Requests: 2, Duration: time.Hour}, NoGrace},
+		{"ending by count", prober.Limit{Requests: 2}, 20 * time.Millisecond},
+	} {
+		s.Limit, s.Grace = tc.limit, tc.grace
+		if p, err = NewPlan(s); err != nil {
+			t.Fatal(err)
+		}
+		if p.Grace != NoGrace {
+			t.Errorf("%s: grace %v, want NoGrace", tc.name, p.Grace)
+		}
+		res = New(p, &fakeExec{delay: 60 * time.Millisecond}).Execute(context.Background(), context.Background())
+		if res.GraceExpired || res.Cut != 0 || res.Summary.OK != 2 {
+			t.Errorf("%s: %+v, want both requests to finish", tc.name, res)
+		}
 	}
 }
 

@@ -46,8 +46,10 @@ type Burst struct {
 	// and left out of the report and of the phase="burst" metrics. Default
 	// none.
 	Warmup Warmup `yaml:"warmup"`
-	// GracePeriod is how long requests still in flight when the burst ends
-	// may finish; then they are cancelled. Default 30s; >= 0.
+	// GracePeriod is how long requests still in flight when a burst with a
+	// duration ends may finish; then they are cancelled. A burst that ends
+	// by request count waits for them, each up to the target's timeout
+	// (finite.GraceFor). Default 30s; >= 0.
 	GracePeriod Duration `yaml:"grace_period"`
 	// Overlap says what a scheduled start does while the target runs a
 	// burst: skip (count it in inferprobe_burst_skipped_total) or queue (run

@@ -183,9 +183,9 @@ type bencher struct {
 func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 	live := &liveStats{}
 	sinks := []prober.Recorder{live}
-	var guard *failureGuard
+	var guard *finite.FailureGuard
 	if *b.f.set["failed-request-threshold"] {
-		guard = newFailureGuard(b.f.failedThreshold, r.floor)
+		guard = finite.NewFailureGuard(b.f.failedThreshold, r.floor, "--failed-request-threshold")
 		sinks = append(sinks, guard)
 	}
 	records, err := b.openShardFile(r)
@@ -210,6 +210,7 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 	result := export.Run{
 		Summary: res.Report.SummaryAt(b.f.confidenceLevel), Requests: export.ScrubErrors(res.Report.Requests(), b.f.secrets()), Config: r.config, SLO: r.plan.SLO,
 		Digest: res.Digest.String(), ClientBound: res.ClientBound, Interrupted: res.Stopped, GPUTelemetry: b.gpu,
+		GraceExpired: res.GraceExpired, GraceCut: res.Cut,
 		ServerMetrics: res.ServerMetrics,
 	}
 	result.Config.ArtifactDir = r.dir

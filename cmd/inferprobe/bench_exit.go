@@ -1,10 +1,7 @@
 package main
 
 import (
-	"fmt"
-	"sync"
-
-	"github.com/inferprobe/inferprobe/record"
+	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/report"
 )
 
@@ -26,82 +23,19 @@ const exitCodesHelp = "Exit status: 0 success; 1 could not run (workers, artifac
 	"6 (bench merge) a shard is missing or did not finish, the merged report is partial; " +
 	"130 interrupted (SIGINT/SIGTERM). A sweep exits with its first point's non-zero status, 130 if interrupted."
 
-// thresholdFloor is AIPerf's grace floor for --failed-request-threshold:
-// the check is armed once max(concurrency, 10) requests have finished, so
-// one early failure cannot end the run.
-func thresholdFloor(concurrency int) int { return max(concurrency, 10) }
-
-// failureGuard ends a run early, as AIPerf's --failed-request-threshold does,
-// once more than threshold of the finished measured requests have failed.
-// It is a prober.Recorder fed every measured request.
-type failureGuard struct {
-	threshold float64
-	floor     int
-
-	mu            sync.Mutex
-	total, failed int
-	tripped       chan struct{} // closed when the threshold is passed
-	why           string
-}
-
-func newFailureGuard(threshold float64, floor int) *failureGuard {
-	return &failureGuard{threshold: threshold, floor: floor, tripped: make(chan struct{})}
-}
-
-// Started is part of prober.Recorder.
-func (g *failureGuard) Started() {}
-
-// Observe counts a finished request.
-func (g *failureGuard) Observe(rec *record.Record) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.total++
-	if rec.Outcome == record.OutcomeError {
-		g.failed++
-	}
-	if g.why == "" && passesThreshold(g.failed, g.total, g.threshold, g.floor) {
-		g.why = fmt.Sprintf("%d of %d requests failed (%.3f > --failed-request-threshold %g)", g.failed, g.total, float64(g.failed)/float64(g.total), g.threshold)
-		close(g.tripped)
-	}
-}
-
-// Tripped is closed once the threshold is passed; nil for no guard.
-func (g *failureGuard) Tripped() <-chan struct{} {
-	if g == nil {
-		return nil
-	}
-	return g.tripped
-}
-
-// reason says why the guard ended the run, or "".
-func (g *failureGuard) reason() string {
-	if g == nil {
-		return ""
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.why
-}
-
-// passesThreshold is AIPerf's rule: armed from floor finished requests on,
-// it passes when failed/total exceeds threshold.
-func passesThreshold(failed, total int, threshold float64, floor int) bool {
-	return total > 0 && total >= floor && float64(failed)/float64(total) > threshold
-}
-
 // runStatus is the exit status of one finished run and, when it is not
-// success, why, briefly (a sweep's summary lists it). Every request failing
-// says more than the threshold passing (the target is wrong, not slow), so
-// it wins.
-func runStatus(s report.Summary, guard *failureGuard) (int, string) {
-	switch {
-	case s.OK == 0 && s.Failed > 0:
-		return exitAllFailed, fmt.Sprintf("all %d requests failed", s.Failed)
-	case guard.reason() != "":
-		// The guard sees every measured request, so it has judged the end too.
-		return exitThreshold, guard.reason()
-	}
-	return exitOK, ""
+// success, why, briefly (a sweep's summary lists it); finite.Verdict
+// decides it, for bench and bursts alike.
+func runStatus(s report.Summary, guard *finite.FailureGuard) (int, string) {
+	outcome, why := finite.Verdict(s, guard)
+	return outcomeStatus[outcome], why
+}
+
+// outcomeStatus is bench's exit status for each outcome of a run.
+var outcomeStatus = map[finite.Outcome]int{
+	finite.OutcomeOK:        exitOK,
+	finite.OutcomeAllFailed: exitAllFailed,
+	finite.OutcomeThreshold: exitThreshold,
 }
 
 // statusHint says what to do about a run's failure status.

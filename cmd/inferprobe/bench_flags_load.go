@@ -181,11 +181,14 @@ func (l *loadFlags) limits(f *benchFlags) (limit, warmup prober.Limit, grace tim
 			return
 		}
 	}
-	grace = finite.NoGrace // a run that ends by count waits for every request, as AIPerf
+	// finite.GraceFor uses it for a run that ends by its duration only: a
+	// run that ends by count waits for every request, as AIPerf.
+	grace = defaultGracePeriod
 	switch {
 	case l.given("benchmark-grace-period") && limit.Duration == 0:
 		err = errors.New("--benchmark-grace-period applies only after a --benchmark-duration; drop it or add --benchmark-duration")
 	case l.gracePeriod == "inf":
+		grace = finite.NoGrace
 	case l.given("benchmark-grace-period"):
 		var s float64
 		if s, err = strconv.ParseFloat(l.gracePeriod, 64); err != nil || !scenarios.DurationBound.Contains(s*float64(time.Second)) {
@@ -193,8 +196,6 @@ func (l *loadFlags) limits(f *benchFlags) (limit, warmup prober.Limit, grace tim
 			return
 		}
 		grace = time.Duration(s * float64(time.Second))
-	case limit.Duration > 0:
-		grace = defaultGracePeriod
 	}
 	return
 }

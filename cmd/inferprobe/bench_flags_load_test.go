@@ -101,6 +101,7 @@ func TestLoadLimits(t *testing.T) {
 	} {
 		f := parseBench(t, append([]string{"--model", "m"}, tc.args...)...)
 		limit, warmup, grace, err := f.load.limits(f)
+		grace = finite.GraceFor(limit, grace) // the plan's, as finite.NewPlan decides it
 		switch {
 		case tc.err != "":
 			if err == nil || !strings.Contains(err.Error(), tc.err) {

@@ -53,13 +53,8 @@ func (s *serverMetricsFlags) options(apiBase string) (o servermetrics.Options, o
 			return o, false, fmt.Errorf("--server-metrics-formats %s: choose from json, csv (jsonl, parquet: AIPerf's, not written here)", f)
 		}
 	}
-	discovered, err := servermetrics.DiscoveredURL(apiBase)
-	if err != nil {
+	if o, err = finite.ServerMetricsOptions(finite.ServerMetricsSource{APIBase: apiBase, Extra: s.urls}); err != nil {
 		return o, false, err
-	}
-	o.URLs = []string{discovered}
-	for _, u := range s.urls {
-		o.URLs = append(o.URLs, servermetrics.MetricsURL(u))
 	}
 	return o, true, nil
 }

@@ -69,5 +69,5 @@ func (f *benchFlags) planRun(stderr io.Writer, notes bool) (benchRun, error) {
 	}
 	a := sc.cfg.Probes["bench"].Arrival
 	return benchRun{sc: sc, plan: plan, config: f.exportConfig(plan.Limit, sc.cfg), seed: f.seed,
-		floor: thresholdFloor(max(a.Concurrency, a.MaxConcurrency)), shard: shard, sharded: sharded}, nil
+		floor: finite.ThresholdFloor(max(a.Concurrency, a.MaxConcurrency)), shard: shard, sharded: sharded}, nil
 }

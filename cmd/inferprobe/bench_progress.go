@@ -127,7 +127,7 @@ func (p *progress) line(r *report.Report, now time.Time) string {
 // --request-timeout-seconds); a second cancels them; a third ends the
 // process at once. The guard passing its threshold stops sending and
 // cancels the requests in flight. interrupted says a signal stopped the run.
-func executeWithProgress(run *finite.Run, mode string, stderr io.Writer, sigs chan os.Signal, live *liveStats, guard *failureGuard) (res finite.Result, interrupted bool) {
+func executeWithProgress(run *finite.Run, mode string, stderr io.Writer, sigs chan os.Signal, live *liveStats, guard *finite.FailureGuard) (res finite.Result, interrupted bool) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	reqCtx, abort := context.WithCancel(context.Background())
@@ -169,7 +169,7 @@ func executeWithProgress(run *finite.Run, mode string, stderr io.Writer, sigs ch
 			tripped = nil
 			stop()
 			abort()
-			bar.note("inferprobe bench: " + guard.reason() + "; stopping and cancelling the requests in flight")
+			bar.note("inferprobe bench: " + guard.Reason() + "; stopping and cancelling the requests in flight")
 		case <-sigs:
 			interrupted = true
 			if ctx.Err() == nil {

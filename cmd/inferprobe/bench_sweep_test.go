@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 )
@@ -56,7 +57,7 @@ func TestSweepPoints(t *testing.T) {
 // TestRunStatus: every request failing, and failures past
 // --failed-request-threshold, are failures of the run; success is 0.
 func TestRunStatus(t *testing.T) {
-	tripped := newFailureGuard(0.2, 10)
+	tripped := finite.NewFailureGuard(0.2, 10, "--failed-request-threshold")
 	for i := range 10 {
 		rec := &record.Record{Seq: uint64(i)}
 		if i%2 == 0 {
@@ -69,18 +70,18 @@ func TestRunStatus(t *testing.T) {
 	default:
 		t.Fatal("5 of 10 failed and the 0.2 threshold did not trip")
 	}
-	early := newFailureGuard(0.2, 10)
+	early := finite.NewFailureGuard(0.2, 10, "--failed-request-threshold")
 	for i := range 9 { // below the grace floor
 		early.Observe(&record.Record{Seq: uint64(i), Outcome: record.OutcomeError})
 	}
 	for _, tc := range []struct {
 		name  string
 		s     report.Summary
-		guard *failureGuard
+		guard *finite.FailureGuard
 		want  int
 	}{
 		{"success", report.Summary{OK: 10}, nil, exitOK},
-		{"success under a threshold", report.Summary{OK: 9, Failed: 1}, newFailureGuard(0.2, 10), exitOK},
+		{"success under a threshold", report.Summary{OK: 9, Failed: 1}, finite.NewFailureGuard(0.2, 10, "--failed-request-threshold"), exitOK},
 		{"all failed", report.Summary{Failed: 3}, nil, exitAllFailed},
 		{"all failed beats the threshold", report.Summary{Failed: 10}, tripped, exitAllFailed},
 		{"threshold passed", report.Summary{OK: 5, Failed: 5}, tripped, exitThreshold},
@@ -91,7 +92,7 @@ func TestRunStatus(t *testing.T) {
 			t.Errorf("%s: exit %d (%q), want %d", tc.name, got, why, tc.want)
 		}
 	}
-	if passesThreshold(2, 9, 0.1, 10) || !passesThreshold(2, 10, 0.1, 10) || passesThreshold(1, 10, 0.1, 10) {
-		t.Error("passesThreshold: want armed from the floor, and strictly more than the threshold")
+	if finite.PassesThreshold(2, 9, 0.1, 10) || !finite.PassesThreshold(2, 10, 0.1, 10) || finite.PassesThreshold(1, 10, 0.1, 10) {
+		t.Error("PassesThreshold: want armed from the floor, and strictly more than the threshold")
 	}
 }

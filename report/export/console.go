@@ -20,6 +20,9 @@ func Console(w io.Writer, r Run, d record.Digest, seed uint64) {
 	if r.Interrupted {
 		fmt.Fprintln(w, "\n(interrupted: the report covers the requests that finished)")
 	}
+	if r.GraceExpired {
+		fmt.Fprintf(w, "\n(%d requests were still in flight when the grace period ended and were cut)\n", r.GraceCut)
+	}
 	fmt.Fprintf(w, "\n%62s\n%-52s %10s %10s %10s %10s %10s %10s %10s\n", "inferprobe | LLM Metrics", "Metric", "avg", "min", "max", "p99", "p90", "p50", "std")
 	row := func(name string, st *stats.Stats) {
 		fmt.Fprintf(w, "%-52s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", name,

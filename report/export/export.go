@@ -38,6 +38,10 @@ type Run struct {
 	ClientBound string
 	// Interrupted is set when the run was stopped before its end.
 	Interrupted bool
+	// GraceExpired says the grace period ended with requests still in
+	// flight; GraceCut is how many there were, and were cut.
+	GraceExpired bool
+	GraceCut     int
 	// Baseline is what --compare compares the run with, for the HTML
 	// report's comparison; nil without one.
 	Baseline *Baseline
@@ -448,6 +452,8 @@ func (r Run) extras() obj {
 		{"sequence_digest", r.Digest},
 		{"client_saturated", r.ClientBound != ""},
 		{"client_saturation_reason", r.ClientBound},
+		{"grace_period_expired", r.GraceExpired},
+		{"grace_period_cut_requests", r.GraceCut},
 		{"errors_by_reason", reasons},
 		{"cancelled_request_count", r.Summary.Cancelled},
 		{"token_counts", tokenSource(r.Summary)},
