@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -132,8 +133,9 @@ func checkArtifacts(t *testing.T, dir string, requests, osl float64) {
 			t.Errorf("CSV section does not parse: %v\n%s", err, s)
 		}
 	}
-	if len(sections) != 4 {
-		t.Errorf("CSV has %d sections, want 4", len(sections))
+	// AIPerf's four, with inferprobe's confidence intervals before the GPU header.
+	if len(sections) != 5 || !slices.ContainsFunc(sections, func(s string) bool { return strings.HasPrefix(s, "Confidence Interval,") }) {
+		t.Errorf("CSV has %d sections, want AIPerf's 4 and the confidence intervals", len(sections))
 	}
 
 	lines := 0

@@ -84,11 +84,12 @@ func TestCompareCalibration(t *testing.T) {
 // TestCompareSignificanceSimulator is the same against the in-process
 // simulator, over HTTP. It measures the machine as much as the method: on
 // a machine busy with other work, a run's times shift with the load, and
-// the comparison rightly calls two runs different; so it runs only when
-// asked for (INFERPROBE_E2E=1), on a quiet machine.
+// the comparison rightly calls two runs different; so it is a measurement
+// run by hand on a quiet machine (INFERPROBE_CALIBRATE=1), not a check that
+// CI, sharing its cores with the e2e tests, could pass or fail fairly.
 func TestCompareSignificanceSimulator(t *testing.T) {
-	if os.Getenv("INFERPROBE_E2E") != "1" {
-		t.Skip("30 runs of 500 requests against the simulator; INFERPROBE_E2E=1 runs it")
+	if os.Getenv("INFERPROBE_CALIBRATE") != "1" {
+		t.Skip("30 runs of 500 requests against the simulator, on a quiet machine; INFERPROBE_CALIBRATE=1 runs it")
 	}
 	calibrate(t, func(seed uint64, ttft time.Duration) export.Run { return simulatedRun(t, seed, ttft) })
 }
