@@ -41,13 +41,14 @@ func (r Result) Summarize() Summary {
 		return out
 	}
 	s := Summary{
-		Model: r.Run.Server.Name, Rate: r.Run.Rate, Kind: string(r.Run.Kind), Factor: r.Run.Factor,
+		Model: r.Run.Server.Name, Rate: r.Run.Rate, Kind: string(r.Run.Kind),
 		ClassicOnly: r.Run.ClassicOnly, JudgedHours: r.Run.Judged.Hours(),
 	}
 	if r.Run.Kind == "" {
 		s.FalseCritical, s.FalseWarning = len(r.False("critical")), len(r.False("warning"))
 		return s
 	}
+	s.Factor = r.Run.Factor
 	s.CriticalDelays = minutes(r.Delays("critical"))
 	s.AnyDelays = minutes(r.Delays("critical", "warning"))
 	return s
