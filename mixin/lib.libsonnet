@@ -7,10 +7,7 @@
 
   // Every window the burn-rate pairs use, shortest first, each once.
   burnRateWindows(burnRates)::
-    local seconds(d) =
-      local unit = std.substr(d, std.length(d) - 1, 1), n = std.parseInt(std.substr(d, 0, std.length(d) - 1));
-      n * { m: 60, h: 3600, d: 86400 }[unit];
-    std.set([w for b in burnRates for w in [b.long, b.short]], seconds),
+    std.set([w for b in burnRates for w in [b.long, b.short]], self.seconds),
 
   // seconds('1h30m') is 5400: the Prometheus durations the config block uses (d, h, m, s).
   seconds(d)::

@@ -6,6 +6,7 @@ package power
 import (
 	"context"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/inferprobe/inferprobe/alerts/backtest"
@@ -95,7 +96,7 @@ func (r Result) Delays(severities ...string) []time.Duration {
 	for _, reg := range r.Run.Regressions() {
 		d := Missed
 		for _, f := range r.Firings {
-			if !contains(severities, f.Severity) || f.Start.Before(reg.Start) || !f.Start.Before(reg.Start.Add(reg.Length)) {
+			if !slices.Contains(severities, f.Severity) || f.Start.Before(reg.Start) || !f.Start.Before(reg.Start.Add(reg.Length)) {
 				continue
 			}
 			if d == Missed || f.Start.Sub(reg.Start) < d {
@@ -105,15 +106,6 @@ func (r Result) Delays(severities ...string) []time.Duration {
 		out = append(out, d)
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Within counts the delays that are not Missed and at most limit.
