@@ -22,7 +22,11 @@
 // Timing follows a GPU server's shape: requests wait in a FIFO queue for one
 // of MaxConcurrency decode slots; the first token comes TTFT plus
 // PrefillPerToken per prompt token after admission; output tokens follow one
-// ITL apart, on absolute times so the mean does not drift.
+// ITL apart, on absolute times so the mean does not drift. Under a closed
+// loop this makes the time to first token a known function of the
+// concurrency (the capacity model, capacity.go): Config.Capacity is the
+// highest concurrency within a TTFT SLO, the answer a capacity search is
+// tested against.
 //
 // Tokenizer: the simulator counts one token per whitespace-separated word of
 // the prompt, and emits one word per output token. inferprobe's synthetic
