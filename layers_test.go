@@ -34,6 +34,7 @@ var layers = map[string][]string{
 	"mixin":             {},
 	"alerts":            {},
 	"collector/gpu":     {},
+	"capacity":          {},
 
 	// The request path: plans, datasets, the HTTP client, the workers.
 	"prober/seeded":         {},
@@ -49,7 +50,7 @@ var layers = map[string][]string{
 	"report":        {"record", "scenarios", "stats"},
 	"servermetrics": {"stats"},
 	"collector":     {"record", "report", "stats"},
-	"report/export": {"collector/gpu", "record", "report", "scenarios", "servermetrics", "stats"},
+	"report/export": {"capacity", "collector/gpu", "record", "report", "scenarios", "servermetrics", "stats"},
 	"dashboards":    {"mixin", "servermetrics"},
 
 	// Runs: a finite run (bench, bursts) and the daemon.
