@@ -183,7 +183,7 @@ func TestNewPlanRefuses(t *testing.T) {
 		{Settings{Recipe: "max-concurrency-under-sla", Style: "bo", TTFT: 1, Streaming: true}, "--search-style bo: inferprobe runs no Bayesian search"},
 		{Settings{Recipe: "max-concurrency-under-sla", Style: "optuna", TTFT: 1, Streaming: true}, "use --search-style smooth_isotonic"},
 		{Settings{Recipe: "max-concurrency-under-sla", Streaming: true}, "needs at least one of --ttft-sla-ms"},
-		{Settings{Recipe: "max-concurrency-under-sla", TTFT: 1}, "needs --streaming"},
+		{Settings{Recipe: "max-concurrency-under-sla", TTFT: 1}, "drop --no-streaming"},
 		{Settings{Recipe: "max-concurrency-under-sla", E2E: 1, Min: 8, Max: 8}, "--concurrency-min (8) must be < --concurrency-max (8)"},
 		{Settings{Recipe: "max-concurrency-under-sla", E2E: 1, Style: "grid", MaxIterations: 5}, "walks a fixed grid"},
 		{Settings{Recipe: "max-concurrency-under-sla", ITL: 10, TPOT: 20, Streaming: true}, "they are one inter-token latency SLA"},

@@ -210,18 +210,27 @@ func interTokenSLA(s Settings) (float64, error) {
 	return max(s.TPOT, s.ITL), nil
 }
 
-// needStreaming refuses filters on TTFT or ITL for a run that does not
-// stream: it would measure neither, and every step would fail.
-func needStreaming(s Settings, filters []Filter) error {
-	if s.Streaming {
-		return nil
-	}
-	for _, f := range filters {
-		if f.Metric == "time_to_first_token" || f.Metric == "inter_token_latency" {
-			return fmt.Errorf("an SLA on %s needs --streaming: without it the steps measure no %s", f.Metric, f.Metric)
-		}
+// needStreaming refuses a plan that judges TTFT or ITL, or counts good
+// requests by them, for a run that cannot stream: it would measure
+// neither, and every step would fail.
+func needStreaming(s Settings, p *Plan) error {
+	if !s.Streaming && p.NeedsStreaming() {
+		return fmt.Errorf("--search-recipe %s judges time to first token or inter-token latency, which only a streamed run measures: drop --no-streaming", p.Recipe)
 	}
 	return nil
+}
+
+// NeedsStreaming says whether the steps must stream: a filter, the knee or
+// the per-request SLOs are on TTFT or ITL.
+func (p *Plan) NeedsStreaming() bool {
+	metrics := slices.Collect(maps.Keys(p.SLOs))
+	for _, f := range p.Filters {
+		metrics = append(metrics, f.Metric)
+	}
+	if p.Knee != nil {
+		metrics = append(metrics, p.Knee.Metric)
+	}
+	return slices.Contains(metrics, "time_to_first_token") || slices.Contains(metrics, "inter_token_latency")
 }
 
 // logspace is AIPerf's _logspace_int_steps: steps log-spaced integers from

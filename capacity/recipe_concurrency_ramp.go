@@ -36,7 +36,7 @@ func init() {
 			}
 			p.Knee = k
 			p.Filters = s.Filters
-			return needStreaming(s, append(slices.Clip(p.Filters), Filter{Metric: k.Metric}))
+			return needStreaming(s, p)
 		},
 	})
 }

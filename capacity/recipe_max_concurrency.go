@@ -19,7 +19,7 @@ func init() {
 			}
 			p.Filters = append(filters, s.Filters...)
 			p.Objective = "output_token_throughput"
-			return needStreaming(s, p.Filters)
+			return needStreaming(s, p)
 		},
 	})
 }

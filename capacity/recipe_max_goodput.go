@@ -32,9 +32,6 @@ func init() {
 			if len(missing) > 0 {
 				return fmt.Errorf("--search-recipe max-goodput-under-slo needs %s: all three of --ttft-sla-ms, --tpot-sla-ms (or --itl-sla-ms) and --e2e-sla-ms say when a request is good", strings.Join(missing, ", "))
 			}
-			if !s.Streaming {
-				return fmt.Errorf("--search-recipe max-goodput-under-slo needs --streaming: TPOT is measured on streams")
-			}
 			attainment := s.Attainment
 			if attainment == 0 {
 				attainment = 0.95 // DistServe's, and AIPerf's default
@@ -42,7 +39,7 @@ func init() {
 			p.SLOs = map[string]float64{"time_to_first_token": s.TTFT, "inter_token_latency": tpot, "request_latency": s.E2E}
 			p.Filters = append([]Filter{{Metric: "good_request_fraction", Stat: "avg", Op: "ge", Threshold: attainment}}, s.Filters...)
 			p.Objective = "goodput"
-			return nil
+			return needStreaming(s, p)
 		},
 	})
 }

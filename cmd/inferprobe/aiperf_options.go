@@ -300,43 +300,43 @@ var aiperfOptions = []aiperfOption{
 	{"Multi-Run", "--parameter-sweep-mode", unsupported, "", whyMultiRun},
 	{"Multi-Run", "--sweep-type", unsupported, "", whyMultiRun},
 	{"Multi-Run", "--no-sweep-table", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--search-space", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--search-metric", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--search-stat", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--search-direction", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--search-max-iterations", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--search-initial-points", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--search-random-seed", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--search-planner", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--optuna-sampler", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--optuna-acquisition", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--optuna-terminator", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--search-percentile-pooling", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--bo-constraint-mode", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-space", unsupported, "", whySearchSpace},
+	{"Multi-Run", "--search-metric", unsupported, "", whySearchSpace},
+	{"Multi-Run", "--search-stat", unsupported, "", whySearchSpace},
+	{"Multi-Run", "--search-direction", unsupported, "", whySearchSpace},
+	{"Multi-Run", "--search-max-iterations", supported, "search-max-iterations", ""},
+	{"Multi-Run", "--search-initial-points", ignored, "", whyDeterministicSearch},
+	{"Multi-Run", "--search-random-seed", ignored, "", whyDeterministicSearch},
+	{"Multi-Run", "--search-planner", unsupported, "", whySearchSpace},
+	{"Multi-Run", "--optuna-sampler", unsupported, "", whySearchSpace},
+	{"Multi-Run", "--optuna-acquisition", unsupported, "", whySearchSpace},
+	{"Multi-Run", "--optuna-terminator", unsupported, "", whySearchSpace},
+	{"Multi-Run", "--search-percentile-pooling", unsupported, "", whySearchSpace},
+	{"Multi-Run", "--bo-constraint-mode", unsupported, "", whySearchSpace},
 	{"Multi-Run", "--variant --sweep-variant", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--search-sla", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--search-sla-tier", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--search-recipe", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--ttft-sla-ms", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--isl-osl-pairs", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--itl-sla-ms", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--tpot-sla-ms", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--e2e-sla-ms", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--error-rate-sla", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--slo-attainment-fraction", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--search-style", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--degradation-threshold", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--degradation-metric-tag", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--degradation-stat", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--isl-min", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--isl-max", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--isl-steps", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--concurrency-min", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--concurrency-max", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--concurrency-steps", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--osl-min", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--osl-max", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--osl-steps", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--search-sla", supported, "search-sla", ""},
+	{"Multi-Run", "--search-sla-tier", unsupported, "", whySearchSpace},
+	{"Multi-Run", "--search-recipe", supported, "search-recipe", ""},
+	{"Multi-Run", "--ttft-sla-ms", supported, "ttft-sla-ms", ""},
+	{"Multi-Run", "--isl-osl-pairs", unsupported, "", whyShapeRecipe},
+	{"Multi-Run", "--itl-sla-ms", supported, "itl-sla-ms", ""},
+	{"Multi-Run", "--tpot-sla-ms", supported, "tpot-sla-ms", ""},
+	{"Multi-Run", "--e2e-sla-ms", supported, "e2e-sla-ms", ""},
+	{"Multi-Run", "--error-rate-sla", supported, "error-rate-sla", ""},
+	{"Multi-Run", "--slo-attainment-fraction", supported, "slo-attainment-fraction", ""},
+	{"Multi-Run", "--search-style", supported, "search-style", ""},
+	{"Multi-Run", "--degradation-threshold", supported, "degradation-threshold", ""},
+	{"Multi-Run", "--degradation-metric-tag", supported, "degradation-metric-tag", ""},
+	{"Multi-Run", "--degradation-stat", supported, "degradation-stat", ""},
+	{"Multi-Run", "--isl-min", unsupported, "", whyShapeRecipe},
+	{"Multi-Run", "--isl-max", unsupported, "", whyShapeRecipe},
+	{"Multi-Run", "--isl-steps", unsupported, "", whyShapeRecipe},
+	{"Multi-Run", "--concurrency-min", supported, "concurrency-min", ""},
+	{"Multi-Run", "--concurrency-max", supported, "concurrency-max", ""},
+	{"Multi-Run", "--concurrency-steps", supported, "concurrency-steps", ""},
+	{"Multi-Run", "--osl-min", unsupported, "", whyShapeRecipe},
+	{"Multi-Run", "--osl-max", unsupported, "", whyShapeRecipe},
+	{"Multi-Run", "--osl-steps", unsupported, "", whyShapeRecipe},
 }
 
 // aiperfOption is one option of `aiperf profile`.
@@ -399,18 +399,21 @@ const (
 	whyWarmupPhase       = "the warmup is sent at the run's own load; its length is --warmup-request-count"
 	whyAccuracy          = "bench measures performance, not accuracy; use an evaluation harness (e.g. lm-evaluation-harness)"
 	whyMultiRun          = "bench runs one benchmark; run it once per setting or trial (a shell loop), and compare runs with --compare"
+	whySearchSpace       = "bench runs no free or Bayesian search (it would not repeat); its capacity searches are AIPerf's deterministic recipes: --search-recipe max-concurrency-under-sla (or max-goodput-under-slo, concurrency-ramp) with --search-style smooth_isotonic, monotonic or grid"
+	whyShapeRecipe       = "bench runs the concurrency recipes (max-concurrency-under-sla, max-goodput-under-slo, concurrency-ramp), not those that sweep prompt or output lengths; run bench once per --isl/--osl instead"
 	whyTelemetryExport   = "bench uploads nothing; its artifacts are files in --output-artifact-dir, and inferprobe serve's metrics are Prometheus series"
 )
 
 // Why an accepted option changes nothing.
 const (
-	whyOneURL            = "with one --url there is nothing to choose"
-	whyHTTP              = "bench sends HTTP, as AIPerf does"
-	whyExportLevel       = "bench always writes the summary and per-request records, and keeps no raw bodies"
-	whyReportHTML        = "bench writes report.html every run, and aiperf plot reads the artifact directory too"
-	whyTokenizerRevision = "inferprobe downloads no tokenizer; --tokenizer names a local tokenizer.json or its directory"
-	whyNoTokenizerCode   = "inferprobe runs no tokenizer code"
-	whyRecords           = "bench's workers compute each request's record as it ends"
-	whyStatsInterval     = "the progress line is rewritten every second on a terminal, else printed every 5 s"
-	whyZMQ               = "bench's worker processes talk over pipes, not ZMQ"
+	whyOneURL              = "with one --url there is nothing to choose"
+	whyHTTP                = "bench sends HTTP, as AIPerf does"
+	whyExportLevel         = "bench always writes the summary and per-request records, and keeps no raw bodies"
+	whyReportHTML          = "bench writes report.html every run, and aiperf plot reads the artifact directory too"
+	whyTokenizerRevision   = "inferprobe downloads no tokenizer; --tokenizer names a local tokenizer.json or its directory"
+	whyNoTokenizerCode     = "inferprobe runs no tokenizer code"
+	whyRecords             = "bench's workers compute each request's record as it ends"
+	whyStatsInterval       = "the progress line is rewritten every second on a terminal, else printed every 5 s"
+	whyZMQ                 = "bench's worker processes talk over pipes, not ZMQ"
+	whyDeterministicSearch = "bench's search styles are deterministic: there is nothing random to seed or sample first"
 )

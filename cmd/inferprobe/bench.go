@@ -10,9 +10,11 @@ import (
 	"runtime/debug"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/inferprobe/inferprobe/capacity"
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
@@ -84,7 +86,15 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if err := baseline.CheckRules(rules); err != nil {
 		return usage("--compare-fail %v (--compare %s)", err, f.compare)
 	}
+	search, err := f.searchPlan(stderr)
+	if err != nil {
+		return usage("%v", err)
+	}
 	points := f.sweepPoints()
+	if search != nil {
+		// The first step, planned now so that a bad flag fails at once.
+		points = []sweepPoint{{concurrency: search.Min, dir: searchDir(search, capacity.Step{Concurrency: search.Min})}}
+	}
 	sweep := len(points) > 1
 	if sweep && f.compare != "" {
 		return usage("--compare compares one run with a baseline, not a sweep: run the point to compare on its own")
@@ -150,7 +160,10 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	b := &bencher{stdout: stdout, stderr: stderr, term: term, console: console, runLog: runLog,
 		f: f, exec: p, sigs: sigs, mode: progressMode(f.progress, term), opts: opts,
 		baseline: baseline, baselineSamples: baselineSamples, rules: rules, gpu: telemetry != nil}
-	if !sweep {
+	switch {
+	case search != nil:
+		return b.search(search, base)
+	case !sweep:
 		code, _ := b.run(runs[0])
 		return code
 	}
@@ -175,6 +188,10 @@ type bencher struct {
 	rules           []export.Rule
 	gpu             bool
 	interrupted     bool
+	// deadline is a capacity search's time limit (zero for none); cut says
+	// it stopped the last run.
+	deadline time.Time
+	cut      bool
 }
 
 // run executes r, prints its report, writes its artifacts and returns its
@@ -197,7 +214,8 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 		sinks = append(sinks, records)
 	}
 	opts := append(slices.Clip(b.opts), finite.WithRecorder(prober.Tee(sinks...)))
-	res, interrupted := executeWithProgress(finite.New(r.plan, b.exec, opts...), b.mode, b.term, b.sigs, live, guard)
+	res, interrupted, cut := executeWithProgress(finite.New(r.plan, b.exec, opts...), b.mode, b.term, b.sigs, live, guard, b.deadline)
+	b.cut = cut
 	if err := records.close(res); err != nil {
 		fmt.Fprintf(b.stderr, "inferprobe bench: %v; choose a writable --artifact-dir\n", err)
 		return exitCannotRun, nil

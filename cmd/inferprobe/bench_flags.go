@@ -53,6 +53,7 @@ type benchFlags struct {
 	aiperf                                       // AIPerf's options beyond these (bench_flags_aiperf.go)
 	sweepFlags                                   // --concurrency and --request-rate lists (bench_sweep.go)
 	shardFlags                                   // --shard and --start-at (bench_shard.go)
+	searchFlags                                  // --search-recipe and its options (bench_search.go)
 	load                     *loadFlags          // AIPerf's load, warmup, cancellation and trace options (bench_flags_load.go)
 	server                   *serverMetricsFlags // the server's own metrics (bench_flags_servermetrics.go)
 	// args are the command-line arguments, for the command that repeats the
@@ -104,6 +105,7 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("compare-fail", `Regression rule for --compare, repeatable: METRIC[.STAT]>N% fails when the value rose by more than N% over the baseline, METRIC[.STAT]<-N% when it fell by more than N%, METRIC[.STAT]>V (no %) when it is above V. STAT is avg (default), min, max, std or p1…p99; units are the JSON's (ms, tokens/sec). E.g. "time_to_first_token.p99>10%" "output_token_throughput<-5%". A failed rule exits 3; a tested change must also be significant to fail it.`).StringsVar(&f.compareFail)
 	flag("confidence-level", "Confidence level of the report's intervals (every mean, percentile and throughput has one) and of --compare's tests, from 0 to 1: 0.95 means a 95% interval and a 5% significance level; see docs/metrics.md. AIPerf applies it to intervals across --num-profile-runs runs, which bench does not have; bench's intervals are within the one run.").Default("0.95").Float64Var(&f.confidenceLevel)
 	f.addShardFlags(flag)
+	f.addSearchFlags(flag)
 	f.load = addLoadFlags(f, flag)
 	f.workload = addWorkloadFlags(flag, f.set)
 	f.server = addServerMetricsFlags(flag)

@@ -126,8 +126,10 @@ func (p *progress) line(r *report.Report, now time.Time) string {
 // sending and lets the requests in flight finish (they can take up to
 // --request-timeout-seconds); a second cancels them; a third ends the
 // process at once. The guard passing its threshold stops sending and
-// cancels the requests in flight. interrupted says a signal stopped the run.
-func executeWithProgress(run *finite.Run, mode string, stderr io.Writer, sigs chan os.Signal, live *liveStats, guard *finite.FailureGuard) (res finite.Result, interrupted bool) {
+// cancels the requests in flight, and so does reaching deadline (a capacity
+// search's time limit; zero for none), which sets cut. interrupted says a
+// signal stopped the run.
+func executeWithProgress(run *finite.Run, mode string, stderr io.Writer, sigs chan os.Signal, live *liveStats, guard *finite.FailureGuard, deadline time.Time) (res finite.Result, interrupted, cut bool) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	reqCtx, abort := context.WithCancel(context.Background())
@@ -157,12 +159,23 @@ func executeWithProgress(run *finite.Run, mode string, stderr io.Writer, sigs ch
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	tripped := guard.Tripped()
+	var timeUp <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		timeUp = t.C
+	}
 	for {
 		select {
 		case res := <-done:
 			show()
 			bar.finish(shown.Report)
-			return res, interrupted
+			return res, interrupted, cut
+		case <-timeUp:
+			cut = true
+			stop()
+			abort()
+			bar.note("inferprobe bench: the search's --search-time-limit ran out; stopping this step and cancelling its requests in flight")
 		case <-tripped:
 			// As AIPerf's PROFILE_CANCEL: the run is failing, so the
 			// requests in flight are cancelled rather than waited for.

@@ -200,8 +200,13 @@ func pointArgs(args []string, values map[string]string, p sweepPoint) []string {
 			i++ // the value replaced
 		}
 	}
-	if !slices.ContainsFunc(args, func(a string) bool { return a == "--random-seed" || strings.HasPrefix(a, "--random-seed=") }) {
-		out = append(out, "--random-seed", values["--random-seed"])
+	// A value the point sets that the command line did not give (a
+	// search's concurrency, the seed) is added.
+	for _, flag := range []string{"--concurrency", "--request-rate", "--random-seed"} {
+		given := slices.ContainsFunc(args, func(a string) bool { return a == flag || strings.HasPrefix(a, flag+"=") })
+		if !given && !keep(flag) {
+			out = append(out, flag, values[flag])
+		}
 	}
 	return out
 }
