@@ -40,7 +40,9 @@ func TestBenchSearchFindsSimulatorCapacity(t *testing.T) {
 	// Slow enough that a busy machine's stalls (100ms seen on two shared
 	// cores) do not cross the SLO: each side is 125ms from it.
 	const isl, osl = 16, 7
-	cfg := simulator.Config{MaxConcurrency: 8, Profile: simulator.Profile{TTFT: 100 * time.Millisecond, ITL: 25 * time.Millisecond}}
+	// Four slots: one client more makes a quarter of the requests wait a
+	// whole wave, well above the 5% a p95 lets through.
+	cfg := simulator.Config{MaxConcurrency: 4, Profile: simulator.Profile{TTFT: 100 * time.Millisecond, ITL: 25 * time.Millisecond}}
 	// Halfway between the unqueued TTFT (100ms) and one wave more (350ms).
 	const slo = 225 * time.Millisecond
 	want := cfg.Capacity(slo, 0.95, isl, osl)
@@ -58,8 +60,8 @@ func TestBenchSearchFindsSimulatorCapacity(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := runBenchArgs(t, &stdout, &stderr, "--model", simulator.DefaultModel, "--url", ts.URL, "--streaming",
 			"--isl", strconv.Itoa(isl), "--isl-stddev", "0", "--osl", strconv.Itoa(osl), "--osl-stddev", "0", "--extra-inputs", "ignore_eos:true",
-			"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", strconv.Itoa(int(slo/time.Millisecond)), "--concurrency-min", "4", "--concurrency-max", "32",
-			"--request-count", "40", "--random-seed", strconv.Itoa(seed), "--artifact-dir", dir, "--workers", "1", "--no-collector.gpu", "--progress", "off")
+			"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", strconv.Itoa(int(slo/time.Millisecond)), "--concurrency-min", "2", "--concurrency-max", "32",
+			"--request-count", "24", "--random-seed", strconv.Itoa(seed), "--artifact-dir", dir, "--workers", "1", "--no-collector.gpu", "--progress", "off")
 		ts.Close()
 		if code != 0 {
 			t.Fatalf("seed %d: exit %d\n%s", seed, code, stderr.String())
