@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -202,7 +203,9 @@ func (b *bencher) search(p *capacity.Plan, base string) int {
 		fmt.Fprintf(b.stderr, "inferprobe bench: search: %v\n", err)
 		code = exitCannotRun
 	}
-	if len(r.Steps) > 0 {
+	if len(r.Steps) == 0 {
+		fmt.Fprintf(b.stderr, "inferprobe bench: the search ended before a step finished (%s)\n", cmp.Or(r.Reason, "stopped"))
+	} else {
 		export.ConsoleSearch(b.stdout, r)
 		if err := export.WriteSearch(base, r, points[:len(r.Steps)]); err != nil {
 			fmt.Fprintf(b.stderr, "inferprobe bench: writing the search summary: %v; choose a writable --artifact-dir\n", err)

@@ -182,3 +182,30 @@ func TestSearchFlagsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchSearchTimeLimit: --search-time-limit cuts the step running when
+// it runs out, and the search ends without judging it.
+func TestBenchSearchTimeLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a search against the simulator")
+	}
+	// A step of 20 requests at concurrency 1, each over 300 ms: 6 s, far
+	// past the limit.
+	sim, err := simulator.New(simulator.Config{Profile: simulator.Profile{TTFT: 300 * time.Millisecond, ITL: time.Millisecond}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(sim.Handler())
+	defer ts.Close()
+	var stdout, stderr bytes.Buffer
+	dir := t.TempDir()
+	code := runBenchArgs(t, &stdout, &stderr, "--model", simulator.DefaultModel, "--url", ts.URL, "--streaming", "--osl", "2",
+		"--search-recipe", "max-concurrency-under-sla", "--search-style", "monotonic", "--ttft-sla-ms", "1000", "--request-count", "20",
+		"--search-time-limit", "0.5", "--artifact-dir", dir, "--workers", "1", "--no-collector.gpu", "--progress", "off")
+	if code != exitOK || !strings.Contains(stderr.String(), "--search-time-limit ran out") || !strings.Contains(stderr.String(), "the search ended before a step finished (time_limit)") {
+		t.Errorf("exit %d:\n%s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "search_history.json")); err == nil {
+		t.Error("a search with no step judged wrote a summary")
+	}
+}
