@@ -584,3 +584,56 @@ func TestRealEngineClosedLoopNoConnectErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestRealEngineSearch: a capacity search against each real server ends,
+// stays within its bounds and is monotone: under an SLA no step breaks,
+// the monotonic style doubles from --concurrency-min to --concurrency-max,
+// measuring each concurrency twice, and every step agrees with the rest.
+func TestRealEngineSearch(t *testing.T) {
+	const requests = 4
+	eachEngine(t, func(t *testing.T, e *realEngine) {
+		work := t.TempDir()
+		args := []string{"--model", realEngineModel, "--url", e.url(), "--endpoint-type", "chat", "--streaming",
+			"--isl", "32", "--osl", "8", "--extra-inputs", pin(e.honours, 8), "--request-count", strconv.Itoa(requests),
+			"--search-recipe", "max-concurrency-under-sla", "--search-style", "monotonic", "--e2e-sla-ms", "600000",
+			"--concurrency-max", "4", "--progress", "off", "--artifact-dir", "out"}
+		if e.legacyMaxTokens {
+			args = append(args, "--use-legacy-max-tokens")
+		}
+		code, out := benchIn(t, work, args...)
+		if code != 0 {
+			t.Fatalf("bench exited %d:\n%s", code, out)
+		}
+		var history struct {
+			Iterations []struct {
+				Values       map[string]int `json:"variation_values"`
+				Feasible     bool
+				NonMonotonic bool `json:"non_monotonic_warning"`
+			}
+			Boundary struct {
+				FeasibleMax struct{ Value int } `json:"feasible_max"`
+			} `json:"boundary_summary"`
+			Reason string `json:"convergence_reason"`
+		}
+		b, err := os.ReadFile(filepath.Join(work, "out", "search_history.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &history)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var steps []int
+		for _, it := range history.Iterations {
+			steps = append(steps, it.Values["phases.profiling.concurrency"])
+			if !it.Feasible || it.NonMonotonic {
+				t.Errorf("step at concurrency %d: feasible %v, non-monotonic %v", steps[len(steps)-1], it.Feasible, it.NonMonotonic)
+			}
+		}
+		if want := []int{1, 1, 2, 2, 4, 4}; !slices.Equal(steps, want) || history.Reason != "monotonic_no_failure_in_range" || history.Boundary.FeasibleMax.Value != 4 {
+			t.Errorf("steps %v ending %q at %d; want %v ending monotonic_no_failure_in_range at 4", steps, history.Reason, history.Boundary.FeasibleMax.Value, want)
+		}
+		if got, want := e.served(), len(steps)*requests; got != want {
+			t.Errorf("the server served %d requests, want %d", got, want)
+		}
+	})
+}
