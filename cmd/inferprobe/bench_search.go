@@ -69,15 +69,15 @@ func (f *benchFlags) searchPlan(stderr io.Writer) (*capacity.Plan, error) {
 		}
 		return nil, nil
 	}
-	for flag, why := range map[string]string{
-		"concurrency":   "the search sets the concurrency of each step; bound it with --concurrency-min and --concurrency-max",
-		"request-rate":  "a search steps the concurrency of a closed loop; drop --request-rate",
-		"shard":         "a search's steps depend on each other's results; run it from one machine",
-		"save-scenario": "a search is several runs, not one burst",
-		"compare":       "compare a step's directory with --compare on its own",
+	for _, c := range []struct{ flag, why string }{
+		{"concurrency", "the search sets the concurrency of each step; bound it with --concurrency-min and --concurrency-max"},
+		{"request-rate", "a search steps the concurrency of a closed loop; drop --request-rate"},
+		{"shard", "a search's steps depend on each other's results; run it from one machine"},
+		{"save-scenario", "a search is several runs, not one burst"},
+		{"compare", "compare a step's directory with --compare on its own"},
 	} {
-		if *f.set[flag] {
-			return nil, fmt.Errorf("--%s with --search-recipe: %s", flag, why)
+		if *f.set[c.flag] {
+			return nil, fmt.Errorf("--%s with --search-recipe: %s", c.flag, c.why)
 		}
 	}
 	if f.replays() {
@@ -206,7 +206,7 @@ func (b *bencher) search(p *capacity.Plan, base string) int {
 	if len(r.Steps) == 0 {
 		fmt.Fprintf(b.stderr, "inferprobe bench: the search ended before a step finished (%s)\n", cmp.Or(r.Reason, "stopped"))
 	} else {
-		export.ConsoleSearch(b.stdout, r)
+		export.ConsoleSearch(b.stdout, r, points)
 		if err := export.WriteSearch(base, r, points[:len(r.Steps)]); err != nil {
 			fmt.Fprintf(b.stderr, "inferprobe bench: writing the search summary: %v; choose a writable --artifact-dir\n", err)
 			return exitCannotRun

@@ -171,6 +171,7 @@ func TestSearchFlagsRefused(t *testing.T) {
 		{[]string{"--ttft-sla-ms", "200"}, "--ttft-sla-ms is an option of a capacity search: add --search-recipe"},
 		{[]string{"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "200", "--concurrency", "4"}, "--concurrency with --search-recipe"},
 		{[]string{"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "200", "--request-rate", "4"}, "--request-rate with --search-recipe"},
+		{[]string{"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "200", "--shard", "0/2"}, "--shard with --search-recipe"},
 		{[]string{"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "200", "--no-streaming"}, "drop --no-streaming"},
 		{[]string{"--search-recipe", "max-goodput-under-slo", "--ttft-sla-ms", "1", "--tpot-sla-ms", "1", "--e2e-sla-ms", "1", "--goodput", "time_to_first_token:5"}, "--goodput with --search-recipe"},
 		{[]string{"--search-recipe", "max-concurrency-under-sla", "--search-sla", "ttft:p95:lt"}, "--search-sla \"ttft:p95:lt\": want metric_tag:stat:op:threshold"},

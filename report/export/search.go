@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/inferprobe/inferprobe/capacity"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // A capacity search's summary goes where AIPerf 0.13 writes it:
@@ -259,8 +260,9 @@ func curveStats(p *capacity.Plan) []capacity.Filter {
 }
 
 // ConsoleSearch prints the search: a row per step with the statistics it
-// is judged by, then the answer.
-func ConsoleSearch(w io.Writer, r *capacity.Result) {
+// is judged by (with their confidence intervals where the step's run, in
+// points, has them), then the answer.
+func ConsoleSearch(w io.Writer, r *capacity.Result, points []SweepPoint) {
 	p := r.Plan
 	fmt.Fprintf(w, "\ninferprobe | Capacity search: %s, %s style\n%-6s %11s", p.Recipe, p.Style, "step", "concurrency")
 	cols := curveStats(p)
@@ -268,14 +270,17 @@ func ConsoleSearch(w io.Writer, r *capacity.Result) {
 		fmt.Fprintf(w, " %26s", f.Metric+" "+f.Stat)
 	}
 	fmt.Fprintf(w, " %s\n", "verdict")
-	for _, s := range r.Steps {
+	for i, s := range r.Steps {
 		fmt.Fprintf(w, "%-6d %11d", s.Index, s.Concurrency)
 		for _, f := range cols {
+			cell := "-"
 			if v, ok := s.Metrics[f.Metric][f.Stat]; ok {
-				fmt.Fprintf(w, " %26s", strconv.FormatFloat(v, 'f', 2, 64))
-			} else {
-				fmt.Fprintf(w, " %26s", "-")
+				cell = strconv.FormatFloat(v, 'f', 2, 64)
+				if iv, ok := stepInterval(points, i, f); ok {
+					cell += fmt.Sprintf(" [%.2f, %.2f]", iv.Low, iv.High)
+				}
 			}
+			fmt.Fprintf(w, " %26s", cell)
 		}
 		verdict := "feasible"
 		if !s.Feasible {
@@ -367,4 +372,18 @@ func SearchHTML(r *capacity.Result, points []SweepPoint) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// stepInterval is the bounded confidence interval of statistic f in the run
+// of step i, if it has one.
+func stepInterval(points []SweepPoint, i int, f capacity.Filter) (stats.Interval, bool) {
+	if i >= len(points) {
+		return stats.Interval{}, false
+	}
+	for _, e := range points[i].Run.estimates() {
+		if e.Metric.Tag == f.Metric && e.Stat == f.Stat && e.Interval.Bounded() {
+			return e.Interval, true
+		}
+	}
+	return stats.Interval{}, false
 }

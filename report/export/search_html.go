@@ -44,12 +44,8 @@ func searchChart(f capacity.Filter, r *capacity.Result, points []SweepPoint) (te
 			continue
 		}
 		q := pt{x: float64(s.Concurrency), y: y, feasible: s.Feasible}
-		if i < len(points) {
-			for _, e := range points[i].Run.estimates() {
-				if e.Metric.Tag == f.Metric && e.Stat == f.Stat && e.Interval.Bounded() {
-					q.lo, q.hi, q.bounded = y-e.Interval.Low, e.Interval.High-y, true
-				}
-			}
+		if iv, ok := stepInterval(points, i, f); ok {
+			q.lo, q.hi, q.bounded = y-iv.Low, iv.High-y, true
 		}
 		pts = append(pts, q)
 	}

@@ -29,7 +29,8 @@ func searchOf(t *testing.T, s capacity.Settings) (*capacity.Result, []SweepPoint
 		if step.Concurrency > 8 {
 			ttft = 0.150
 		}
-		st := stats.Stats{Count: 100, Avg: ttft, Min: ttft, Max: ttft, P50: ttft, P90: ttft, P95: ttft, P99: ttft}
+		st := stats.Stats{Count: 100, Avg: ttft, Min: ttft, Max: ttft, P50: ttft, P90: ttft, P95: ttft, P99: ttft,
+			Intervals: &stats.Intervals{Level: 0.95, P95: stats.Interval{Low: 0.9 * ttft, High: 1.1 * ttft}}}
 		run := Run{Summary: report.Summary{OK: 100, TTFT: st, ITL: st, Latency: st, OutputTokenThroughput: float64(step.Concurrency)}}
 		points = append(points, SweepPoint{Params: []SweepParam{{"concurrency", float64(step.Concurrency)}}, Dir: p.Label(step), Run: run})
 		return run.Metrics(), nil
@@ -107,5 +108,22 @@ func TestWriteSearch(t *testing.T) {
 	}
 	if len(doc.Best) != 1 || doc.Best[0].Values[sweptPath] != 8 {
 		t.Errorf("best trials %+v, want the feasible step with the most throughput, 8", doc.Best)
+	}
+}
+
+// TestConsoleSearch: a row per step with the SLA's statistic and its
+// interval, the SLA, and the answer with the bracket.
+func TestConsoleSearch(t *testing.T) {
+	r, points := searchOf(t, capacity.Settings{Recipe: "max-concurrency-under-sla", Style: "monotonic", TTFT: 100, Streaming: true, Max: 64})
+	var out strings.Builder
+	ConsoleSearch(&out, r, points)
+	for _, want := range []string{
+		"50.00 [45.00, 55.00] feasible", "150.00 [135.00, 165.00] INFEASIBLE",
+		"SLA: every step must have time_to_first_token p95 lt 100",
+		"Answer: capacity 8: the last feasible step", "first infeasible: step", "concurrency 9, time_to_first_token p95 150.00, SLA lt 100 (monotonic_precision_reached)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("console lacks %q:\n%s", want, out.String())
+		}
 	}
 }
