@@ -132,13 +132,15 @@ func (f figure) draw() (drawn, error) {
 		p.Add(l)
 		key = append(key, keyEntry{Label: "configured " + num(f.floor), Color: cssColor(floorColor), Dash: dashArray(l.Dashes)})
 	}
+	// One value only: widen the axis around it by a factor, not by gonum's
+	// ±1, which below 1 ms would take a log axis below zero.
+	if p.X.Min == p.X.Max {
+		p.X.Min, p.X.Max = p.X.Min/1.25, p.X.Max*1.25
+	}
 	if f.logX {
 		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
 	} else {
 		p.X.Tick.Marker = plot.TickerFunc(linearTicks)
-		if p.X.Min == p.X.Max {
-			p.X.Min, p.X.Max = p.X.Min/1.25, p.X.Max*1.25
-		}
 	}
 	p.Y.Min = math.Min(p.Y.Min, 0)
 	if p.Y.Max == p.Y.Min {

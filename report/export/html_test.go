@@ -363,3 +363,13 @@ func BenchmarkHTML100k(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "page-bytes")
 }
+
+// TestLogChartOneValueBelowOneMs: a log-scale chart of one value under a
+// millisecond (a cut run's one inter-token gap) draws, rather than taking
+// its axis below zero.
+func TestLogChartOneValueBelowOneMs(t *testing.T) {
+	f := figure{id: "itl-cdf", title: "ITL", logX: true, percent: true, series: []series{{label: "ITL", points: []point{{0.74, 0}, {0.74, 100}}}}}
+	if d, err := f.draw(); err != nil || d.SVG == "" {
+		t.Errorf("drawn %d bytes, %v", len(d.SVG), err)
+	}
+}

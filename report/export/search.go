@@ -214,14 +214,15 @@ func Answer(r *capacity.Result) string {
 	var b bytes.Buffer
 	p := r.Plan
 	switch {
+	case len(p.Filters) == 0: // a ramp without an SLA: its answer is the knee
 	case r.FeasibleMax == nil:
 		fmt.Fprintf(&b, "no concurrency from %d met the SLA", p.Min)
 	case r.InfeasibleMin == nil:
-		fmt.Fprintf(&b, "capacity at least %d: every step met the SLA, up to %d measured (--concurrency-max %d)", r.FeasibleMax.Concurrency, r.FeasibleMax.Concurrency, p.Max)
+		fmt.Fprintf(&b, "capacity at least %d: every step met the SLA (--concurrency-max %d)", r.FeasibleMax.Concurrency, p.Max)
 	default:
 		fmt.Fprintf(&b, "capacity %d: the last feasible step", r.FeasibleMax.Concurrency)
 	}
-	if r.FeasibleMax != nil {
+	if r.FeasibleMax != nil && len(p.Filters) > 0 {
 		fmt.Fprintf(&b, " (step %d, concurrency %d)", r.FeasibleMax.Step, r.FeasibleMax.Concurrency)
 	}
 	if r.InfeasibleMin != nil {
@@ -232,10 +233,13 @@ func Answer(r *capacity.Result) string {
 		b.WriteString("; NOT MONOTONE: a step met the SLA above one that did not, so the target is not steady and the answer is less sure")
 	}
 	if p.Knee != nil {
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
 		if r.Knee != nil {
-			fmt.Fprintf(&b, "; knee at concurrency %d: %s %s %.2f > %.2f × %.2f", r.Knee.Concurrency, p.Knee.Metric, p.Knee.Stat, r.Knee.Value, r.Baseline, 1+p.Knee.Threshold)
+			fmt.Fprintf(&b, "knee at concurrency %d: %s %s %.2f > %.2f × %.2f", r.Knee.Concurrency, p.Knee.Metric, p.Knee.Stat, r.Knee.Value, r.Baseline, 1+p.Knee.Threshold)
 		} else {
-			fmt.Fprintf(&b, "; no knee: %s %s stayed within %.0f%% of the lowest concurrency's", p.Knee.Metric, p.Knee.Stat, 100*p.Knee.Threshold)
+			fmt.Fprintf(&b, "no knee: %s %s stayed within %.0f%% of the lowest concurrency's", p.Knee.Metric, p.Knee.Stat, 100*p.Knee.Threshold)
 		}
 	}
 	fmt.Fprintf(&b, " (%s)", r.Reason)
@@ -288,17 +292,17 @@ func ConsoleSearch(w io.Writer, r *capacity.Result, points []SweepPoint) {
 		}
 		fmt.Fprintf(w, " %s\n", verdict)
 	}
-	fmt.Fprintf(w, "SLA: every step must have")
-	for i, f := range p.Filters {
-		if i > 0 {
-			fmt.Fprint(w, " and")
+	if len(p.Filters) > 0 {
+		fmt.Fprintf(w, "SLA: every step must have")
+		for i, f := range p.Filters {
+			if i > 0 {
+				fmt.Fprint(w, " and")
+			}
+			fmt.Fprintf(w, " %s %s %s %g", f.Metric, f.Stat, f.Op, f.Threshold)
 		}
-		fmt.Fprintf(w, " %s %s %s %g", f.Metric, f.Stat, f.Op, f.Threshold)
+		fmt.Fprintln(w)
 	}
-	if len(p.Filters) == 0 {
-		fmt.Fprint(w, " (no SLA filter)")
-	}
-	fmt.Fprintf(w, "\nAnswer: %s\n", Answer(r))
+	fmt.Fprintf(w, "Answer: %s\n", Answer(r))
 }
 
 var searchPage = template.Must(template.New("search").Parse(`<!DOCTYPE html>

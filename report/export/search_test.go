@@ -127,3 +127,11 @@ func TestConsoleSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerRamp: a ramp without an SLA answers with its knee alone.
+func TestAnswerRamp(t *testing.T) {
+	r, _ := searchOf(t, capacity.Settings{Recipe: "concurrency-ramp", Max: 64, DegradationMetric: "time_to_first_token", Streaming: true})
+	if got, want := Answer(r), "knee at concurrency 11: time_to_first_token p99 150.00 > 50.00 × 1.20 (grid_complete)"; got != want {
+		t.Errorf("answer %q, want %q", got, want)
+	}
+}
