@@ -87,6 +87,14 @@ func (f *benchFlags) searchPlan(stderr io.Writer) (*capacity.Plan, error) {
 		return nil, fmt.Errorf("--search-time-limit %g: must be a number of seconds > 0", f.searchTimeLimit)
 	}
 	s := f.search
+	// A given value of 0 would read as not given: AIPerf refuses it.
+	for name, zero := range map[string]bool{"ttft-sla-ms": s.TTFT == 0, "itl-sla-ms": s.ITL == 0, "tpot-sla-ms": s.TPOT == 0, "e2e-sla-ms": s.E2E == 0,
+		"error-rate-sla": s.ErrorRate == 0, "slo-attainment-fraction": s.Attainment == 0, "degradation-threshold": s.DegradationThreshold == 0,
+		"concurrency-min": s.Min == 0, "concurrency-max": s.Max == 0, "concurrency-steps": s.Steps == 0, "search-max-iterations": s.MaxIterations == 0} {
+		if zero && *f.set[name] {
+			return nil, fmt.Errorf("--%s 0: must be above 0", name)
+		}
+	}
 	s.Recipe, s.Style, s.Streaming = f.searchRecipe, f.searchStyle, f.streaming || !*f.set["streaming"]
 	for _, v := range f.searchSLA {
 		filter, err := capacity.ParseFilter(v)
