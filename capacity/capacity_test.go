@@ -3,6 +3,7 @@ package capacity
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -229,6 +230,31 @@ func TestRecipeFilters(t *testing.T) {
 	} {
 		if _, err := ParseFilter(s); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseFilter(%q): %v, want %q", s, err, want)
+		}
+	}
+}
+
+// TestFitRoot: the isotonic fit's zero is AIPerf's, scipy's PCHIP through
+// the PAVA fit (the roots here are what AIPerf's smooth_isotonic_fit and
+// find_root give for the same points: 9.1269… and 9.1057…).
+func TestFitRoot(t *testing.T) {
+	for _, tc := range []struct {
+		xs      []int
+		margins []float64
+		want    float64
+	}{
+		{[]int{1, 2, 4, 8, 10, 12, 14, 16}, []float64{-0.5, -0.5, -0.45, -0.3, 0.2, 0.25, 0.6, 0.5}, 9.126923973943184},
+		{[]int{4, 8, 10, 16}, []float64{-0.9, -0.6, 0.4, 0.5}, 9.10577219116739},
+	} {
+		fit := pava(slices.Clone(tc.margins))
+		strictify(fit)
+		x := make([]float64, len(tc.xs))
+		for i, v := range tc.xs {
+			x[i] = float64(v)
+		}
+		k := slices.IndexFunc(fit, func(y float64) bool { return y > 0 }) - 1
+		if got := newPCHIP(x, fit).root(k); math.Abs(got-tc.want) > 1e-6 {
+			t.Errorf("%v, %v: root %v, want %v", tc.xs, tc.margins, got, tc.want)
 		}
 	}
 }
