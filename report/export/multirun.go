@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,6 +26,8 @@ const (
 	aggregateJSONFile  = "profile_export_aiperf_aggregate.json"
 	aggregateCSVFile   = "profile_export_aiperf_aggregate.csv"
 	aggregateHTMLFile  = "report.html"
+	collatedJSONFile   = "profile_export_aiperf_collated.json"
+	collatedSchema     = "1.0.0"
 	aggregateSchema    = "1.0" // AIPerf's aggregate-confidence schema
 	aggregationType    = "confidence"
 	trialLabelTemplate = "run_%04d"
@@ -298,6 +301,61 @@ func (m MultiRun) extras() obj {
 	return out
 }
 
+// CollatedJSON is profile_export_aiperf_collated.json, which AIPerf 0.13
+// writes beside the aggregate when a convergence rule ran the runs: per
+// per-request metric, every successful run's values pooled into one
+// sample (mean, sample std, p50, p90, p95, p99, count) and each run's
+// mean and count. Unlike AIPerf, which reads only single values, it pools
+// inter_chunk_latency's gaps too.
+func CollatedJSON(m MultiRun) ([]byte, error) {
+	ok := m.successful()
+	failed := []any{}
+	labels := []string{}
+	for _, t := range m.Trials {
+		if t.Failed != "" {
+			failed = append(failed, obj{{"label", t.Label}, {"error", t.Failed}})
+		} else {
+			labels = append(labels, t.Label)
+		}
+	}
+	tags := map[string]bool{}
+	for _, t := range ok {
+		for tag := range t.samples.Values {
+			tags[tag] = true
+		}
+	}
+	metrics := obj{}
+	for _, tag := range slices.Sorted(maps.Keys(tags)) {
+		var all []float64
+		perRun := []any{}
+		for _, t := range ok {
+			v := t.samples.Values[tag]
+			if len(v) == 0 {
+				continue
+			}
+			all = append(all, v...)
+			perRun = append(perRun, obj{{"label", t.Label}, {"mean", stats.Of(v, 0).Avg}, {"count", len(v)}})
+		}
+		s := stats.Of(all, 0)
+		std := 0.0
+		if s.Count > 1 { // the sample's, n−1
+			std = s.Std * math.Sqrt(float64(s.Count)/float64(s.Count-1))
+		}
+		metrics = append(metrics, kv{tag, obj{
+			{"combined", obj{{"mean", s.Avg}, {"std", std}, {"p50", s.P50}, {"p90", s.P90}, {"p95", s.P95}, {"p99", s.P99}, {"count", s.Count}}},
+			{"per_run", perRun},
+		}})
+	}
+	return indentedJSON(obj{
+		{"schema_version", collatedSchema}, {"aiperf_version", aiperfVersion},
+		{"description", "Every successful run's per-request values pooled into one sample per metric, with that sample's statistics; " +
+			"profile_export_aiperf_aggregate.json instead summarises each statistic over the runs' values."},
+		{"metadata", obj{{"aggregation_type", "detailed"}, {"num_profile_runs", len(m.Trials)}, {"num_successful_runs", len(labels)},
+			{"failed_runs", failed}, {"run_labels", labels}, {"cooldown_seconds", m.Cooldown}}},
+		{"metrics", metrics},
+	})
+}
+
 // AggregateCSV is profile_export_aiperf_aggregate.csv as AIPerf 0.13
 // writes it: a row per statistic (metric, mean, std, min, max, cv, se,
 // ci_low, ci_high, t_critical, unit; two decimals, four for cv, se and
@@ -427,7 +485,8 @@ func ConsoleMultiRun(w io.Writer, m MultiRun) {
 }
 
 // WriteAggregate writes the aggregate across the runs into dir/aggregate:
-// AIPerf's JSON and CSV, and an HTML report.
+// AIPerf's JSON and CSV, its collated JSON when a convergence rule ran the
+// runs, and an HTML report.
 func WriteAggregate(dir string, m MultiRun) error {
 	out := filepath.Join(dir, AggregateDir)
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -445,7 +504,13 @@ func WriteAggregate(dir string, m MultiRun) error {
 	if err != nil {
 		return err
 	}
-	for name, b := range map[string][]byte{aggregateJSONFile: js, aggregateCSVFile: table, aggregateHTMLFile: page} {
+	files := map[string][]byte{aggregateJSONFile: js, aggregateCSVFile: table, aggregateHTMLFile: page}
+	if m.Convergence != nil {
+		if files[collatedJSONFile], err = CollatedJSON(m); err != nil {
+			return err
+		}
+	}
+	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
 			return err
 		}

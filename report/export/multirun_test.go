@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -336,5 +338,58 @@ func TestConsoleMultiRun(t *testing.T) {
 		if !strings.Contains(out, s) {
 			t.Errorf("console lacks %q:\n%s", s, out)
 		}
+	}
+}
+
+// TestCollatedJSON: with a convergence rule the aggregate directory also
+// has AIPerf's collated file: each metric's values of every successful
+// run pooled, and each run's mean and count; without one it has not.
+func TestCollatedJSON(t *testing.T) {
+	m := MultiRun{Level: .95, Trials: []Trial{
+		newTrial(t, 0, trialRun(t, 10, constTTFT(10)), ""), newTrial(t, 1, trialRun(t, 30, constTTFT(30)), ""),
+		newTrial(t, 2, trialRun(t, 5, constTTFT(99)), "interrupted"),
+	}}
+	dir := t.TempDir()
+	if err := WriteAggregate(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, AggregateDir, collatedJSONFile)); !os.IsNotExist(err) {
+		t.Errorf("collated file without a convergence rule: %v", err)
+	}
+	m.Convergence = &Convergence{Metric: "time_to_first_token", Stat: "avg", Mode: ModeCV}
+	if err := WriteAggregate(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, AggregateDir, collatedJSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Metadata struct {
+			Type       string   `json:"aggregation_type"`
+			Successful int      `json:"num_successful_runs"`
+			Labels     []string `json:"run_labels"`
+		} `json:"metadata"`
+		Metrics map[string]struct {
+			Combined struct {
+				Mean, P50 float64
+				Count     int
+			} `json:"combined"`
+			PerRun []struct {
+				Label string
+				Mean  float64
+				Count int
+			} `json:"per_run"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ttft := doc.Metrics["time_to_first_token"]
+	// 10 requests at 10 ms and 30 at 30 ms: mean (100+900)/40 = 25, median 30.
+	if doc.Metadata.Type != "detailed" || doc.Metadata.Successful != 2 || len(doc.Metadata.Labels) != 2 ||
+		ttft.Combined.Count != 40 || !near(ttft.Combined.Mean, 25) || !near(ttft.Combined.P50, 30) ||
+		len(ttft.PerRun) != 2 || ttft.PerRun[1].Label != "run_0002" || ttft.PerRun[1].Count != 30 || !near(ttft.PerRun[1].Mean, 30) {
+		t.Errorf("collated: %+v, TTFT %+v", doc.Metadata, ttft)
 	}
 }
