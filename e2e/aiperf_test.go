@@ -196,6 +196,7 @@ func TestAIPerfReadsMultiRun(t *testing.T) {
 		AggregationType string   `json:"aggregation_type"`
 		TTFTp99         float64  `json:"ttft_p99"`
 		TrialRequests   []int    `json:"trial_requests"`
+		RunLabels       []string `json:"run_labels"`
 	}
 	if err := json.Unmarshal(checked, &loaded); err != nil {
 		t.Fatalf("check_aggregate.py printed %q: %v", checked, err)
@@ -216,7 +217,8 @@ func TestAIPerfReadsMultiRun(t *testing.T) {
 		loaded.TTFTp99 != ours.Metrics["time_to_first_token_p99"].Mean {
 		t.Errorf("AIPerf read the top directory as %+v; want the aggregate alone, as a confidence aggregate with TTFT p99 %g", loaded, ours.Metrics["time_to_first_token_p99"].Mean)
 	}
-	if loaded.TrialMode != "multi_run" || len(loaded.TrialDirs) != runs || !slices.Equal(loaded.TrialRequests, []int{requests, requests, requests}) {
+	if loaded.TrialMode != "multi_run" || len(loaded.TrialDirs) != runs || !slices.Equal(loaded.TrialRequests, []int{requests, requests, requests}) ||
+		!slices.Equal(loaded.RunLabels, []string{"run_0001", "run_0002", "run_0003"}) {
 		t.Errorf("AIPerf read profile_runs/ as %+v; want %d runs of %d requests", loaded, runs, requests)
 	}
 

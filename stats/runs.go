@@ -22,17 +22,12 @@ type Spread struct {
 	Level     float64
 }
 
-// Across is the Spread of values, one per run, at level. One value gives
-// AIPerf's degenerate single-run aggregate: no spread, the interval
-// collapsed to the value, T NaN. A zero mean makes CV infinite.
+// Across is the Spread of values, one per run (at least one), at level.
+// One value gives AIPerf's degenerate single-run aggregate: no spread, the
+// interval collapsed to the value, T NaN. A zero mean makes CV infinite.
 func Across(values []float64, level float64) Spread {
 	n := len(values)
 	s := Spread{N: n, Level: level, T: math.NaN()}
-	if n == 0 {
-		s.Mean, s.Std, s.CV, s.SE = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-		s.Interval = Interval{math.Inf(-1), math.Inf(1)}
-		return s
-	}
 	s.Min, s.Max = slices.Min(values), slices.Max(values)
 	for _, v := range values {
 		s.Mean += v

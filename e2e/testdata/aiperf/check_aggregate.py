@@ -3,8 +3,8 @@
 Usage: check_aggregate.py BASE_DIR. `aiperf plot`'s mode detection must
 find the aggregate (and, under profile_runs/, every run); its loader must
 read profile_export_aiperf_aggregate.json as AIPerf's aggregate-only run
-and each run as a single run; the aggregate JSON must load as AIPerf's
-export model; the aggregate CSV must have the header AIPerf's exporter
+and each run as a single run; the aggregate JSON and each run's must load
+as AIPerf's export model, each run's run_info as its RunInfo; the aggregate CSV must have the header AIPerf's exporter
 writes. Prints what was loaded as one JSON object; any failure raises.
 """
 
@@ -28,6 +28,10 @@ trials = [loader.load_run(d) for d in trial_dirs]
 
 doc = json.loads((base / "aggregate" / "profile_export_aiperf_aggregate.json").read_text())
 JsonExportData.model_validate(doc)
+run_labels = []
+for d in trial_dirs:
+    export = JsonExportData.model_validate_json((d / "profile_export_aiperf.json").read_text())
+    run_labels.append(export.run_info.run_label)
 
 with open(base / "aggregate" / "profile_export_aiperf_aggregate.csv", newline="") as f:
     header = next(csv.reader(f))
@@ -44,4 +48,5 @@ print(json.dumps({
     "aggregation_type": aggregate.aggregated.get("aggregation_type"),
     "ttft_p99": ttft.p99 if ttft else None,
     "trial_requests": [0 if t.requests is None else len(t.requests) for t in trials],
+    "run_labels": run_labels,
 }))
