@@ -15,7 +15,7 @@ var shippedRules = filepath.Join("..", "..", "inferprobe-rules.yml")
 
 func model(t *testing.T, name string) traffic.Server {
 	t.Helper()
-	for _, s := range traffic.Models() {
+	for _, s := range append(traffic.Models(), traffic.HeldOut()...) {
 		if s.Name == name {
 			return s
 		}
