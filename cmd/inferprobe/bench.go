@@ -66,6 +66,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if err := f.multi.check(f); err != nil {
 		return usage("%v", err)
 	}
+	for _, n := range f.multi.notes(f) {
+		fmt.Fprintf(stderr, "inferprobe bench: note: %s\n", n)
+	}
 	rules, err := export.ParseRules(f.compareFail)
 	if err != nil {
 		return usage("--compare-fail %v", err)

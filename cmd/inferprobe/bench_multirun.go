@@ -109,6 +109,33 @@ func (m *multiRunFlags) check(f *benchFlags) error {
 	return nil
 }
 
+// notes say which multi-run flags given change nothing, as AIPerf ignores
+// them: the multi-run ones of a single run, and the convergence rule's
+// settings without a --convergence-metric.
+func (m *multiRunFlags) notes(f *benchFlags) []string {
+	var out []string
+	given := func(names ...string) []string {
+		var g []string
+		for _, n := range names {
+			if *f.set[n] {
+				g = append(g, "--"+n)
+			}
+		}
+		return g
+	}
+	if m.runs == 1 {
+		for _, n := range given("profile-run-cooldown-seconds", "profile-run-disable-warmup-after-first", "set-consistent-seed", "vary-seed-per-trial") {
+			out = append(out, n+" applies only with --num-profile-runs above 1; it changes nothing here")
+		}
+	}
+	if m.convergenceMetric == "" {
+		for _, n := range given("convergence-stat", "convergence-threshold", "convergence-mode") {
+			out = append(out, n+" applies only with --convergence-metric; it changes nothing here")
+		}
+	}
+	return out
+}
+
 // convergence is the rule --convergence-* ask for; nil without one.
 func (m *multiRunFlags) convergence() *export.Convergence {
 	if m.convergenceMetric == "" {

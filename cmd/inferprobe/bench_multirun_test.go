@@ -120,3 +120,31 @@ func TestPlanTrials(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiRunNotes: a multi-run flag on a single run, or a convergence
+// setting without a metric, is accepted, as AIPerf does, with a note that
+// it changes nothing.
+func TestMultiRunNotes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--profile-run-cooldown-seconds", "5", "--vary-seed-per-trial"}, []string{
+			"--profile-run-cooldown-seconds applies only with --num-profile-runs above 1",
+			"--vary-seed-per-trial applies only with --num-profile-runs above 1"}},
+		{[]string{"--num-profile-runs", "2", "--convergence-mode", "cv"}, []string{"--convergence-mode applies only with --convergence-metric"}},
+		{[]string{"--num-profile-runs", "2", "--vary-seed-per-trial", "--convergence-metric", "request_latency", "--convergence-mode", "cv"}, nil},
+	} {
+		f := parseBench(t, append([]string{"--model", "m"}, tc.args...)...)
+		got := f.multi.notes(f)
+		if len(got) != len(tc.want) {
+			t.Errorf("%v: notes %q, want %d", tc.args, got, len(tc.want))
+			continue
+		}
+		for i, w := range tc.want {
+			if !strings.HasPrefix(got[i], w) {
+				t.Errorf("%v: note %q, want %q", tc.args, got[i], w)
+			}
+		}
+	}
+}

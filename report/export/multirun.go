@@ -398,7 +398,7 @@ func AggregateCSV(m MultiRun) ([]byte, error) {
 		rows = append(rows, []string{"Single Run", "True"})
 	}
 	rows = append(rows, []string{"Cooldown Seconds", PythonFloat(m.Cooldown)}, nil,
-		[]string{"inferprobe", "Value"}, []string{"Runs Agree", m.verdict()})
+		[]string{"inferprobe", "Value"}, []string{"Runs Agree", m.verdict(m.agreement())})
 	if c := m.Convergence; c != nil {
 		rows = append(rows, []string{"Convergence", c.summary()})
 	}
@@ -417,9 +417,9 @@ func PythonFloat(v float64) string {
 	return s
 }
 
-// verdict says in one line whether the runs agree.
-func (m MultiRun) verdict() string {
-	rows := m.agreement()
+// verdict says in one line whether the runs agree, from their
+// agreement rows.
+func (m MultiRun) verdict(rows []agreementRow) string {
 	if rows == nil {
 		return "cannot be judged: fewer than two successful runs"
 	}
@@ -478,7 +478,7 @@ func ConsoleMultiRun(w io.Writer, m MultiRun) {
 		fmt.Fprintf(w, "%-44s %12.2f %10.2f %7.1f%% %25s %21s\n", key+" ("+a.unit+")", s.Mean, s.Std, 100*s.CV, ci,
 			fmt.Sprintf("%.2f – %.2f", s.Min, s.Max))
 	}
-	fmt.Fprintf(w, "Runs agree: %s\n", m.verdict())
+	fmt.Fprintf(w, "Runs agree: %s\n", m.verdict(m.agreement()))
 	if c := m.Convergence; c != nil {
 		fmt.Fprintf(w, "Convergence: %s\n", c.summary())
 	}

@@ -56,7 +56,7 @@ func AggregateHTML(m MultiRun) ([]byte, error) {
 		Agreement   []agreeRow
 		Convergence string
 		Rows        []row
-	}{Runs: m.Trials, Level: 100 * m.Level, Verdict: m.verdict(), Differ: len(disagreeing(rows, m.Level)) > 0}
+	}{Runs: m.Trials, Level: 100 * m.Level, Verdict: m.verdict(rows), Differ: len(disagreeing(rows, m.Level)) > 0}
 	for _, r := range rows {
 		data.Agreement = append(data.Agreement, agreeRow{r.tag, fmt.Sprintf("%.3g", r.h), fmt.Sprintf("%.3g", r.p), fmt.Sprintf("%.3g", r.adjusted), numbers(r.medians)})
 	}

@@ -220,7 +220,7 @@ func TestRunsAgree(t *testing.T) {
 	if a := doc.Metadata.Inferprobe.Agree; a == nil || *a || !doc.Metadata.Inferprobe.Agreement["time_to_first_token"].Significant {
 		t.Errorf("a run 30 %% slower: %+v", doc.Metadata.Inferprobe)
 	}
-	if v := slow.verdict(); !strings.Contains(v, "differ in time_to_first_token") {
+	if v := slow.verdict(slow.agreement()); !strings.Contains(v, "differ in time_to_first_token") {
 		t.Errorf("verdict %q does not name TTFT", v)
 	}
 }
