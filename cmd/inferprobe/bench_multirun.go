@@ -47,9 +47,9 @@ const (
 
 func (f *benchFlags) addMultiRunFlags(flag func(name, help string) *kingpin.FlagClause) {
 	m := &f.multi
-	flag("num-profile-runs", "Run the benchmark this many times (1 to 10), one after another, each in ARTIFACT_DIR/profile_runs/run_NNNN/, and write the statistics across the runs in ARTIFACT_DIR/aggregate/ (AIPerf's layout): each statistic's mean over the runs, its spread and its t interval at --confidence-level, and whether the runs agree (docs/metrics.md).").
+	flag("num-profile-runs", "Run the benchmark this many times (1 to "+strconv.Itoa(maxProfileRuns)+"), one after another, each in ARTIFACT_DIR/profile_runs/run_NNNN/, and write the statistics across the runs in ARTIFACT_DIR/aggregate/ (AIPerf's layout): each statistic's mean over the runs, its spread and its t interval at --confidence-level, and whether the runs agree (docs/metrics.md).").
 		Default("1").IntVar(&m.runs)
-	flag("profile-run-cooldown-seconds", "Seconds to wait between runs, 0 to 86400.").Default("0").Float64Var(&m.cooldown)
+	flag("profile-run-cooldown-seconds", "Seconds to wait between runs, 0 to "+strconv.Itoa(maxCooldown)+".").Default("0").Float64Var(&m.cooldown)
 	flag("profile-run-disable-warmup-after-first", "Send the warmup before the first run only (default); --no-profile-run-disable-warmup-after-first sends it before every run.").
 		Default("true").BoolVar(&m.warmupFirstOnly)
 	flag("set-consistent-seed", "Every run sends the same workload (default): --random-seed's, 1 unless given. --no-set-consistent-seed without --random-seed draws a new seed per run; a given --random-seed always wins.").
@@ -60,7 +60,8 @@ func (f *benchFlags) addMultiRunFlags(flag func(name, help string) *kingpin.Flag
 		StringVar(&m.convergenceMetric)
 	flag("convergence-stat", "Statistic of --convergence-metric that ci-width and cv watch: "+strings.Join(export.ConvergenceStats, ", ")+".").
 		Default("avg").SetValue(&aiperfChoice{what: "convergence statistic", flag: "--convergence-stat", choices: choicesOf(export.ConvergenceStats), target: &m.convergenceStat})
-	flag("convergence-threshold", "Between 0 and 1: ci-width stops when the t interval of the runs' values is narrower than this fraction of their mean (default 0.10), cv when their coefficient of variation is under it (0.05), distribution when the last run's values against the runs before it have a Kolmogorov–Smirnov p-value over it (0.05).").
+	flag("convergence-threshold", fmt.Sprintf("Between 0 and 1: ci-width stops when the t interval of the runs' values is narrower than this fraction of their mean (default %g), cv when their coefficient of variation is under it (%g), distribution when the last run's values against the runs before it have a Kolmogorov–Smirnov p-value over it (%g).",
+		export.ConvergenceModes[export.ModeCIWidth], export.ConvergenceModes[export.ModeCV], export.ConvergenceModes[export.ModeDistribution])).
 		Float64Var(&m.convergenceThreshold)
 	flag("convergence-mode", "How --convergence-metric is judged settled: ci-width (default), cv or distribution (per-request values).").
 		Default(export.ModeCIWidth).SetValue(&aiperfChoice{what: "convergence mode", flag: "--convergence-mode", choices: choicesOf(slices.Sorted(maps.Keys(export.ConvergenceModes))), target: &m.convergenceMode})
