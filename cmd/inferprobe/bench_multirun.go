@@ -214,6 +214,9 @@ func trialArgs(args []string, seed uint64, warmup bool) []string {
 func (f *benchFlags) planTrials(stderr io.Writer, base string) ([]benchRun, error) {
 	m := &f.multi
 	seeds := m.seeds(f.seed, *f.set["random-seed"])
+	// The flags describe the whole multi-run again once its runs are
+	// planned (--save-scenario's header repeats them).
+	defer func(seed uint64, args []string) { f.seed, f.args, m.skipWarmup = seed, args, false }(f.seed, f.args)
 	args := f.args
 	runs := make([]benchRun, m.runs)
 	for i := range runs {

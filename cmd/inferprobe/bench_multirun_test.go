@@ -95,7 +95,8 @@ func TestTrialArgs(t *testing.T) {
 
 // TestPlanTrials: the runs go in profile_runs/run_NNNN under the
 // artifact directory, each labelled with its trial, and the warmup goes
-// before the first only, unless asked for before every run.
+// before the first only, unless asked for before every run; the flags
+// describe the whole multi-run again afterwards.
 func TestPlanTrials(t *testing.T) {
 	for _, every := range []bool{false, true} {
 		args := []string{"--model", "m", "--num-profile-runs", "3", "--warmup-request-count", "4", "--request-count", "5"}
@@ -103,10 +104,14 @@ func TestPlanTrials(t *testing.T) {
 			args = append(args, "--no-profile-run-disable-warmup-after-first")
 		}
 		f := parseBench(t, args...)
+		given := slices.Clone(f.args)
 		var stderr bytes.Buffer
 		runs, err := f.planTrials(&stderr, "out")
 		if err != nil {
 			t.Fatalf("%v: %v", err, stderr.String())
+		}
+		if !slices.Equal(f.args, given) || f.multi.skipWarmup {
+			t.Errorf("after planning, the flags describe %q (skip warmup %v), not the multi-run %q", f.args, f.multi.skipWarmup, given)
 		}
 		for i, r := range runs {
 			label := []string{"run_0001", "run_0002", "run_0003"}[i]
