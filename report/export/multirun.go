@@ -116,6 +116,20 @@ func (m MultiRun) successful() []Trial {
 	return out
 }
 
+// runLists are AIPerf's failed_runs (each failed run's label and why) and
+// run_labels (the successful runs').
+func (m MultiRun) runLists() (failed []any, labels []string) {
+	failed, labels = []any{}, []string{}
+	for _, t := range m.Trials {
+		if t.Failed != "" {
+			failed = append(failed, obj{{"label", t.Label}, {"error", t.Failed}})
+		} else {
+			labels = append(labels, t.Label)
+		}
+	}
+	return failed, labels
+}
+
 // aggregateMetric is one statistic across the successful runs.
 type aggregateMetric struct {
 	key, tag, stat, unit string
@@ -238,15 +252,7 @@ func jsonNumber(v float64) any {
 // runs agree, the convergence rule) is under metadata.inferprobe, where
 // aiperf plot, which reads the metadata as a whole, looks for no metric.
 func AggregateJSON(m MultiRun) ([]byte, error) {
-	failed := []any{}
-	labels := []string{}
-	for _, t := range m.Trials {
-		if t.Failed != "" {
-			failed = append(failed, obj{{"label", t.Label}, {"error", t.Failed}})
-		} else {
-			labels = append(labels, t.Label)
-		}
-	}
+	failed, labels := m.runLists()
 	meta := obj{
 		{"aggregation_type", aggregationType},
 		{"num_profile_runs", len(m.Trials)},
@@ -309,15 +315,7 @@ func (m MultiRun) extras() obj {
 // inter_chunk_latency's gaps too.
 func CollatedJSON(m MultiRun) ([]byte, error) {
 	ok := m.successful()
-	failed := []any{}
-	labels := []string{}
-	for _, t := range m.Trials {
-		if t.Failed != "" {
-			failed = append(failed, obj{{"label", t.Label}, {"error", t.Failed}})
-		} else {
-			labels = append(labels, t.Label)
-		}
-	}
+	failed, labels := m.runLists()
 	tags := map[string]bool{}
 	for _, t := range ok {
 		for tag := range t.samples.Values {
