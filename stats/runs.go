@@ -10,8 +10,7 @@ import (
 // runs as AIPerf's multi-run confidence aggregate does: the mean of the
 // runs' values, their sample standard deviation (n−1), min and max, the
 // coefficient of variation Std/Mean, the standard error Std/√n, and
-// Student's t interval at Level for the mean, whose half-width is
-// T × SE.
+// Student's t interval for the mean, whose half-width is T × SE.
 type Spread struct {
 	N         int
 	Mean, Std float64
@@ -19,7 +18,6 @@ type Spread struct {
 	CV, SE    float64
 	Interval  Interval
 	T         float64 // the t critical value; NaN for one run
-	Level     float64
 }
 
 // Across is the Spread of values, one per run (at least one), at level.
@@ -27,7 +25,7 @@ type Spread struct {
 // interval collapsed to the value, T NaN. A zero mean makes CV infinite.
 func Across(values []float64, level float64) Spread {
 	n := len(values)
-	s := Spread{N: n, Level: level, T: math.NaN()}
+	s := Spread{N: n, T: math.NaN()}
 	s.Min, s.Max = slices.Min(values), slices.Max(values)
 	for _, v := range values {
 		s.Mean += v

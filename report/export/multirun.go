@@ -470,7 +470,7 @@ func ConsoleMultiRun(w io.Writer, m MultiRun) {
 		}
 		s := a.spread
 		ci := "—" // one run bounds nothing
-		if len(a.values) > 1 {
+		if s.N > 1 {
 			ci = "[" + bound(s.Interval.Low) + ", " + bound(s.Interval.High) + "]"
 		}
 		fmt.Fprintf(w, "%-44s %12.2f %10.2f %7.1f%% %25s %21s\n", key+" ("+a.unit+")", s.Mean, s.Std, 100*s.CV, ci,

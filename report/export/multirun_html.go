@@ -66,7 +66,7 @@ func AggregateHTML(m MultiRun) ([]byte, error) {
 	for _, a := range m.aggregate() {
 		s := a.spread
 		e := estimate{Value: s.Mean, Interval: s.Interval}
-		if len(a.values) < 2 {
+		if s.N < 2 {
 			e.Interval = stats.Interval{Low: math.Inf(-1), High: math.Inf(1)} // one run bounds nothing
 		}
 		data.Rows = append(data.Rows, row{Key: a.key, Unit: a.unit, Mean: fmt.Sprintf("%.2f", s.Mean), Bracket: e.Bracket(), Bar: e.ErrorBar(),
