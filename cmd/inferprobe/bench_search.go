@@ -80,6 +80,9 @@ func (f *benchFlags) searchPlan(stderr io.Writer) (*capacity.Plan, error) {
 			return nil, fmt.Errorf("--%s with --search-recipe: %s", c.flag, c.why)
 		}
 	}
+	if f.multi.runs > 1 {
+		return nil, errors.New("--num-profile-runs with --search-recipe: a search measures each step once (monotonic until two steps agree); drop --num-profile-runs")
+	}
 	if f.replays() {
 		return nil, errors.New("--search-recipe with a replayed trace: a search needs a closed loop; add --no-fixed-schedule")
 	}

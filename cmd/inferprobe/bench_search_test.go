@@ -173,6 +173,7 @@ func TestSearchFlagsRefused(t *testing.T) {
 		{[]string{"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "200", "--request-rate", "4"}, "--request-rate with --search-recipe"},
 		{[]string{"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "200", "--shard", "0/2"}, "--shard with --search-recipe"},
 		{[]string{"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "0"}, "--ttft-sla-ms 0: must be above 0"},
+		{[]string{"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "200", "--num-profile-runs", "3"}, "--num-profile-runs with --search-recipe"},
 		{[]string{"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "200", "--no-streaming"}, "drop --no-streaming"},
 		{[]string{"--search-recipe", "max-goodput-under-slo", "--ttft-sla-ms", "1", "--tpot-sla-ms", "1", "--e2e-sla-ms", "1", "--goodput", "time_to_first_token:5"}, "--goodput with --search-recipe"},
 		{[]string{"--search-recipe", "max-concurrency-under-sla", "--search-sla", "ttft:p95:lt"}, "--search-sla \"ttft:p95:lt\": want metric_tag:stat:op:threshold"},
