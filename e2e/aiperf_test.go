@@ -234,3 +234,37 @@ func TestAIPerfReadsMultiRun(t *testing.T) {
 		t.Errorf("aiperf plot did not render %s (%v, %d bytes)", png, err, len(b))
 	}
 }
+
+// TestAIPerfPlotsSearch: a capacity search against the simulator is laid
+// out as AIPerf 0.13 lays out an adaptive search (search_iter_NNNN/
+// profile_runs/run_0001 with search_history.json beside), and `aiperf
+// plot` reads its steps and draws their curve.
+func TestAIPerfPlotsSearch(t *testing.T) {
+	venv := requireAIPerf(t)
+	addr := freeAddr(t)
+	sim := inferprobe(t, "inferprobe simulate", t.TempDir(), "simulate", "--web.listen-address="+addr,
+		"--sim.model="+blogModel, "--sim.ttft=50ms", "--sim.itl=10ms", "--sim.max-concurrency=4")
+	waitHealthy(t, sim, "http://"+addr+"/health", 10*time.Second)
+
+	work := t.TempDir()
+	code, out := benchIn(t, work, "--model", blogModel, "--endpoint-type", "chat", "--streaming", "--url", addr,
+		"--isl", "16", "--isl-stddev", "0", "--osl", "6", "--osl-stddev", "0", "--extra-inputs", "ignore_eos:true",
+		"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "80", "--concurrency-min", "2", "--concurrency-max", "16",
+		"--request-count", "16", "--progress", "off", "--artifact-dir", "search")
+	if code != 0 {
+		t.Fatalf("bench exited %d:\n%s", code, out)
+	}
+	base := filepath.Join(work, "search")
+	steps, err := filepath.Glob(filepath.Join(base, "search_iter_*", "profile_runs", "run_0001", "profile_export_aiperf.json"))
+	if err != nil || len(steps) < 3 {
+		t.Fatalf("steps %v (%v); want one directory per step, at least 3", steps, err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "search_history.json")); err != nil {
+		t.Error(err)
+	}
+	runAIPerf(t, 5*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), "plot", base)
+	png := filepath.Join(base, "plots", "ttft_vs_throughput.png")
+	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("aiperf plot did not render %s (%v, %d bytes)", png, err, len(b))
+	}
+}
