@@ -27,7 +27,7 @@ var layers = map[string][]string{
 	"record":            {},
 	"record/recordtest": {"record"},
 	"stats":             {},
-	"scenarios":         {},
+	"scenarios":         {"capacity"},
 	"tokenizer":         {},
 	"cluster":           {},
 	"simulator":         {},
@@ -55,7 +55,7 @@ var layers = map[string][]string{
 
 	// Runs: a finite run (bench, bursts) and the daemon.
 	"finite": {"collector/gpu", "prober", "record", "report", "scenarios", "servermetrics"},
-	"daemon": {"cluster", "collector", "collector/gpu", "finite", "prober", "record", "report", "scenarios", "servermetrics", "stats"},
+	"daemon": {"capacity", "cluster", "collector", "collector/gpu", "finite", "prober", "record", "report", "report/export", "scenarios", "servermetrics", "stats"},
 
 	"cmd/inferprobe": {anything},
 	// Load tests, which import what they measure; the package is their doc.

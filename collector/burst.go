@@ -36,6 +36,8 @@ type Bursts struct {
 	reqThroughput, outThroughput, goodput, errorRatio *prometheus.GaugeVec
 	duration, end                                     *prometheus.GaugeVec
 	regression, regressionChange                      *prometheus.GaugeVec // by metric
+	capacity, capacityReqRate, capacityOutRate        *prometheus.GaugeVec // by recipe and sla
+	capacityEnd                                       *prometheus.GaugeVec
 	all                                               []interface{ DeletePartialMatch(prometheus.Labels) int }
 	StorageWriteErrors                                prometheus.Counter
 }
@@ -67,6 +69,11 @@ func NewBursts(reg prometheus.Registerer) *Bursts {
 			"1 when the last completed run's metric (AIPerf's tag: time_to_first_token, inter_token_latency, request_latency) is significantly worse than in the earlier runs of the burst kept in memory (p99 by bootstrap or the values as a whole by Mann-Whitney U, Holm-corrected, at 95 %), else 0; absent without an earlier run since the start.", "metric"),
 		regressionChange: gauge("burst_last_regression_p99_change_ratio",
 			"Relative change of the last completed run's p99 of metric from the earlier runs kept in memory (0.1: 10 % higher), beside burst_last_regression.", "metric"),
+		capacity: gauge("capacity_concurrency",
+			"The last capacity search's answer: the highest closed-loop concurrency at which every SLA filter (sla: AIPerf's metric_tag:stat:op:threshold, joined by ' and ') held; 0 when none did.", "recipe", "sla"),
+		capacityReqRate: gauge("capacity_request_throughput", "Successful requests per second of the last capacity search's step at its answer.", "recipe", "sla"),
+		capacityOutRate: gauge("capacity_output_token_throughput", "Output tokens per second of the last capacity search's step at its answer.", "recipe", "sla"),
+		capacityEnd:     gauge("capacity_timestamp_seconds", "Unix time the last capacity search ended.", "recipe", "sla"),
 		StorageWriteErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "storage_write_errors_total",
 			Help: "Burst runs that could not be written to --storage.path; they are kept in memory only.",
@@ -75,9 +82,11 @@ func NewBursts(reg prometheus.Registerer) *Bursts {
 	b.all = []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		b.running, b.runs, b.skipped, b.queued, b.ttft, b.itl, b.latency,
 		b.reqThroughput, b.outThroughput, b.goodput, b.errorRatio, b.duration, b.end, b.regression, b.regressionChange,
+		b.capacity, b.capacityReqRate, b.capacityOutRate, b.capacityEnd,
 	}
 	reg.MustRegister(b.running, b.runs, b.skipped, b.queued, b.ttft, b.itl, b.latency,
-		b.reqThroughput, b.outThroughput, b.goodput, b.errorRatio, b.duration, b.end, b.regression, b.regressionChange, b.StorageWriteErrors)
+		b.reqThroughput, b.outThroughput, b.goodput, b.errorRatio, b.duration, b.end, b.regression, b.regressionChange,
+		b.capacity, b.capacityReqRate, b.capacityOutRate, b.capacityEnd, b.StorageWriteErrors)
 	return b
 }
 
@@ -179,4 +188,28 @@ func (b *Bursts) SetLast(burst, target string, r BurstResult) {
 		b.regression.WithLabelValues(burst, target, v.Metric).Set(regressed)
 		b.regressionChange.WithLabelValues(burst, target, v.Metric).Set(v.P99Change)
 	}
+}
+
+// CapacityResult is what the capacity gauges show of a burst's search.
+type CapacityResult struct {
+	Recipe, SLA string
+	// Concurrency is the answer; 0 when no step met the SLA.
+	Concurrency int
+	// RequestThroughput and OutputTokenThroughput are the step's at the
+	// answer.
+	RequestThroughput, OutputTokenThroughput float64
+	// End is the Unix time the search ended, in seconds.
+	End float64
+}
+
+// SetCapacity shows c as the burst's last capacity search, in place of an
+// earlier one's (whose recipe or SLA may differ).
+func (b *Bursts) SetCapacity(burst, target string, c CapacityResult) {
+	for _, v := range []*prometheus.GaugeVec{b.capacityEnd, b.capacity, b.capacityReqRate, b.capacityOutRate} {
+		v.DeletePartialMatch(prometheus.Labels{"burst": burst, "target": target})
+	}
+	b.capacityEnd.WithLabelValues(burst, target, c.Recipe, c.SLA).Set(c.End)
+	b.capacity.WithLabelValues(burst, target, c.Recipe, c.SLA).Set(float64(c.Concurrency))
+	b.capacityReqRate.WithLabelValues(burst, target, c.Recipe, c.SLA).Set(c.RequestThroughput)
+	b.capacityOutRate.WithLabelValues(burst, target, c.Recipe, c.SLA).Set(c.OutputTokenThroughput)
 }

@@ -356,6 +356,9 @@ func (m *burstManager) forget(l collector.Labels, current string) {
 func (m *burstManager) restoreLast(name, target string) {
 	if r, ok := m.history.lastSucceeded(name, m.onGauges); ok && r.Target == target {
 		m.metrics.SetLast(name, target, collector.BurstResult{Summary: r.Report.Summary, End: unixSeconds(r.Ended)})
+		if r.Search != nil {
+			m.metrics.SetCapacity(name, target, r.Search.gauges(unixSeconds(r.Ended)))
+		}
 	}
 }
 
@@ -516,18 +519,27 @@ func (m *burstManager) launchOne(r *burstRun) {
 		r.records = &shareRecords{}
 		sink = prober.Tee(sink, r.records)
 	}
-	r.run = finite.New(plan, m.d.exec,
-		finite.WithRecorder(sink),
-		finite.WithGPUWindow(m.gpu),
-		finite.WithLogger(m.d.logger.With("burst", e.name, "run", r.info.ID)),
-		withServerMetrics(target))
+	newRun := func(plan *finite.Plan) *finite.Run {
+		return finite.New(plan, m.d.exec,
+			finite.WithRecorder(sink),
+			finite.WithGPUWindow(m.gpu),
+			finite.WithLogger(m.d.logger.With("burst", e.name, "run", r.info.ID)),
+			withServerMetrics(target))
+	}
+	if spec.burst.Search == nil {
+		r.run = newRun(plan)
+	}
 	r.mu.Unlock()
 	m.metrics.Running(e.name, r.info.Target, true)
 	m.d.logger.Info("burst run started", "burst", e.name, "run", r.info.ID, "trigger", r.info.Trigger, "target", r.info.Target)
 	m.wg.Go(func() {
 		defer stop()
 		defer cancelRq()
-		m.finish(r, r.run.Execute(ctx, reqCtx))
+		if spec.burst.Search != nil {
+			m.search(r, &spec, target, newRun, ctx, reqCtx)
+			return
+		}
+		m.finish(r, r.run.Execute(ctx, reqCtx), nil)
 	})
 	m.mu.Unlock()
 }
@@ -644,8 +656,9 @@ func lowerTo[T time.Duration | uint64 | float64 | int](field string, v, limit T,
 	return limit
 }
 
-// finish records r's result and frees its target.
-func (m *burstManager) finish(r *burstRun, res finite.Result) {
+// finish records r's result and frees its target; search is set when r
+// was a capacity search, and res is then its step at the answer.
+func (m *burstManager) finish(r *burstRun, res finite.Result, search *SearchReport) {
 	now := m.clock.Now()
 	r.mu.Lock()
 	r.ended = true // a cancel from now on comes too late
@@ -669,12 +682,19 @@ func (m *burstManager) finish(r *burstRun, res finite.Result) {
 		report.ServerMetrics = res.ServerMetrics.Report(report.Summary.TTFT)
 	}
 	if result == RunSucceeded && m.onGauges(final) {
-		report.Regression = m.earlier.judge(r.info.Burst, r.info.Target, report.samples)
+		// A search's step at its answer is at another load each time:
+		// earlier runs are no baseline for it.
+		if search == nil {
+			report.Regression = m.earlier.judge(r.info.Burst, r.info.Target, report.samples)
+		}
 		m.metrics.SetLast(r.info.Burst, r.info.Target, collector.BurstResult{Summary: report.Summary, End: unixSeconds(now), Regressions: report.Regression.gauges()})
+		if search != nil {
+			m.metrics.SetCapacity(r.info.Burst, r.info.Target, search.gauges(unixSeconds(now)))
+		}
 	}
 	report.dropSamples() // the history keeps the report, and need not keep them
 	m.metrics.Running(r.info.Burst, r.info.Target, false)
-	final.State, final.Ended, final.Report = result, now, report
+	final.State, final.Ended, final.Report, final.Search = result, now, report, search
 	if final.Cluster != nil && !gatherer {
 		m.cluster.keep(r)
 	}

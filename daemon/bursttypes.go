@@ -130,8 +130,11 @@ type RunInfo struct {
 	// Cluster says how the run was shared between replicas; nil for a run
 	// of this replica alone.
 	Cluster *ClusterRun `json:"cluster,omitempty"`
-	// Report is set once the run has ended (and, for progress, while it runs).
+	// Report is set once the run has ended (and, for progress, while it
+	// runs); for a search, the step's at the answer.
 	Report *BurstReport `json:"report,omitempty"`
+	// Search is a search burst's result; nil for other runs.
+	Search *SearchReport `json:"search,omitempty"`
 }
 
 // BurstReport is a run's result, computed from its raw samples.

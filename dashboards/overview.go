@@ -54,7 +54,16 @@ func overview() *Dashboard {
 			"reqps", 8, 8, q(sumBy("target", rate("inferprobe_output_length_mismatches_total", sel)), "{{target}}")),
 	}}
 
+	// Search bursts' answers: each step of a line is one search.
+	capSel := selector(matchTarget)
+	capacity := row{"Capacity within the SLA (search bursts)", []*Panel{
+		timeseries("Capacity", "The highest closed-loop concurrency each target carried within its SLA, by search burst and SLA: each step is one search (docs/configuration.md, search bursts). The alert InferprobeCapacityDropped fires when it falls below 70 % of its 7-day median.",
+			"short", 12, 7, q("max by (target, burst, sla) (inferprobe_capacity_concurrency"+capSel+")", "{{target}} {{burst}}: {{sla}}")),
+		timeseries("Output token throughput at capacity", "Output tokens per second of each search's step at its answer: the load the target carried within its SLA.",
+			"suffix: tok/s", 12, 7, q("max by (target, burst, sla) (inferprobe_capacity_output_token_throughput"+capSel+")", "{{target}} {{burst}}: {{sla}}")),
+	}}
+
 	return newDashboard("inferprobe-overview", "inferprobe / Overview",
-		"SLO status, latency quantiles, goodput, errors and throughput per target, from inferprobe's probes.",
-		vars, []Annotation{burstAnnotation(selector(matchTarget))}, slo, latency, throughput, engineRow(sel))
+		"SLO status, latency quantiles, goodput, errors and throughput per target, from inferprobe's probes; the capacity search bursts measure.",
+		vars, []Annotation{burstAnnotation(selector(matchTarget))}, slo, latency, throughput, capacity, engineRow(sel))
 }

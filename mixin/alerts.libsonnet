@@ -215,6 +215,18 @@ local lib = import 'lib.libsonnet';
             "The last burst run's TTFT is significantly worse than its earlier runs",
             'The last run of burst {{ $labels.burst }} against target {{ $labels.target }} on {{ $labels.instance }} had a significantly worse time to first token than the earlier runs of that burst (p99 {{ $value | humanizePercentage }} higher; see the run\'s regression in the burst API).',
           ),
+          // A search burst's answer against its own recent past: the same burst, target, recipe and
+          // SLA (a changed SLA is a new series, with no past to fall from). The value is the answer.
+          alert(
+            'InferprobeCapacityDropped', sev.warning,
+            |||
+              inferprobe_capacity_concurrency%(s)s
+                < %(share)g * quantile_over_time(0.5, inferprobe_capacity_concurrency%(s)s[%(w)s])
+            ||| % { s: m([]), share: c.capacity.share, w: c.capacity.window },
+            null,
+            'The capacity within the SLA fell below its recent median',
+            'The last capacity search of burst {{ $labels.burst }} against target {{ $labels.target }} on {{ $labels.instance }} found it carries {{ $value }} concurrent requests within its SLA ({{ $labels.sla }}), below %(pct)g %% of its median over the last %(w)s.' % { pct: 100 * c.capacity.share, w: c.capacity.window },
+          ),
         ],
       },
     ],

@@ -65,6 +65,12 @@
     // so that at 0.2 req/s one error in a quiet window is not a 1 % error rate.
     errorRatio: { threshold: 0.03, window: '10m', minErrors: 4 },
 
+    // Capacity (warning): a search burst's answer, inferprobe_capacity_concurrency, below share x
+    // its own median over window (the median of the value over time: a scheduled search every day
+    // has about 7 answers in 7d). A search's answer moves by steps of its bracket (5 % or one), so a
+    // share well below that is a real loss, not the search's own resolution.
+    capacity: { share: 0.7, window: '7d' },
+
     // Dashboards: the GPU series of the demo's simulated GPUs carry this label (value "true");
     // GPU panels exclude them unless the viewer picks "include" in the simulated variable.
     simulatedGPULabel: 'simulated',

@@ -60,6 +60,9 @@ type Burst struct {
 	// Max bounds what an API start may override; by default the configured
 	// values, so that overrides can only lower them.
 	Max BurstMax `yaml:"max"`
+	// Search makes each run a capacity search over the concurrency of the
+	// burst's closed loop; nil for a run at the configured load.
+	Search *BurstSearch `yaml:"search"`
 }
 
 // Warmup is the traffic sent before a burst is measured; with both fields,
@@ -198,6 +201,9 @@ func (b *Burst) validate(l *loader, path string, targets map[string]*Target) {
 		l.errorf(join(path, "overlap"), "must be %s or %s, not %q", OverlapSkip, OverlapQueue, b.Overlap)
 	}
 	b.validateMax(l, join(path, "max"))
+	if b.Search != nil {
+		b.Search.validate(l, join(path, "search"), b, targets[b.Target])
+	}
 }
 
 func (w *Warmup) validate(l *loader, path string) {

@@ -154,3 +154,34 @@ func FuzzParseSchedule(f *testing.F) {
 		_, _ = ParseSchedule(spec)
 	})
 }
+
+// TestBurstSearch: a search burst is a closed loop with bench's search
+// settings, checked as bench checks them, with the block's own names.
+func TestBurstSearch(t *testing.T) {
+	closed := "{pattern: concurrency, concurrency: 1}"
+	c, err := Parse([]byte(editBurst(t, "{rate: 10}", closed+"\n    search: {recipe: max-concurrency-under-sla, ttft_sla: 500ms, concurrency_max: 64, time_limit: 30m}")), "s.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Bursts["nightly"].Search.Settings(true)
+	if s.Recipe != "max-concurrency-under-sla" || s.TTFT != 500 || s.Max != 64 {
+		t.Errorf("settings %+v", s)
+	}
+	for _, tc := range []struct{ name, new, want string }{
+		{"open loop", "{rate: 10}\n    search: {recipe: max-concurrency-under-sla, ttft_sla: 1s}",
+			"s.yml:15:5: bursts.nightly.search: a search steps the concurrency of a closed loop: set arrival: {pattern: concurrency} without a series"},
+		{"no SLA", closed + "\n    search: {recipe: max-concurrency-under-sla}",
+			"s.yml:15:5: bursts.nightly.search: --search-recipe max-concurrency-under-sla needs at least one of --ttft-sla-ms"},
+		{"Bayesian", closed + "\n    search: {recipe: max-concurrency-under-sla, style: bo, e2e_sla: 1s}",
+			"inferprobe runs no Bayesian search"},
+		{"time limit", closed + "\n    search: {recipe: max-concurrency-under-sla, e2e_sla: 1s, time_limit: -1s}",
+			"s.yml:15:74: bursts.nightly.search.time_limit: must be >= 0, not -1s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(editBurst(t, "{rate: 10}", tc.new)), "s.yml")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%v, want %q", err, tc.want)
+			}
+		})
+	}
+}

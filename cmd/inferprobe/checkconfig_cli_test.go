@@ -71,7 +71,7 @@ func TestRunCheckConfig(t *testing.T) {
 		{
 			name:   "bundled example",
 			files:  []string{example},
-			stdout: []string{"SUCCESS: " + example + " is valid: 1 targets, 1 probes, 1 bursts"},
+			stdout: []string{"SUCCESS: " + example + " is valid: 1 targets, 1 probes, 2 bursts"},
 		},
 		{
 			name:   "dataset file with a bad entry: found before anything is sent",
