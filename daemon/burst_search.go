@@ -159,3 +159,22 @@ func (m *burstManager) endUnmeasured(r *burstRun, err error) {
 	m.metrics.Running(final.Burst, final.Target, false)
 	m.end(r, final)
 }
+
+// capacityRows are the search bursts and each one's last answer, by name,
+// for the landing page.
+func (m *burstManager) capacityRows() []capacityRow {
+	m.mu.Lock()
+	var rows []capacityRow
+	for _, name := range sortedKeys(m.bursts) {
+		if e := m.bursts[name]; e.spec.burst.Search != nil {
+			rows = append(rows, capacityRow{Burst: name, Target: e.spec.burst.Target})
+		}
+	}
+	m.mu.Unlock()
+	for i, row := range rows {
+		if r, ok := m.history.lastSucceeded(row.Burst, m.onGauges); ok && r.Search != nil && r.Target == row.Target {
+			rows[i].Answer, rows[i].Ended = r.Search.Answer, r.Ended
+		}
+	}
+	return rows
+}

@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"fmt"
+	"html/template"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -75,6 +76,16 @@ bursts:
 	}
 	if v, ok := metric(t, d, "inferprobe_capacity_timestamp_seconds", labels); !ok || v != float64(ri.Ended.UnixNano())/1e9 {
 		t.Errorf("inferprobe_capacity_timestamp_seconds = %v (exported %v), want the run's end", v, ok)
+	}
+
+	h, err := d.Handler(false, daemon.BurstAPIOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := httptest.NewRecorder()
+	h.ServeHTTP(page, httptest.NewRequest("GET", "/", nil))
+	if row := "<tr><td>capacity</td><td>sim</td><td>" + template.HTMLEscapeString(s.Answer) + "</td>"; !strings.Contains(page.Body.String(), row) {
+		t.Errorf("the landing page lacks the answer %q:\n%s", row, page.Body.String())
 	}
 
 	sharded, _, _ := startBursts(t, yml, prober.NewClient(), daemon.WithShard(record.Shard{Index: 0, Count: 2}))

@@ -30,7 +30,11 @@ var targetErrorsHTML = template.Must(template.New("target errors").Funcs(templat
 <h3>Target errors</h3>
 {{if .Errors}}<table class="errors"><tr><th>target</th><th>reason</th><th>state</th><th>failures</th><th>last</th><th>in</th><th>HTTP status</th><th>last error</th></tr>
 {{range .Errors}}<tr><td>{{.Target}}</td><td>{{.Reason}}</td>{{if .Failing}}<td class="failing">failing since {{at .Since}}</td>{{else}}<td>recovered at {{at .RecoveredAt}}</td>{{end}}<td>{{.Count}}</td><td>{{at .LastAt}}</td><td>{{.Scenario}}</td><td>{{if .Status}}{{.Status}}{{end}}</td><td><code>{{.LastError}}</code></td></tr>
-{{end}}</table>{{else}}<p>No request has failed since inferprobe started.</p>{{end}}`))
+{{end}}</table>{{else}}<p>No request has failed since inferprobe started.</p>{{end}}
+{{if .Capacity}}<h3>Capacity</h3>
+<table class="errors"><tr><th>search burst</th><th>target</th><th>last answer</th><th>searched</th></tr>
+{{range .Capacity}}<tr><td>{{.Burst}}</td><td>{{.Target}}</td>{{if .Ended.IsZero}}<td>no search yet</td><td></td>{{else}}<td>{{.Answer}}</td><td>{{at .Ended}} ({{ago $.Now .Ended}} ago)</td>{{end}}</tr>
+{{end}}</table>{{end}}`))
 
 // landingData is what the landing page shows at one request.
 type landingData struct {
@@ -40,6 +44,13 @@ type landingData struct {
 	// for every probe, since they share the worker processes.
 	Saturated string
 	Errors    []TargetError
+	// Capacity is each search burst's last answer.
+	Capacity []capacityRow
+}
+
+type capacityRow struct {
+	Burst, Target, Answer string
+	Ended                 time.Time // zero before the first search succeeded
 }
 
 type probeRow struct {
@@ -58,7 +69,7 @@ func (d *Daemon) landingData(now time.Time) landingData {
 		rows = append(rows, row)
 	}
 	d.mu.Unlock()
-	return landingData{Now: now, Probes: rows, Saturated: d.saturation.Verdict(), Errors: d.failures.snapshot()}
+	return landingData{Now: now, Probes: rows, Saturated: d.saturation.Verdict(), Errors: d.failures.snapshot(), Capacity: d.bursts.capacityRows()}
 }
 
 // landingPage serves the toolkit's landing page with the targets' errors
