@@ -47,17 +47,21 @@ type SearchStep struct {
 var errSearchSharded = errors.New("a search burst runs on one replica, its steps depending on each other's results: run it on a daemon without --shard")
 
 // search runs r as a capacity search: each step a run of the burst's
-// requests at one concurrency of its closed loop, newRun making each
-// step's run. The run's report is the step's at the answer (else the
+// requests (or duration, as overridden) at one concurrency of its closed
+// loop, newRun making each step's run. The run's report is the step's at the answer (else the
 // last step's).
 func (m *burstManager) search(r *burstRun, spec *burstSpec, target *prober.Target, newRun func(*finite.Plan) *finite.Run, ctx, reqCtx context.Context) {
 	s := spec.burst.Search
 	r.mu.Lock()
-	name := r.info.Burst
+	name, o := r.info.Burst, r.info.Overrides
 	r.mu.Unlock()
 	plan, err := capacity.NewPlan(s.Settings(spec.target.Streaming()))
-	if err == nil && m.d.shard.Count > 1 {
+	switch {
+	case err != nil:
+	case m.d.shard.Count > 1:
 		err = errSearchSharded
+	case o.Concurrency > 0 || o.Rate > 0:
+		err = errors.New("burst " + name + " is a search, which sets the concurrency of each step: override duration or requests instead")
 	}
 	if err != nil {
 		m.endUnmeasured(r, err)
@@ -71,7 +75,7 @@ func (m *burstManager) search(r *burstRun, spec *burstSpec, target *prober.Targe
 	res, err := plan.Run(ctx, deadline, func(ctx context.Context, step capacity.Step) (capacity.Metrics, error) {
 		at := *spec
 		at.burst.Arrival.Concurrency = step.Concurrency
-		p, _, err := planRun(name, &at, target, BurstOverrides{}, m.d.shard, time.Time{})
+		p, _, err := planRun(name, &at, target, o, m.d.shard, time.Time{})
 		if err != nil {
 			return nil, err
 		}

@@ -98,6 +98,10 @@ bursts:
 		t.Errorf("the landing page lacks the answer %q:\n%s", row, page.Body.String())
 	}
 
+	if ri := waitRun(t, d, trigger(t, d, "capacity", daemon.BurstOverrides{Concurrency: 2}).ID, daemon.RunFailed); !strings.Contains(ri.Error, "override duration or requests instead") {
+		t.Errorf("a concurrency override of a search: %q", ri.Error)
+	}
+
 	sharded, _, _ := startBursts(t, yml, prober.NewClient(), daemon.WithShard(record.Shard{Index: 0, Count: 2}))
 	if ri := waitRun(t, sharded, trigger(t, sharded, "capacity", daemon.BurstOverrides{}).ID, daemon.RunFailed); !strings.Contains(ri.Error, "runs on one replica") {
 		t.Errorf("a sharded daemon's search: %q", ri.Error)
