@@ -51,7 +51,7 @@ func (r *run) do(seq uint64, entry record.DigestEntry, req *Request, err error, 
 	if done != nil {
 		done(end)
 	}
-	out.CapWait, out.Digest = capWait, entry
+	out.CapWait, out.Digest, out.Run = capWait, entry, r.probe.run
 	r.rec.Observe(out)
 	return end
 }
@@ -61,5 +61,7 @@ func (r *run) do(seq uint64, entry record.DigestEntry, req *Request, err error, 
 func (r *run) fail(pl planned) {
 	r.rec.Started()
 	// Nothing scheduled it: the dataset failed as its time came.
-	r.rec.Observe(record.Unsent(pl.seq, r.probe.requestID(pl.seq), time.Now(), record.OutcomeError, record.ReasonDataset, pl.err.Error()))
+	rec := record.Unsent(pl.seq, r.probe.requestID(pl.seq), time.Now(), record.OutcomeError, record.ReasonDataset, pl.err.Error())
+	rec.Run = r.probe.run
+	r.rec.Observe(rec)
 }

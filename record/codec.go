@@ -16,6 +16,7 @@ import (
 type recordJSON struct {
 	Seq                uint64          `json:"seq"`
 	ID                 string          `json:"id"`     // trace and span ID, hex
+	Run                string          `json:"run"`    // RunID.String
 	Digest             string          `json:"digest"` // the DigestEntry in hex; empty when zero
 	Scheduled          time.Time       `json:"scheduled"`
 	Sent               time.Time       `json:"sent,omitzero"`
@@ -59,7 +60,7 @@ type phasesJSON struct {
 // Marshal encodes rec, whole, as one line of JSON (no newline).
 func Marshal(rec *Record) ([]byte, error) {
 	j := recordJSON{
-		Seq: rec.Seq, ID: hex.EncodeToString(rec.ID.Trace[:]) + hex.EncodeToString(rec.ID.Span[:]),
+		Seq: rec.Seq, ID: hex.EncodeToString(rec.ID.Trace[:]) + hex.EncodeToString(rec.ID.Span[:]), Run: rec.Run.String(),
 		Scheduled: rec.Scheduled, Sent: rec.Sent, CapWait: rec.CapWait,
 		Chunks: rec.Chunks, FirstOutput: rec.FirstOutput, FirstChunkTokens: rec.FirstChunkTokens,
 		Duration: rec.Duration, Ack: rec.Ack,
@@ -103,6 +104,11 @@ func Unmarshal(b []byte) (*Record, error) {
 	var err error
 	if err = decodeHex(j.ID, rec.ID.Trace[:], rec.ID.Span[:]); err != nil {
 		return nil, fmt.Errorf("record %d: id %q: %w", j.Seq, j.ID, err)
+	}
+	if j.Run != "" { // older shard files have none
+		if rec.Run, err = ParseRunID(j.Run); err != nil {
+			return nil, fmt.Errorf("record %d: run %q: %w", j.Seq, j.Run, err)
+		}
 	}
 	if j.Digest != "" {
 		if err = decodeHex(j.Digest, rec.Digest[:]); err != nil {

@@ -83,7 +83,11 @@ type Record struct {
 	// ID is the request's identity (NewRequestID), sent in its ID headers
 	// unless the target turned them off, and the key that joins the record
 	// with the server's logs and traces and with an exemplar.
-	ID        RequestID
+	ID RequestID
+	// Run is the run whose ID ID folds in (NewRequestID), set by the
+	// parent's scheduler: with the seed, the probe's name and Seq it
+	// regenerates ID.
+	Run       RunID
 	Scheduled time.Time // when the scheduler wanted it sent
 	Sent      time.Time // the time origin of the request
 	// CapWait is how long the request was held past Scheduled by

@@ -79,6 +79,7 @@ const MaxKeptBytes = 256 << 20
 type RequestRecord struct {
 	Seq       uint64
 	ID        record.RequestID
+	Run       record.RunID
 	Scheduled time.Time // when the scheduler wanted it sent
 	Sent      time.Time // the time origin; zero when it was never sent
 	Status    int       // HTTP status; 0 without a response
@@ -99,7 +100,7 @@ func (r *Report) Started() {}
 // at high request rates.
 func (r *Report) Observe(rec *record.Record) {
 	c := Contribute(rec, r.slo)
-	req := RequestRecord{Seq: rec.Seq, ID: rec.ID, Scheduled: rec.Scheduled, Sent: rec.Sent, Status: rec.Status, Session: rec.Session, Contribution: c}
+	req := RequestRecord{Seq: rec.Seq, ID: rec.ID, Run: rec.Run, Scheduled: rec.Scheduled, Sent: rec.Sent, Status: rec.Status, Session: rec.Session, Contribution: c}
 	req.chunks = nil
 	if rec.Outcome != record.OutcomeOK {
 		req.Err = rec.Err

@@ -225,7 +225,9 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO
 		}
 	}
 
-	extras := obj{{"scheduled_ns", q.Scheduled.UnixNano()}}
+	// What regenerates x_request_id with the seed and the probe's name
+	// (record.NewRequestID).
+	extras := obj{{"run_id", q.Run.String()}, {"request_index", q.Seq}, {"scheduled_ns", q.Scheduled.UnixNano()}}
 	if q.HasLag {
 		extras = append(extras, kv{"schedule_lag_ms", msOf(q.Lag)})
 	}
