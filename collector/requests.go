@@ -29,7 +29,7 @@ type Requests struct {
 	stages                                                                   *prometheus.HistogramVec
 	requests, errors, tokenSources, compressed, connections                  *prometheus.CounterVec
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          *prometheus.CounterVec
-	connRetries, keepAliveWithheld                                           *prometheus.CounterVec
+	connRetries, keepAliveWithheld, clientPaused                             *prometheus.CounterVec
 	inFlight                                                                 *prometheus.GaugeVec
 	saturation                                                               *Saturation // fed every request's lag when set
 }
@@ -64,6 +64,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		connRetries:       counter("connection_retries_total", "Requests sent again on a fresh connection because their first attempt, on a reused connection the server had already closed, provably never reached it."),
 		keepAliveWithheld: counter("keep_alive_withheld_total", "Requests to a target with keep_alive on that went out on a connection of their own, as its server closes connections right after its responses (or had not yet been seen keeping one open); a steady rate means the server does not keep connections alive: set keep_alive: false."),
 		compressed:        counter("compressed_responses_total", "Replies that came compressed although no compression was asked for (a server or proxy compressed them), by Content-Encoding; they are decoded.", "encoding"),
+		clientPaused:      counter("client_paused_requests_total", "Requests left out of every other request metric because a process of inferprobe did not run for longer than its watchdog's threshold while they were due or in flight (stopped, CPU-throttled, paused): their timings are the client's, not the server's."),
 		connections:       counter("requests_by_connection_total", "Requests sent, by where their connection came from: dialled for the request, reused (had carried a request before) or opened_ahead (before the probe's timeline started, or as a spare once requests needed new connections); only dialled ones had a DNS lookup and a connect of their own.", "connection"),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "in_flight_requests", Help: "Requests sent and not yet finished.",
@@ -71,7 +72,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 	}
 	reg.MustRegister(r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait, r.stages,
 		r.requests, r.errors, r.tokenSources, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches,
-		r.connRetries, r.keepAliveWithheld, r.compressed, r.connections, r.inFlight)
+		r.connRetries, r.keepAliveWithheld, r.clientPaused, r.compressed, r.connections, r.inFlight)
 	return r
 }
 
@@ -83,7 +84,7 @@ type Series struct {
 	ttst, icl, inTokens, outTokens, lag, capWait                    prometheus.Observer
 	ok, failed, cancelled                                           prometheus.Counter
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches prometheus.Counter
-	connRetries, keepAliveWithheld                                  prometheus.Counter
+	connRetries, keepAliveWithheld, clientPaused                    prometheus.Counter
 	inFlight                                                        prometheus.Gauge
 	errors, compressed                                              *prometheus.CounterVec
 	tokenSources                                                    [record.NumTokenSources]prometheus.Counter // by record.TokenSource
@@ -116,6 +117,7 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 		mismatches:        r.mismatches.WithLabelValues(v...),
 		connRetries:       r.connRetries.WithLabelValues(v...),
 		keepAliveWithheld: r.keepAliveWithheld.WithLabelValues(v...),
+		clientPaused:      r.clientPaused.WithLabelValues(v...),
 		inFlight:          r.inFlight.WithLabelValues(v...),
 		errors:            r.errors.MustCurryWith(l.match()),
 		compressed:        r.compressed.MustCurryWith(l.match()),
@@ -157,7 +159,7 @@ func (r *Requests) Forget(l Labels) {
 		DeletePartialMatch(prometheus.Labels) int
 	}{r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait, r.stages,
 		r.requests, r.errors, r.tokenSources, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches,
-		r.connRetries, r.keepAliveWithheld, r.compressed, r.connections, r.inFlight} {
+		r.connRetries, r.keepAliveWithheld, r.clientPaused, r.compressed, r.connections, r.inFlight} {
 		v.DeletePartialMatch(match)
 	}
 }
@@ -169,6 +171,13 @@ func (s *Series) Started() { s.inFlight.Inc() }
 func (s *Series) Observe(rec *record.Record) {
 	s.inFlight.Dec()
 	c := report.Contribute(rec, s.slo)
+	if c.ClientPaused > 0 {
+		s.clientPaused.Inc()
+		if s.saturation != nil {
+			s.saturation.observePaused(time.Now())
+		}
+		return
+	}
 	if c.HasLag {
 		s.lag.Observe(c.Lag.Seconds())
 		if s.saturation != nil {

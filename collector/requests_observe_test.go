@@ -630,9 +630,9 @@ func TestForget(t *testing.T) {
 	}
 	beforeA, beforeB := families()
 	// Every request family: 10 histograms and 7 stages, 3 outcomes, every
-	// reason, 3 token sources, 3 connection origins, 7 counters, 1
+	// reason, 3 token sources, 3 connection origins, 8 counters, 1
 	// encoding, 1 gauge.
-	if len(beforeA) != 35+len(record.Reasons) || !maps.Equal(beforeA, beforeB) {
+	if len(beforeA) != 36+len(record.Reasons) || !maps.Equal(beforeA, beforeB) {
 		t.Fatalf("before Forget: a has %d series %v, b has %v", len(beforeA), slices.Sorted(maps.Keys(beforeA)), slices.Sorted(maps.Keys(beforeB)))
 	}
 
@@ -695,5 +695,20 @@ func TestErrorReasonsStartAtZero(t *testing.T) {
 		if k := "inferprobe_request_errors_total{reason=" + string(r) + "}"; !got[k] {
 			t.Errorf("no %s before the first failure", k)
 		}
+	}
+}
+
+// TestClientPausedLeftOut: a request that overlapped a pause of the client
+// is counted in client_paused_requests_total and in nothing else, so its
+// timings, which are the client's, reach no histogram.
+func TestClientPausedLeftOut(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
+	s.Started()
+	s.Observe(withRecord(func(r *record.Record) { r.ClientPaused = 2 * time.Second }))
+	got := nonZero(scenarioSamples(gather(t, reg), "a"))
+	want := map[string]sample{"inferprobe_client_paused_requests_total": {value: 1}}
+	if !equalSamples(got, want) {
+		t.Errorf("a client-paused request: %s", diff(got, want))
 	}
 }

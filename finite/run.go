@@ -202,7 +202,10 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 	}
 	s := res.Summary
 	peakCPU, peakSched := peak()
-	res.ClientBound = report.SaturationReason(time.Duration(s.ScheduleLag.P99*float64(time.Second)), s.ScheduleLag.Count, peakCPU, peakSched)
+	res.ClientBound = report.PausedReason(s.ClientPaused)
+	if res.ClientBound == "" {
+		res.ClientBound = report.SaturationReason(time.Duration(s.ScheduleLag.P99*float64(time.Second)), s.ScheduleLag.Count, peakCPU, peakSched)
+	}
 	if res.ClientBound == "" {
 		res.ClientBound = report.ShortRunLagReason(time.Duration(s.ScheduleLag.P50*float64(time.Second)), s.ScheduleLag.Count)
 	}

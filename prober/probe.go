@@ -202,6 +202,7 @@ func (p *Probe) Digest() record.Digest { return p.sent.Digest() }
 // once exec is prepared for the target (see Preparer) and the first requests
 // are built: start-up is not billed to them as schedule lag.
 func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
+	StartWatchdog()
 	if pr, ok := exec.(Preparer); ok {
 		release := pr.Prepare(ctx, p.Target, p.connections())
 		defer release()

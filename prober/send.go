@@ -52,6 +52,11 @@ func (r *run) do(seq uint64, entry record.DigestEntry, req *Request, err error, 
 		done(end)
 	}
 	out.CapWait, out.Digest, out.Run = capWait, entry, r.probe.run
+	if !out.Sent.IsZero() {
+		// This process's pauses: the worker's came with the record (in
+		// process, the executor is this process).
+		out.ClientPaused += ClientPaused(scheduled, out.Sent.Add(out.Duration))
+	}
 	r.rec.Observe(out)
 	return end
 }

@@ -21,6 +21,7 @@ type recordJSON struct {
 	Scheduled          time.Time       `json:"scheduled"`
 	Sent               time.Time       `json:"sent,omitzero"`
 	CapWait            time.Duration   `json:"cap_wait_ns,omitempty"`
+	ClientPaused       time.Duration   `json:"client_paused_ns,omitempty"`
 	Chunks             []time.Duration `json:"chunks_ns,omitempty"`
 	FirstOutput        int             `json:"first_output"`
 	FirstChunkTokens   int             `json:"first_chunk_tokens,omitempty"`
@@ -61,7 +62,7 @@ type phasesJSON struct {
 func Marshal(rec *Record) ([]byte, error) {
 	j := recordJSON{
 		Seq: rec.Seq, ID: hex.EncodeToString(rec.ID.Trace[:]) + hex.EncodeToString(rec.ID.Span[:]), Run: rec.Run.String(),
-		Scheduled: rec.Scheduled, Sent: rec.Sent, CapWait: rec.CapWait,
+		Scheduled: rec.Scheduled, Sent: rec.Sent, CapWait: rec.CapWait, ClientPaused: rec.ClientPaused,
 		Chunks: rec.Chunks, FirstOutput: rec.FirstOutput, FirstChunkTokens: rec.FirstChunkTokens,
 		Duration: rec.Duration, Ack: rec.Ack,
 		InputTokens: rec.InputTokens, OutputTokens: rec.OutputTokens, UsagePromptTokens: rec.UsagePromptTokens,
@@ -91,7 +92,7 @@ func Unmarshal(b []byte) (*Record, error) {
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	rec := &Record{
-		Seq: j.Seq, Scheduled: j.Scheduled, Sent: j.Sent, CapWait: j.CapWait,
+		Seq: j.Seq, Scheduled: j.Scheduled, Sent: j.Sent, CapWait: j.CapWait, ClientPaused: j.ClientPaused,
 		Chunks: j.Chunks, FirstOutput: j.FirstOutput, FirstChunkTokens: j.FirstChunkTokens,
 		Duration: j.Duration, Ack: j.Ack,
 		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, UsagePromptTokens: j.UsagePromptTokens,

@@ -13,7 +13,7 @@ import (
 func TestRecordRoundTrip(t *testing.T) {
 	at := time.Date(2026, 12, 2, 4, 0, 0, 123456789, time.UTC)
 	rec := &Record{
-		Seq: 7, ID: NewRequestID(1, 0x5eed, "a", 7), Run: 0x5eed, Scheduled: at, Sent: at.Add(time.Millisecond), CapWait: 3,
+		Seq: 7, ID: NewRequestID(1, 0x5eed, "a", 7), Run: 0x5eed, Scheduled: at, Sent: at.Add(time.Millisecond), CapWait: 3, ClientPaused: 8,
 		Chunks: []time.Duration{5, 9, 20}, FirstOutput: 1, FirstChunkTokens: 2, Duration: 30, Ack: 4,
 		Phases:      Phases{Conn: ConnDialled, DNS: 1, Connect: 2, TLS: 3, Setup: 7, Written: 1, FirstByte: 3},
 		InputTokens: 11, OutputTokens: 12, UsagePromptTokens: 13, ClientOutputTokens: 14, ReasoningTokens: 1,

@@ -94,6 +94,13 @@ type Record struct {
 	// max_concurrency, waiting for a request ahead of it to finish: the
 	// configured cap at work, not the client or the server.
 	CapWait time.Duration
+	// ClientPaused is how long, while the request was due or in flight,
+	// the client's processes did not run for more than a threshold at a
+	// time (stopped, throttled by a CPU quota, a VM paused): its timings
+	// then measure the client, not the server, and it is left out of the
+	// statistics. Each process adds its own pauses (the worker's and the
+	// parent's watchdogs).
+	ClientPaused time.Duration
 
 	// Chunks holds the arrival offset of every content chunk, in order.
 	Chunks []time.Duration

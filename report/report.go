@@ -39,6 +39,7 @@ type Report struct {
 	dropped                                 int
 	reasoningTokens                         float64
 	ok, failed, cancelled, good, mismatches int
+	clientPaused                            int // requests left out: the client did not run while they were due or in flight
 	errors                                  map[record.Reason]int
 	firstSent, lastEnd                      time.Time
 	chunkCounted                            bool // some token counts are chunk counts, not usage
@@ -118,6 +119,11 @@ func (r *Report) Observe(rec *record.Record) {
 		r.dropped++
 	}
 	r.requests = append(r.requests, req)
+	if c.ClientPaused > 0 {
+		// Its timings are the client's pause: exported, never measured.
+		r.clientPaused++
+		return
+	}
 	if c.HasLag {
 		r.lag = append(r.lag, c.Lag.Seconds())
 		r.creditToStart = append(r.creditToStart, rec.Sent.Sub(rec.Scheduled).Seconds())
@@ -266,6 +272,11 @@ type Summary struct {
 	Failed    int                   `json:"failed"`
 	Cancelled int                   `json:"cancelled"`
 	Errors    map[record.Reason]int `json:"errors_by_reason"`
+	// ClientPaused counts the requests left out of every other figure
+	// (outcomes included) because a process of the client did not run for
+	// longer than a threshold while they were due or in flight
+	// (record.Record.ClientPaused): their timings are the client's.
+	ClientPaused int `json:"client_paused"`
 	// Good counts the successful requests that met every SLO; with no SLO
 	// set every successful request is good.
 	Good int `json:"good"`
@@ -353,7 +364,7 @@ func (r *Report) SummaryAt(level float64) Summary {
 		Latency: stats.Of(r.latency, level), ScheduleLag: stats.Of(r.lag, level), CapWait: stats.Of(r.capWait, level),
 		InputTokens: stats.Of(r.inTokens, level), OutputTokens: stats.Of(r.outTokens, level),
 		OutputTokenThroughputPerUser: stats.Of(r.perUser, level),
-		OK:                           r.ok, Failed: r.failed, Cancelled: r.cancelled, Good: r.good,
+		OK:                           r.ok, Failed: r.failed, Cancelled: r.cancelled, Good: r.good, ClientPaused: r.clientPaused,
 		ReasoningTokensTotal: r.reasoningTokens, OutputLengthMismatches: r.mismatches,
 		Errors:           make(map[record.Reason]int, len(r.errors)),
 		TokensFromChunks: r.chunkCounted, TokensFromTokenizer: r.tokenizerCounted,

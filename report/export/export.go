@@ -454,6 +454,7 @@ func (r Run) extras() obj {
 		{"client_saturation_reason", r.ClientBound},
 		{"grace_period_expired", r.GraceExpired},
 		{"grace_period_cut_requests", r.GraceCut},
+		{"client_paused_requests", r.Summary.ClientPaused},
 		{"errors_by_reason", reasons},
 		{"cancelled_request_count", r.Summary.Cancelled},
 		{"token_counts", tokenSource(r.Summary)},
