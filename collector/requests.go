@@ -53,7 +53,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		capWait: histogramVec("concurrency_wait_seconds", "Time a request was held past its scheduled send by max_concurrency (0 when a slot was free or there is no cap).", durationBuckets, requestLabels),
 		stages:  histogramVec("request_stage_seconds", "The client's timing breakdown of a request, by stage: dns, connect and tls when its connection was dialled for it (requests_by_connection_total counts those that were not), setup (the whole wait for a connection), then sending, waiting (request written to first response byte) and first_token (first byte to first content chunk), which add up to its TTFT.", stageBuckets, append(requestLabels, "stage")),
 
-		requests:          counter("requests_total", "Requests finished, by outcome (ok, error, cancelled).", "outcome"),
+		requests:          counter("requests_total", "Requests finished, by outcome: ok, error, cancelled, or lost (by inferprobe: the worker holding it died; not the target's failure).", "outcome"),
 		errors:            counter("request_errors_total", "Failed requests, by reason.", "reason"),
 		tokenSources:      counter("requests_by_token_source_total", "Successful requests by where their token counts came from: usage (the server's), tokenizer (the target's, on the received text) or chunks (one token per content chunk, an estimate).", "token_source"),
 		inTokensTotal:     counter("input_tokens_total", "Prompt tokens sent."),
@@ -82,7 +82,7 @@ type Series struct {
 	// ttft, ttfot, itl and duration carry an exemplar naming the request.
 	ttft, ttfot, itl, duration                                      prometheus.ExemplarObserver
 	ttst, icl, inTokens, outTokens, lag, capWait                    prometheus.Observer
-	ok, failed, cancelled                                           prometheus.Counter
+	ok, failed, cancelled, lost                                     prometheus.Counter
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches prometheus.Counter
 	connRetries, keepAliveWithheld, clientPaused                    prometheus.Counter
 	inFlight                                                        prometheus.Gauge
@@ -110,6 +110,7 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 		ok:                r.requests.WithLabelValues(append(v, "ok")...),
 		failed:            r.requests.WithLabelValues(append(v, "error")...),
 		cancelled:         r.requests.WithLabelValues(append(v, "cancelled")...),
+		lost:              r.requests.WithLabelValues(append(v, "lost")...),
 		inTokensTotal:     r.inTokensTotal.WithLabelValues(v...),
 		outTokensTotal:    r.outTokensTotal.WithLabelValues(v...),
 		reasoningTotal:    r.reasoningTotal.WithLabelValues(v...),
@@ -140,6 +141,9 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 	// Every reason too: a failure counter that appears with its first failure hides that
 	// failure from rate() and increase(), and so from the error-ratio alert.
 	for _, reason := range record.Reasons {
+		if reason.ClientLoss() {
+			continue // counted as lost, not as an error
+		}
 		s.errors.WithLabelValues(string(reason))
 	}
 	return s
@@ -195,11 +199,13 @@ func (s *Series) Observe(rec *record.Record) {
 		s.compressed.WithLabelValues(c.Encoding.String()).Inc()
 	}
 	s.observeStages(&c)
-	switch c.Outcome {
-	case record.OutcomeOK:
+	switch {
+	case c.Outcome == record.OutcomeOK:
 		s.ok.Inc()
-	case record.OutcomeCancelled:
+	case c.Outcome == record.OutcomeCancelled:
 		s.cancelled.Inc()
+	case c.Reason.ClientLoss():
+		s.lost.Inc()
 	default:
 		s.failed.Inc()
 		s.errors.WithLabelValues(string(c.Reason)).Inc()

@@ -157,3 +157,22 @@ func TestFailureLog(t *testing.T) {
 		t.Errorf("a long error is kept as %d bytes ending %q", len(s.LastError), s.LastError[len(s.LastError)-8:])
 	}
 }
+
+// TestClientLossIsNotTheTargets: a request lost with its worker, or one
+// timed across a pause of the client, says nothing of its target: no
+// failure is logged or kept for it.
+func TestClientLossIsNotTheTargets(t *testing.T) {
+	h := &logHandler{}
+	f := newFailures(slog.New(h))
+	tA := target(t, "a", scenarios.Target{})
+	f.retain(map[string]*prober.Target{"a": tA})
+	r := f.recorder(tA, "steady")
+	r.Observe(&record.Record{Outcome: record.OutcomeError, Reason: record.ReasonWorkerLost, Err: "worker exited"})
+	r.Observe(&record.Record{Outcome: record.OutcomeError, Reason: record.ReasonTimeout, Err: "timed out", ClientPaused: 2 * time.Second})
+	if got := f.snapshot(); len(got) != 0 {
+		t.Errorf("the client's losses made target failures %+v", got)
+	}
+	if lines := h.take(); len(lines) != 0 {
+		t.Errorf("the client's losses logged %+v", lines)
+	}
+}

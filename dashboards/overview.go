@@ -7,7 +7,8 @@ import "fmt"
 func overview() *Dashboard {
 	vars := append(requestVars(), phaseVar())
 	sel := selector(matchTarget, matchModel, matchScenario, `phase=~"$phase"`)
-	finished := selector(matchTarget, matchModel, matchScenario, `phase=~"$phase"`, `outcome!="cancelled"`)
+	// Finished by the target: neither cancelled nor lost by inferprobe.
+	finished := selector(matchTarget, matchModel, matchScenario, `phase=~"$phase"`, `outcome=~"ok|error"`)
 	errored := selector(matchTarget, matchModel, matchScenario, `phase=~"$phase"`, `outcome="error"`)
 
 	goodRatio := ratio(increase("inferprobe_good_requests_total", sel), increase("inferprobe_requests_total", finished), "target")

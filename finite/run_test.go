@@ -14,6 +14,7 @@ import (
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/record"
+	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -319,5 +320,13 @@ func TestClientPausedIsClientBound(t *testing.T) {
 	res := New(p, &pausedExec{}).Execute(context.Background(), context.Background())
 	if !strings.Contains(res.ClientBound, "did not run") || res.Summary.ClientPaused != 4 || res.Summary.OK != 0 {
 		t.Errorf("client bound %q, %d client-paused, %d ok; want the verdict and the 4 requests apart", res.ClientBound, res.Summary.ClientPaused, res.Summary.OK)
+	}
+}
+
+// TestVerdictAllLost: a run whose every request the client lost measured
+// nothing, and does not end OK.
+func TestVerdictAllLost(t *testing.T) {
+	if o, why := Verdict(report.Summary{Lost: 3}, nil); o != OutcomeAllFailed || !strings.Contains(why, "lost") {
+		t.Errorf("every request lost: verdict %v %q, want all failed, saying they were lost", o, why)
 	}
 }

@@ -332,3 +332,32 @@ func TestFaultMatrix(t *testing.T) {
 		})
 	}
 }
+
+// TestCutStreamEndsAtTheCut: a stream the server cuts (a close before its
+// end, a reset) ends when the client saw the cut, not at the last byte it
+// read before: the server cuts hold after it got the request, so the
+// request lasted at least that.
+func TestCutStreamEndsAtTheCut(t *testing.T) {
+	const hold = 150 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		reset bool
+	}{{"closed", false}, {"reset", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := testTarget(t, rawServer(t, func(c *net.TCPConn) {
+				io.WriteString(c, sseHeader+chat(" a"))
+				time.Sleep(hold)
+				if tc.reset {
+					_ = c.SetLinger(0) // Close sends RST
+				}
+			}), nil)
+			rec := do(t, tg, nil)
+			if rec.Reason != record.ReasonTruncated || len(rec.Chunks) != 1 {
+				t.Fatalf("reason %q, %d chunks (%s); want truncated after one chunk", rec.Reason, len(rec.Chunks), rec.Err)
+			}
+			if rec.Duration < hold {
+				t.Errorf("duration %v, want at least the %v the server held the stream before the cut (the chunk came at %v)", rec.Duration, hold, rec.Chunks[0])
+			}
+		})
+	}
+}

@@ -54,6 +54,12 @@ var Reasons = []Reason{
 	ReasonProtocol, ReasonTruncated, ReasonServerErrorEvent, ReasonWorkerLost, ReasonDataset,
 }
 
+// ClientLoss reports whether a failure for reason r is the client's loss,
+// not the target's failure: the worker holding the request died or was
+// killed as stuck. It is counted apart (outcome "lost" on /metrics, a
+// report's client_lost), never in a target's errors.
+func (r Reason) ClientLoss() bool { return r == ReasonWorkerLost }
+
 // TokenSource says where a record's token counts came from.
 type TokenSource uint8
 

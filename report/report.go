@@ -40,6 +40,7 @@ type Report struct {
 	reasoningTokens                         float64
 	ok, failed, cancelled, good, mismatches int
 	clientPaused                            int // requests left out: the client did not run while they were due or in flight
+	lost                                    int // requests the client lost (record.Reason.ClientLoss)
 	errors                                  map[record.Reason]int
 	firstSent, lastEnd                      time.Time
 	chunkCounted                            bool // some token counts are chunk counts, not usage
@@ -149,6 +150,11 @@ func (r *Report) Observe(rec *record.Record) {
 		r.cancelled++
 		return
 	default:
+		if c.Reason.ClientLoss() {
+			// The client's loss, not the target's failure.
+			r.lost++
+			return
+		}
 		r.failed++
 		r.errors[c.Reason]++
 	}
@@ -272,6 +278,10 @@ type Summary struct {
 	Failed    int                   `json:"failed"`
 	Cancelled int                   `json:"cancelled"`
 	Errors    map[record.Reason]int `json:"errors_by_reason"`
+	// Lost counts the requests the client lost (its worker died while it
+	// held them: record.Reason.ClientLoss), which are neither failed nor
+	// in Errors: they say nothing of the target.
+	Lost int `json:"client_lost"`
 	// ClientPaused counts the requests left out of every other figure
 	// (outcomes included) because a process of the client did not run for
 	// longer than a threshold while they were due or in flight
@@ -364,7 +374,7 @@ func (r *Report) SummaryAt(level float64) Summary {
 		Latency: stats.Of(r.latency, level), ScheduleLag: stats.Of(r.lag, level), CapWait: stats.Of(r.capWait, level),
 		InputTokens: stats.Of(r.inTokens, level), OutputTokens: stats.Of(r.outTokens, level),
 		OutputTokenThroughputPerUser: stats.Of(r.perUser, level),
-		OK:                           r.ok, Failed: r.failed, Cancelled: r.cancelled, Good: r.good, ClientPaused: r.clientPaused,
+		OK:                           r.ok, Failed: r.failed, Cancelled: r.cancelled, Good: r.good, Lost: r.lost, ClientPaused: r.clientPaused,
 		ReasoningTokensTotal: r.reasoningTokens, OutputLengthMismatches: r.mismatches,
 		Errors:           make(map[record.Reason]int, len(r.errors)),
 		TokensFromChunks: r.chunkCounted, TokensFromTokenizer: r.tokenizerCounted,
