@@ -22,11 +22,12 @@ import (
 func main() {
 	app := kingpin.New("alert-power", "Measure the false firings of a rule file on a simulated unchanged server, or its delay to detect a regression injected every 10 hours.")
 	var names []string
-	for _, s := range traffic.Models() {
+	servers := append(traffic.Models(), traffic.HeldOut()...)
+	for _, s := range servers {
 		names = append(names, s.Name)
 	}
 	rules := app.Flag("rules", "Prometheus rule file.").Required().ExistingFile()
-	model := app.Flag("model", "Traffic model.").Default("queueing").Enum(names...)
+	model := app.Flag("model", "Traffic model: a tuning model or a held-out one.").Default("queueing").Enum(names...)
 	rate := app.Flag("rate", "Probes a second.").Default("1").Float64()
 	kind := app.Flag("regression", "Regression to inject; none for an unchanged server.").Default("none").Enum("none", string(traffic.Slower), string(traffic.TTFTOnly), string(traffic.ITLOnly), string(traffic.TailOnly), string(traffic.Errors), string(traffic.Silent))
 	factor := app.Flag("factor", "How much slower (slower, ttft, itl), how much more tail (tail), or the error ratio (errors).").Default("1.3").Float64()
@@ -37,7 +38,7 @@ func main() {
 	kingpin.MustParse(app.Parse(os.Args[1:]))
 
 	var srv traffic.Server
-	for _, s := range traffic.Models() {
+	for _, s := range servers {
 		if s.Name == *model {
 			srv = s
 		}
