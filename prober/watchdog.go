@@ -8,16 +8,16 @@ import (
 	"time"
 )
 
-// PauseThreshold is how long a process may go without running before what
+// pauseThreshold is how long a process may go without running before what
 // it timed meanwhile is not the server's: a SIGSTOP, a VM paused by its
 // host, a container throttled by its CPU quota, a long stop-the-world pause.
 // 250 ms is far above a busy Go scheduler's delays (a few ms) and well below
 // the pauses that turned a 51 ms TTFT into 2 s.
-const PauseThreshold = 250 * time.Millisecond
+const pauseThreshold = 250 * time.Millisecond
 
 // watchdogTick is how often the watchdog looks: its lateness is the measure
-// of a pause, so it ticks well within PauseThreshold.
-const watchdogTick = PauseThreshold / 5
+// of a pause, so it ticks well within pauseThreshold.
+const watchdogTick = pauseThreshold / 5
 
 // keptPauses is how many of the latest pauses are kept to judge the requests
 // that were in flight during them; a request overlapping more is marked anyway.
@@ -27,7 +27,7 @@ const keptPauses = 64
 type pause struct{ from, to time.Time }
 
 // watchdog notices the spans in which its process did not run: its ticker
-// came late by more than PauseThreshold, or the cgroup's CPU quota held it
+// came late by more than pauseThreshold, or the cgroup's CPU quota held it
 // back that long in one stretch of throttling (cgroup v2 cpu.stat). It
 // costs a request one lock and a look at the latest pauses (ClientPaused),
 // nothing per chunk.
@@ -59,7 +59,7 @@ var processWatchdog = sync.OnceValue(func() *watchdog {
 func StartWatchdog() { processWatchdog() }
 
 // ClientPaused is how long, between from and to, the process did not run
-// for more than PauseThreshold at a time: what it timed over that span is
+// for more than pauseThreshold at a time: what it timed over that span is
 // not the server's. A pause still going on when it is asked (the watchdog
 // has not run since) counts up to now.
 func ClientPaused(from, to time.Time) time.Duration {
@@ -78,7 +78,7 @@ func (w *watchdog) overlap(from, to, now time.Time) time.Duration {
 	for i := max(0, w.n-keptPauses); i < w.n; i++ {
 		add(w.pauses[i%keptPauses])
 	}
-	if now.Sub(w.last) > PauseThreshold {
+	if now.Sub(w.last) > pauseThreshold {
 		add(pause{w.last, now})
 	}
 	return sum
@@ -102,7 +102,7 @@ func (w *watchdog) tick(now time.Time) {
 	defer w.mu.Unlock()
 	prev := w.last
 	w.last = now
-	if now.Sub(prev) > PauseThreshold {
+	if now.Sub(prev) > pauseThreshold {
 		w.add(pause{prev, now})
 	}
 	if !ok {
@@ -118,7 +118,7 @@ func (w *watchdog) tick(now time.Time) {
 		w.throttledFrom = prev
 	}
 	w.stretch += d
-	if w.stretch > PauseThreshold {
+	if w.stretch > pauseThreshold {
 		// One pause for the stretch, which grows while it lasts.
 		if latest := &w.pauses[(w.n-1+keptPauses)%keptPauses]; w.n > 0 && latest.from.Equal(w.throttledFrom) {
 			latest.to = maxTime(latest.to, now)

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// TestWatchdogLateTick: a tick later than PauseThreshold is a pause from
+// TestWatchdogLateTick: a tick later than pauseThreshold is a pause from
 // the tick before; a request overlapping it is charged the overlap, one
 // that does not nothing; a pause the ticker has not yet seen counts up to
 // the asking.
@@ -50,7 +50,7 @@ func TestWatchdogLateTick(t *testing.T) {
 
 // TestWatchdogThrottled: a stretch of ticks in which the cgroup's
 // throttled time grows is one pause once the throttling passes
-// PauseThreshold, and grows while it lasts; throttling below it is none.
+// pauseThreshold, and grows while it lasts; throttling below it is none.
 func TestWatchdogThrottled(t *testing.T) {
 	stat := filepath.Join(t.TempDir(), "cpu.stat")
 	setThrottled := func(d time.Duration) {
@@ -65,7 +65,7 @@ func TestWatchdogThrottled(t *testing.T) {
 	at := func(n int) time.Time { return t0.Add(time.Duration(n) * watchdogTick) }
 	w := &watchdog{last: t0, cpuStat: stat, throttled: time.Second}
 	throttled := time.Second
-	step := PauseThreshold / 3 // three ticks of throttling are not yet a pause
+	step := pauseThreshold / 3 // three ticks of throttling are not yet a pause
 	for i := 1; i <= 3; i++ {
 		throttled += step
 		setThrottled(throttled)
