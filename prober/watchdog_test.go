@@ -169,3 +169,12 @@ func delegatedCgroup() (string, error) {
 	}
 	return "", fmt.Errorf("not in a cgroup v2")
 }
+
+// TestClientPausedAllocs: judging a request against the pauses allocates
+// nothing; a request pays it once.
+func TestClientPausedAllocs(t *testing.T) {
+	from := time.Now()
+	if n := testing.AllocsPerRun(100, func() { ClientPaused(from, time.Now()) }); n != 0 {
+		t.Errorf("ClientPaused allocates %v times, want 0", n)
+	}
+}
