@@ -47,8 +47,9 @@ const (
 	ReasonDataset          Reason = "dataset"            // the dataset could not produce the request; the probe stops
 )
 
-// Reasons are the reasons a failed request can have, every one but ReasonNone: the values of
-// the reason label, exported from 0 so that a rate counts a series' first failure.
+// Reasons are the reasons a failed request can have, every one but ReasonNone: those not a
+// ClientLoss are the values of the error counter's reason label, exported from 0 so that a
+// rate counts a series' first failure.
 var Reasons = []Reason{
 	ReasonConnect, ReasonTimeout, ReasonStall, ReasonHTTP4xx, ReasonHTTP429, ReasonHTTP5xx,
 	ReasonProtocol, ReasonTruncated, ReasonServerErrorEvent, ReasonWorkerLost, ReasonDataset,
