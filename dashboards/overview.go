@@ -35,7 +35,7 @@ func overview() *Dashboard {
 	}}
 
 	throughput := row{"Throughput, goodput and errors", []*Panel{
-		timeseries("Requests", "Finished requests per second by target and outcome (ok, error, cancelled).",
+		timeseries("Requests", "Finished requests per second by target and outcome (ok, error, cancelled, lost by inferprobe).",
 			"reqps", 8, 8, q(sumBy("target, outcome", rate("inferprobe_requests_total", sel)), "{{target}} {{outcome}}")),
 		timeseries("Goodput", "Requests per second that succeeded and met every SLO of their probe, beside all finished requests.",
 			"reqps", 8, 8,
