@@ -210,16 +210,10 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *record.Record
 	default:
 		readStream(now, t, body, rec)
 	}
-	switch {
-	case rec.Outcome == record.OutcomeError && ctx.Err() != nil:
+	if rec.Outcome == record.OutcomeError && ctx.Err() != nil {
 		// A read failed because we cut it: say why, and end it when we gave
 		// up, not at the last byte that came before the silence.
 		setReason(rec, classify(ctx, ctx.Err(), rec.Reason))
-		rec.Duration = c.now().Sub(rec.Sent)
-	case rec.Reason == record.ReasonTruncated:
-		// The server cut it (a close before its end, a reset): it ended
-		// when the cut was seen, which the last byte read may precede by
-		// long. The readers' clock, behind a decoder, is that of the bytes.
 		rec.Duration = c.now().Sub(rec.Sent)
 	}
 	return rec

@@ -334,18 +334,23 @@ func TestFaultMatrix(t *testing.T) {
 }
 
 // TestCutStreamEndsAtTheCut: a stream the server cuts (a close before its
-// end, a reset) ends when the client saw the cut, not at the last byte it
-// read before: the server cuts hold after it got the request, so the
-// request lasted at least that.
+// end, a reset, inside compressed data too) ends when the client saw the
+// cut, not at the last byte it read before: the server cuts hold after it
+// got the request, so the request lasted at least that.
 func TestCutStreamEndsAtTheCut(t *testing.T) {
 	const hold = 150 * time.Millisecond
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	io.WriteString(zw, chat(" a"))
+	zw.Flush() // the chunk decodes; the stream has no end
+	gzipped := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n" + gz.String()
 	for _, tc := range []struct {
-		name  string
-		reset bool
-	}{{"closed", false}, {"reset", true}} {
+		name, reply string
+		reset       bool
+	}{{"closed", sseHeader + chat(" a"), false}, {"reset", sseHeader + chat(" a"), true}, {"closed inside gzip", gzipped, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			tg := testTarget(t, rawServer(t, func(c *net.TCPConn) {
-				io.WriteString(c, sseHeader+chat(" a"))
+				io.WriteString(c, tc.reply)
 				time.Sleep(hold)
 				if tc.reset {
 					_ = c.SetLinger(0) // Close sends RST
