@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -36,6 +37,11 @@ func main() {
 	seed := app.Flag("seed", "Seed of the traffic.").Default("1").Uint64()
 	classic := app.Flag("classic-only", "Ingest the classic buckets only, as a Prometheus without native histograms.").Bool()
 	kingpin.MustParse(app.Parse(os.Args[1:]))
+	if os.Getenv("GOGC") == "" {
+		// A run's heap stays under 100 MB while it allocates gigabytes: collecting at 5x the live
+		// heap instead of 2x took 12 % less CPU over the same 12 simulated hours (10.5 s, 12.0 s).
+		debug.SetGCPercent(400)
+	}
 
 	var srv traffic.Server
 	for _, s := range servers {
