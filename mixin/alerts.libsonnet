@@ -130,7 +130,7 @@ local lib = import 'lib.libsonnet';
                 > %(t)g
               and on (target, model, phase)
                 sum by (target, model, phase) (increase(inferprobe_request_errors_total%(s)s[%(w)s])) >= %(n)d
-            ||| % { s: m([]), f: m(['outcome!="cancelled"']), w: e.window, t: e.threshold, n: e.minErrors },
+            ||| % { s: m([]), f: m(['outcome=~"ok|error"']), w: e.window, t: e.threshold, n: e.minErrors },
             null,
             'More than %g%% of requests to an endpoint fail' % (e.threshold * 100),
             '{{ $value | humanizePercentage }} of the {{ $labels.phase }} requests to target {{ $labels.target }}, model {{ $labels.model }} failed over the last %s (threshold %g%%, at least %d failures).'

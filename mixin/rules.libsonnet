@@ -60,7 +60,7 @@ local lib = import 'lib.libsonnet';
                   /
                 sum by (target, model) (rate(inferprobe_requests_total%s[%s]))
               )
-            ||| % [m(['phase="probe"']), w, m(['phase="probe"', 'outcome!="cancelled"']), w],
+            ||| % [m(['phase="probe"']), w, m(['phase="probe"', 'outcome=~"ok|error"']), w],
           }
           for w in lib.burnRateWindows(c.burnRates)
         ],
