@@ -512,7 +512,7 @@ func connectionNote(s report.Summary) string {
 	}
 	if n := s.KeepAliveWithheld; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests went out on a connection of their own although keep-alive was on, as the server "+
-			"closes connections right after its responses (or had not yet been seen keeping one open); --no-keep-alive says so", n))
+			"closes connections right after its responses; --no-keep-alive says so", n))
 	}
 	if len(s.CompressedResponses) > 0 {
 		encs := make([]string, 0, len(s.CompressedResponses))
