@@ -275,11 +275,15 @@ type Synthetic struct {
 
 // Lengths is a normal distribution of token counts, truncated to at least 1.
 type Lengths struct {
-	// Mean is >= 1.
+	// Mean is >= 1; for an output length, 0 (with Stddev 0) asks for no
+	// limit: no max_tokens is sent.
 	Mean float64 `yaml:"mean"`
 	// Stddev is >= 0; 0 pins every request to Mean.
 	Stddev float64 `yaml:"stddev"`
 }
+
+// NoLimit reports whether an output length asks for no limit.
+func (ln Lengths) NoLimit() bool { return ln.Mean == 0 && ln.Stddev == 0 }
 
 // SLO thresholds; a request is good when it succeeded and met every one that is
 // set. Each is >= 0; 0 or absent means not set. The durations are maxima;

@@ -154,7 +154,7 @@ func (d *Dataset) validate(l *loader, path string) {
 	}
 	if s := d.Synthetic; s != nil {
 		s.InputTokens.validate(l, join(path, "synthetic.input_tokens"), defaultInputTokens, &TokenBound)
-		s.OutputTokens.validate(l, join(path, "synthetic.output_tokens"), defaultOutputTokens, &TokenBound)
+		s.OutputTokens.validateOutput(l, join(path, "synthetic.output_tokens"))
 		s.validateWorkload(l, join(path, "synthetic"), l.written(join(path, "system_prompt")))
 	}
 	if p := d.Prompts; p != nil {
@@ -178,7 +178,7 @@ func (p *Prompts) validate(l *loader, path string) {
 			l.errorf(fmt.Sprintf("%s[%d]", join(path, "texts"), i), "is empty; remove it or write the prompt")
 		}
 	}
-	p.OutputTokens.validate(l, join(path, "output_tokens"), defaultOutputTokens, &TokenBound)
+	p.OutputTokens.validateOutput(l, join(path, "output_tokens"))
 }
 
 func (f *File) validate(l *loader, path string) {

@@ -73,11 +73,9 @@ const apiKeyEnv = "INFERPROBE_BENCH_API_KEY"
 // flag and name it.
 func (f *benchFlags) scenario() (*benchScenario, error) {
 	// Two flags fill each mean, so neither can carry a kingpin default.
+	// Without an output length no limit is sent (mean 0), as AIPerf.
 	if !*f.set["synthetic-input-tokens-mean"] && !*f.set["isl"] {
 		f.islMean = 550
-	}
-	if !*f.set["output-tokens-mean"] && !*f.set["osl"] {
-		f.oslMean = 256
 	}
 	base, err := f.targetURL()
 	if err != nil {

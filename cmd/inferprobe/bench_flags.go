@@ -78,7 +78,7 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("synthetic-input-tokens-mean", "Mean prompt length in tokens (default 550), "+scenarios.TokenBound.Range()+"; also --isl, --prompt-input-tokens-mean.").Float64Var(&f.islMean)
 	flag("isl", "Alias of --synthetic-input-tokens-mean.").Hidden().Float64Var(&f.islMean)
 	flag("synthetic-input-tokens-stddev", "Standard deviation of the prompt length; also --isl-stddev, --prompt-input-tokens-stddev.").Default("0").Float64Var(&f.islStddev)
-	flag("output-tokens-mean", "Mean output length in tokens, sent as max_tokens (default 256), "+scenarios.TokenBound.Range()+"; also --osl, --prompt-output-tokens-mean.").Float64Var(&f.oslMean)
+	flag("output-tokens-mean", "Mean output length in tokens, sent as max_completion_tokens (max_tokens, or the endpoint's field); without it no limit is sent, as AIPerf; "+scenarios.TokenBound.Range()+"; also --osl, --prompt-output-tokens-mean.").Float64Var(&f.oslMean)
 	flag("osl", "Alias of --output-tokens-mean.").Hidden().Float64Var(&f.oslMean)
 	flag("output-tokens-stddev", "Standard deviation of the output length; also --osl-stddev, --prompt-output-tokens-stddev.").Default("0").Float64Var(&f.oslStddev)
 	flag("extra-inputs", `Merged into every request body: key:value (values are JSON when they parse as JSON: true, 128, 0.7; else strings) or a JSON object, several after one flag or the flag repeated. E.g. --extra-inputs min_tokens:128 ignore_eos:true, or '{"temperature": 0.7}'`).StringsVar(&f.extraInputs)

@@ -43,6 +43,26 @@ func TestLoadFlags(t *testing.T) {
 	}
 }
 
+// TestOutputLengthNoLimitByDefault: without --osl bench asks for no output
+// limit, as AIPerf sends no max_completion_tokens; with it, that length.
+func TestOutputLengthNoLimitByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want scenarios.Lengths
+	}{
+		{[]string{"--model", "m"}, scenarios.Lengths{}},
+		{[]string{"--model", "m", "--osl", "100", "--osl-stddev", "5"}, scenarios.Lengths{Mean: 100, Stddev: 5}},
+	} {
+		sc, err := parseBench(t, tc.args...).scenario()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sc.cfg.Probes["bench"].Dataset.Synthetic.OutputTokens; got != tc.want {
+			t.Errorf("%v: output tokens %+v, want %+v", tc.args, got, tc.want)
+		}
+	}
+}
+
 // TestLoadFlagsTrace: the fixed-schedule and trace flags set the file's fields.
 func TestLoadFlagsTrace(t *testing.T) {
 	sc, err := parseBench(t, "--model", "m", "--input-file", "t.jsonl", "--custom-dataset-type", "mooncake_trace",

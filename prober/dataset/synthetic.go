@@ -24,7 +24,8 @@ type Prompt struct {
 	// Exact says InputTokens was counted with the target's tokenizer; false
 	// marks an approximate length, so reports can say so.
 	Exact bool
-	// OutputTokens is the output length to ask for (max_tokens).
+	// OutputTokens is the output length to ask for (max_tokens); 0 asks
+	// for no limit, and the request sends none.
 	OutputTokens int
 }
 
@@ -65,7 +66,7 @@ func newSynthetic(cfg scenarios.Synthetic, seed uint64, component string, t *Tex
 // tokenizers).
 func (s *Synthetic) Next() Prompt {
 	in := draw(s.lengths, s.cfg.InputTokens)
-	out := draw(s.lengths, s.cfg.OutputTokens)
+	out := drawOutput(s.lengths, s.cfg.OutputTokens)
 	text := s.words.Words(s.text, in)
 	if s.words.Exact() {
 		in = s.words.Count(text)
@@ -75,6 +76,14 @@ func (s *Synthetic) Next() Prompt {
 
 // draw samples a length from N(mean, stddev), rounded and truncated to
 // scenarios.TokenBound, which a tail draw could pass.
+// drawOutput is draw for an output length: 0, no limit, for a mean of 0.
+func drawOutput(rng *rand.Rand, l scenarios.Lengths) int {
+	if l.NoLimit() {
+		return 0
+	}
+	return draw(rng, l)
+}
+
 func draw(rng *rand.Rand, l scenarios.Lengths) int {
 	v := l.Mean
 	if l.Stddev > 0 {

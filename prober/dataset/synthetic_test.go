@@ -36,6 +36,37 @@ func TestSyntheticLengths(t *testing.T) {
 	}
 }
 
+// An output length of mean 0 asks for no limit, in single prompts and in
+// every turn of a conversation.
+func TestSyntheticNoOutputLimit(t *testing.T) {
+	for _, cfg := range []scenarios.Synthetic{
+		{InputTokens: scenarios.Lengths{Mean: 8}},
+		{InputTokens: scenarios.Lengths{Mean: 8}, Conversation: &scenarios.Conversation{Turns: scenarios.Lengths{Mean: 3}}},
+	} {
+		src, err := New(scenarios.Dataset{Synthetic: &cfg}, Options{Seed: 1, Component: "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, err := src.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range append([]Prompt{it.Prompt}, promptsOf(it.Turns)...) {
+			if p.OutputTokens != 0 {
+				t.Errorf("%+v: OutputTokens %d, want 0 (no limit)", cfg, p.OutputTokens)
+			}
+		}
+	}
+}
+
+func promptsOf(turns []Turn) []Prompt {
+	var out []Prompt
+	for _, t := range turns {
+		out = append(out, t.Prompt)
+	}
+	return out
+}
+
 func TestSyntheticTruncatesAtOne(t *testing.T) {
 	s := NewSynthetic(scenarios.Synthetic{
 		InputTokens:  scenarios.Lengths{Mean: 1, Stddev: 50},

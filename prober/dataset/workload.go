@@ -171,7 +171,7 @@ func (w *workload) conversation(st entryStreams) Item {
 	var it Item
 	for t := range n {
 		in := draw(st.lengths, w.cfg.InputTokens)
-		out := draw(st.lengths, w.cfg.OutputTokens)
+		out := drawOutput(st.lengths, w.cfg.OutputTokens)
 		text := w.words.Words(st.text, in)
 		if t == 0 && w.cfg.Prefix != nil {
 			// As AIPerf: the prefix starts the conversation's first user message.

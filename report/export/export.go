@@ -126,10 +126,11 @@ func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
 	}
 	dataset = append(dataset, kv{"random_seed", c.Seed})
 	if c.Dataset == "synthetic" {
-		dataset = append(dataset, kv{"prompts", obj{
-			{"isl", obj{{"mean", c.ISLMean}, {"stddev", c.ISLStd}}},
-			{"osl", obj{{"mean", c.OSLMean}, {"stddev", c.OSLStd}}},
-		}})
+		prompts := obj{{"isl", obj{{"mean", c.ISLMean}, {"stddev", c.ISLStd}}}}
+		if c.OSLMean > 0 { // none: no output limit was asked for, as AIPerf without --osl
+			prompts = append(prompts, kv{"osl", obj{{"mean", c.OSLMean}, {"stddev", c.OSLStd}}})
+		}
+		dataset = append(dataset, kv{"prompts", prompts})
 	}
 	var phases []obj
 	if c.WarmupRequests > 0 {
