@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -63,6 +64,20 @@ func (b *benchScenario) usage(stderr io.Writer, err error) int {
 		fmt.Fprintf(stderr, "inferprobe bench: %s: %s\n", b.flagFor(e.Field), e.Msg)
 	}
 	return 2
+}
+
+// hubName is a Hugging Face model name (namespace/name or name), which a
+// --tokenizer that is not a local file or directory may be, as in AIPerf;
+// anything else is a path.
+var hubName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?$`)
+
+// tokenizerMissing says why path is no tokenizer: err from its stat, or a
+// directory where a file was wanted.
+func tokenizerMissing(path string, err error) string {
+	if err != nil {
+		return strings.TrimPrefix(err.Error(), "stat ")
+	}
+	return path + " is a directory"
 }
 
 // apiKeyEnv carries --api-key to the scenario, which takes keys only from
@@ -169,11 +184,14 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			path = filepath.Join(path, "tokenizer.json")
 		}
-		if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		switch st, err := os.Stat(path); {
+		case err == nil && !st.IsDir():
 			t.Tokenizer = path
 			b.set(benchTarget+".tokenizer", "--tokenizer")
-		} else {
-			b.notes = append(b.notes, fmt.Sprintf("--tokenizer %s is neither a tokenizer.json file here nor a directory holding one, so it is ignored (inferprobe downloads nothing): token counts come from the server's usage", f.tokenizer))
+		case hubName.MatchString(f.tokenizer) && !strings.HasSuffix(f.tokenizer, ".json") && !strings.Contains(f.tokenizer, ".."):
+			b.notes = append(b.notes, fmt.Sprintf("--tokenizer %s is a Hugging Face model name, not a tokenizer.json file here nor a directory holding one, so it is ignored (inferprobe downloads nothing): token counts come from the server's usage", f.tokenizer))
+		default:
+			return nil, fmt.Errorf("--tokenizer %s: no tokenizer.json there (%s); give a tokenizer.json file or a directory holding one", f.tokenizer, tokenizerMissing(path, err))
 		}
 	}
 	if err := f.arrival(b, &p.Arrival); err != nil {

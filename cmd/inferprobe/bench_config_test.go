@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -216,6 +217,15 @@ func TestBenchTokenizer(t *testing.T) {
 		got := sc.cfg.Targets["bench"].Tokenizer
 		if got != tc.target || len(sc.notes) != tc.notes {
 			t.Errorf("--tokenizer %s: target tokenizer %q, notes %q; want %q and %d notes", tc.value, got, sc.notes, tc.target, tc.notes)
+		}
+	}
+	// A path that holds no tokenizer is bad flags (exit 2), not a note.
+	empty := t.TempDir()
+	for _, path := range []string{filepath.Join(empty, "nope", "tokenizer.json"), empty, "./tok", "tokenizer.json", "../models/qwen"} {
+		var stderr bytes.Buffer
+		if code := runBench(nil, io.Discard, &stderr, parseBench(t, "--model", "m", "--url", "127.0.0.1:1", "--tokenizer", path), nil, nil); code != 2 ||
+			!strings.Contains(stderr.String(), "--tokenizer "+path+": no tokenizer.json there") {
+			t.Errorf("--tokenizer %s: exit %d, stderr %q; want 2 naming the flag", path, code, stderr.String())
 		}
 	}
 }
