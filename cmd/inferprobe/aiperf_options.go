@@ -37,7 +37,7 @@ var aiperfOptions = []aiperfOption{
 	{"Endpoint", "--connection-reuse-strategy", supported, "connection-reuse-strategy", ""},
 	{"Endpoint", "--download-video-content", unsupported, "", whyModality},
 	{"Endpoint", "--request-content-type", unsupported, "", whyContentType},
-	{"Endpoint", "--session-header", unsupported, "", whySessionHeader},
+	{"Endpoint", "--session-header", supported, "session-header", ""},
 	{"Endpoint", "--uuid-and-strip", unsupported, "", whyModality},
 
 	// Input
@@ -296,10 +296,10 @@ var aiperfOptions = []aiperfOption{
 	{"Multi-Run", "--convergence-threshold", unsupported, "", whyMultiRun},
 	{"Multi-Run", "--convergence-mode", unsupported, "", whyMultiRun},
 	{"Multi-Run", "--parameter-sweep-cooldown-seconds", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--parameter-sweep-same-seed --no-parameter-sweep-same-seed", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--parameter-sweep-same-seed --no-parameter-sweep-same-seed", supported, "parameter-sweep-same-seed", ""},
 	{"Multi-Run", "--parameter-sweep-mode", unsupported, "", whyMultiRun},
 	{"Multi-Run", "--sweep-type", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--no-sweep-table", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--no-sweep-table", supported, "sweep-table", ""},
 	{"Multi-Run", "--search-space", unsupported, "", whyMultiRun},
 	{"Multi-Run", "--search-metric", unsupported, "", whyMultiRun},
 	{"Multi-Run", "--search-stat", unsupported, "", whyMultiRun},
@@ -369,7 +369,6 @@ const (
 	whyPerChunkUsage     = "bench does not ask for continuous usage stats; token counts come from the final usage, and inter-token latency from the chunks' arrival times"
 	whyModality          = "bench sends text only: audio, image and video inputs and outputs are not generated or measured"
 	whyContentType       = "bench sends JSON bodies; describe another API with a template endpoint in a scenario file (inferprobe serve)"
-	whySessionHeader     = "bench sends no per-session affinity header; a fixed header is -H 'Name: value'"
 	whyDownload          = "inferprobe downloads nothing; download the dataset and give it as --input-file FILE --custom-dataset-type (ShareGPT's JSON is sharegpt)"
 	whyIgnoreTraceDelays = "give the trace a load instead: with --no-fixed-schedule and --concurrency or --request-rate, its requests are sent at that load and its timestamps ignored"
 	whyTraceFilter       = "bench sends every entry of --input-file; filter or sample the file first (e.g. with jq or duckdb)"

@@ -92,6 +92,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if sweep && f.shard != "" {
 		return usage("--shard sends a share of one run, not of a sweep: give one --concurrency or --request-rate")
 	}
+	if f.sameSeed && !*f.set["random-seed"] {
+		return usage("--parameter-sweep-same-seed needs --random-seed, the seed every point draws from (as AIPerf)")
+	}
 	if sweep && f.saveScenario != "" {
 		return usage("--save-scenario writes one run as a burst, not a sweep: give one --concurrency or --request-rate")
 	}

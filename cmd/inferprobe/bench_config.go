@@ -140,6 +140,10 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 		t.KeepAlive = &f.keepAlive
 		b.set(benchTarget+".keep_alive", "--keep-alive")
 	}
+	if f.sessionHeader != "" {
+		t.SessionHeader = f.sessionHeader
+		b.set(benchTarget+".session_header", "--session-header")
+	}
 	if *f.set["request-ids"] {
 		t.RequestIDs = &f.requestIDs
 		b.set(benchTarget+".request_ids", "--request-ids")

@@ -198,6 +198,18 @@ func TestBenchKeepAlive(t *testing.T) {
 	}
 }
 
+// TestBenchSessionHeader: --session-header names the header of a session's
+// id, as AIPerf's does.
+func TestBenchSessionHeader(t *testing.T) {
+	sc, err := parseBench(t, "--model", "m", "--session-header", "X-Conversation").scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.cfg.Targets["bench"].SessionHeaderName(); got != "X-Conversation" || sc.flagFor("targets.bench.session_header") != "--session-header" {
+		t.Errorf("session header %q from %s, want X-Conversation from --session-header", got, sc.flagFor("targets.bench.session_header"))
+	}
+}
+
 func TestBenchTokenizer(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tokenizer.json")
 	if err := os.WriteFile(file, []byte("{}"), 0o644); err != nil {

@@ -37,6 +37,7 @@ type benchFlags struct {
 	timeout, stallTimeout    float64
 	keepAlive                bool
 	requestIDs               bool
+	sessionHeader            string
 	goodput                  string
 	warmupRequests           int
 	inputFile, datasetFormat string
@@ -97,6 +98,7 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("request-timeout-seconds", "Longest a request may take.").Default("600").Float64Var(&f.timeout)
 	flag("stall-timeout-seconds", "Longest silence (no bytes at all) a stream may have before it counts as stalled; default --request-timeout-seconds, so that a long prefill gets through.").Float64Var(&f.stallTimeout)
 	flag("keep-alive", "Reuse connections between requests; --no-keep-alive opens one per request (the scenario's keep_alive; AIPerf's --connection-reuse-strategy pooled or never).").Default("true").BoolVar(&f.keepAlive)
+	flag("session-header", "The header that carries a multi-turn session's id (default "+scenarios.DefaultSessionHeader+"; the scenario's session_header).").StringVar(&f.sessionHeader)
 	flag("request-ids", "Send each request's ID (in the per-request export) in X-Request-ID and W3C traceparent headers; --no-request-ids sends neither (the scenario's request_ids).").Default("true").BoolVar(&f.requestIDs)
 	flag("progress", "Progress display: auto (a live line on a terminal, else a plain line every 5s), tty, plain or off; AIPerf's --ui-type dashboard, simple and none are auto, plain and off.").Default("auto").EnumVar(&f.progress, "auto", "tty", "plain", "off")
 	flag("save-scenario", "Also write the run as on-demand burst bench in a scenario file for inferprobe serve.").StringVar(&f.saveScenario)
