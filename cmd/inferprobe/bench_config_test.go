@@ -287,6 +287,14 @@ func TestBaseURL(t *testing.T) {
 		{"https://h/api/v2", "cohere_rerank", "https://h/api/v2"},
 		{"localhost:8080", "tgi", "http://localhost:8080"},
 		{"http://tei:80", "tei_rerank", "http://tei:80"},
+		// A full endpoint URL, as AIPerf's docs write it, is called as written.
+		{"http://localhost:8000/v1/chat/completions", "chat", "http://localhost:8000/v1"},
+		{"localhost:8000/v1/completions/", "completions", "http://localhost:8000/v1"},
+		{"http://h/openai/chat/completions", "chat", "http://h/openai"},
+		{"http://h/chat/completions", "chat", "http://h"},
+		{"http://tgi:8080/generate_stream", "tgi", "http://tgi:8080"},
+		{"http://tgi:8080/generate", "tgi", "http://tgi:8080"},
+		{"http://h/v2/rerank", "cohere_rerank", "http://h/v2"},
 	} {
 		got, err := baseURL(tc.raw, tc.endpoint)
 		if err != nil || got != tc.want {

@@ -70,7 +70,7 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	}
 	// The order is --help's: what to call, the load, the prompts, then the rest.
 	flag("model", "Model name sent in every request (AIPerf's --model-names). Required.").Short('m').StringVar(&f.model)
-	flag("url", "Server base URL; http:// is assumed without a scheme and /v1 is added when it has no path (AIPerf's conventions), so localhost:8000 is http://localhost:8000/v1.").Short('u').Default("http://localhost:8000").StringVar(&f.url)
+	flag("url", "Server base URL; http:// is assumed without a scheme and /v1 is added when it has no path (AIPerf's conventions), so localhost:8000 is http://localhost:8000/v1; a full endpoint URL (http://localhost:8000/v1/chat/completions) is called as written.").Short('u').Default("http://localhost:8000").StringVar(&f.url)
 	flag("endpoint-type", "API to call: "+scenarios.EndpointHelp()+". AIPerf's names work too: "+aiperfEndpointHelp()+". Embeddings and rankings do not stream.").Default("chat").SetValue(&aiperfChoice{what: "endpoint type", flag: "--endpoint-type", choices: aiperfEndpoints, target: &f.endpointType})
 	flag("streaming", "Stream responses (SSE). Needed for time to first token and inter-token latency; turned off, with a note, for an endpoint type that does not stream.").BoolVar(&f.streaming)
 	f.addSweepFlags(cmd, flag) // --concurrency, --request-rate, --failed-request-threshold
@@ -130,7 +130,16 @@ func baseURL(raw, endpoint string) (string, error) {
 		}
 		return "", fmt.Errorf("--url is not a valid URL (%v); write host:port or http(s)://host:port/v1", err)
 	}
-	if e, _ := scenarios.LookupEndpoint(endpoint); (u.Path == "" || u.Path == "/") && !e.AtRoot {
+	e, _ := scenarios.LookupEndpoint(endpoint)
+	// A full endpoint URL, as AIPerf takes one: the base is what comes
+	// before the endpoint type's path, so the URL is called as written.
+	for _, p := range []string{e.PathFor(true), e.PathFor(false)} {
+		if base, ok := strings.CutSuffix(strings.TrimSuffix(u.Path, "/"), p); ok && p != "" {
+			u.Path = base
+			return u.String(), nil
+		}
+	}
+	if (u.Path == "" || u.Path == "/") && !e.AtRoot {
 		u.Path = "/v1"
 	}
 	return u.String(), nil
