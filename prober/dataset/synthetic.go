@@ -74,8 +74,6 @@ func (s *Synthetic) Next() Prompt {
 	return Prompt{Text: text, InputTokens: in, Exact: s.words.Exact(), OutputTokens: out}
 }
 
-// draw samples a length from N(mean, stddev), rounded and truncated to
-// scenarios.TokenBound, which a tail draw could pass.
 // drawOutput is draw for an output length: 0, no limit, for a mean of 0.
 func drawOutput(rng *rand.Rand, l scenarios.Lengths) int {
 	if l.NoLimit() {
@@ -84,6 +82,8 @@ func drawOutput(rng *rand.Rand, l scenarios.Lengths) int {
 	return draw(rng, l)
 }
 
+// draw samples a length from N(mean, stddev), rounded and truncated to
+// scenarios.TokenBound, which a tail draw could pass.
 func draw(rng *rand.Rand, l scenarios.Lengths) int {
 	v := l.Mean
 	if l.Stddev > 0 {
