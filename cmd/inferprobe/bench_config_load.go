@@ -58,7 +58,11 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 		b.set(path+".synthetic.input_tokens.stddev", "--synthetic-input-tokens-stddev")
 		b.set(path+".synthetic.output_tokens.mean", "--output-tokens-mean")
 		b.set(path+".synthetic.output_tokens.stddev", "--output-tokens-stddev")
-		return f.workload.apply(b, d, path)
+		var requests int
+		if *f.set["request-count"] {
+			requests = f.requestCount
+		}
+		return f.workload.apply(b, d, path, requests)
 	}
 	if f.fixedSchedule && f.datasetFormat == dataset.FormatRandomPool {
 		return errors.New("--fixed-schedule replays timestamps, which a random_pool does not keep: its entries are drawn at random; drop --fixed-schedule, or use --custom-dataset-type single_turn")
