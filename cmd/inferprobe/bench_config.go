@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -87,6 +88,9 @@ const apiKeyEnv = "INFERPROBE_BENCH_API_KEY"
 // scenario builds the scenario the flags describe. Its errors are about a
 // flag and name it.
 func (f *benchFlags) scenario() (*benchScenario, error) {
+	if f.inputFile != "" && !*f.set["custom-dataset-type"] {
+		f.datasetFormat = dataset.Detect(f.inputFile) // as AIPerf, from the file
+	}
 	// Two flags fill each mean, so neither can carry a kingpin default.
 	// Without an output length no limit is sent (mean 0), as AIPerf.
 	if !*f.set["synthetic-input-tokens-mean"] && !*f.set["isl"] {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,6 +60,31 @@ func TestOutputLengthNoLimitByDefault(t *testing.T) {
 		}
 		if got := sc.cfg.Probes["bench"].Dataset.Synthetic.OutputTokens; got != tc.want {
 			t.Errorf("%v: output tokens %+v, want %+v", tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestInputFileFormatDetected: an --input-file of Mooncake's shape given
+// without --custom-dataset-type is read as a trace and replayed, as AIPerf
+// detects it; --custom-dataset-type still decides when given.
+func TestInputFileFormatDetected(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(trace, []byte(`{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args           []string
+		format, timing string
+	}{
+		{nil, "mooncake", scenarios.TimingReplay},
+		{[]string{"--custom-dataset-type", "single_turn"}, "single_turn", scenarios.TimingArrival},
+	} {
+		sc, err := parseBench(t, append([]string{"--model", "m", "--input-file", trace}, tc.args...)...).scenario()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := sc.cfg.Probes["bench"].Dataset.File; f.Format != tc.format || f.Timing != tc.timing {
+			t.Errorf("%v: format %s, timing %s; want %s, %s", tc.args, f.Format, f.Timing, tc.format, tc.timing)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -422,5 +423,31 @@ func TestReplayWindow(t *testing.T) {
 		StartOffset: scenarios.Duration(ms(5000))}
 	if _, err := newFileSource(cfg, bytes.NewReader(trace), "f", text, Options{}); err == nil || !strings.Contains(err.Error(), "between start_offset") {
 		t.Errorf("a window with no entries: %v, want an error naming the window", err)
+	}
+}
+
+// TestDetect: a file given without a format is read as AIPerf infers one
+// from its first non-empty line.
+func TestDetect(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ text, want string }{
+		{"\n" + `{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}` + "\n", FormatMooncake},
+		{`{"input_length": 10}`, FormatMooncake},
+		{`{"text_input": "hi", "output_length": 4}`, FormatMooncake},
+		{`{"session_id": "a", "turns": [{"text": "hi"}]}`, FormatMultiTurn},
+		{`{"text": "hi"}`, FormatSingleTurn},
+		{"not json", FormatSingleTurn},
+		{"", FormatSingleTurn},
+	} {
+		path := filepath.Join(dir, "f.jsonl")
+		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := Detect(path); got != tc.want {
+			t.Errorf("%q: %s, want %s", tc.text, got, tc.want)
+		}
+	}
+	if got := Detect(filepath.Join(dir, "missing.jsonl")); got != FormatSingleTurn {
+		t.Errorf("a missing file: %s, want %s (its reader says it is missing)", got, FormatSingleTurn)
 	}
 }
