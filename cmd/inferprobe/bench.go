@@ -132,7 +132,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		return exitCannotRun
 	}
 	defer drain(logger, p)
-	// GPU telemetry only feeds the report; nothing is served.
+	// GPU telemetry only feeds the report; nothing is served. AIPerf's
+	// --gpu-telemetry asks for it as --collector.gpu does.
+	gpus.asked = gpus.asked || *f.set["gpu-telemetry"] && f.gpuTelemetry
 	telemetry, err := gpus.start(logger, prometheus.NewRegistry())
 	if err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: %v; fix --collector.gpu.fields-file or turn GPU telemetry off with --no-collector.gpu\n", err)
