@@ -246,6 +246,15 @@ type Synthetic struct {
 	InputTokens Lengths `yaml:"input_tokens"`
 	// OutputTokens is sent as max_tokens. Default mean 64, stddev 0.
 	OutputTokens Lengths `yaml:"output_tokens"`
+	// SequenceDistribution, when set, draws each request's lengths from a
+	// mix of (input, output) pairs instead of InputTokens and OutputTokens,
+	// a pair by its percent of the requests, as AIPerf's --seq-dist: a
+	// pair's stddev 0 sends its mean, else a normal draw rounded up.
+	SequenceDistribution []SequencePair `yaml:"sequence_distribution"`
+	// RangeRatio, when set, draws the input and output lengths uniformly
+	// from [floor(mean × (1 − r)), ceil(mean × (1 + r))] instead of
+	// normally, as AIPerf's --random-range-ratio (vLLM's style).
+	RangeRatio *RangeRatio `yaml:"range_ratio"`
 	// The fields below build the prefix-cache and multi-turn workloads, as
 	// AIPerf synthesises them (workload.go); every one is off by default.
 	// What they share between requests depends on the seed alone, not on
@@ -271,6 +280,23 @@ type Synthetic struct {
 	Entries int `yaml:"entries"`
 	// Conversation makes each entry a multi-turn session.
 	Conversation *Conversation `yaml:"conversation"`
+}
+
+// SequencePair is one (input, output) shape of a SequenceDistribution.
+type SequencePair struct {
+	// InputTokens and OutputTokens: means >= 1 and whole, stddevs >= 0.
+	InputTokens  Lengths `yaml:"input_tokens"`
+	OutputTokens Lengths `yaml:"output_tokens"`
+	// Percent is the pair's share of the requests, 0 to 100; the pairs'
+	// add up to 100.
+	Percent float64 `yaml:"percent"`
+}
+
+// RangeRatio is the half-width of a uniform length window, as a fraction
+// of the mean: each 0 to below 1.
+type RangeRatio struct {
+	Input  float64 `yaml:"input"`
+	Output float64 `yaml:"output"`
 }
 
 // Lengths is a normal distribution of token counts, truncated to at least 1.

@@ -168,8 +168,8 @@ var aiperfOptions = []aiperfOption{
 	{"Input Sequence Length (ISL)", "--prompt-input-tokens-mean --synthetic-input-tokens-mean --isl", supported, "synthetic-input-tokens-mean", ""},
 	{"Input Sequence Length (ISL)", "--prompt-input-tokens-stddev --synthetic-input-tokens-stddev --isl-stddev", supported, "synthetic-input-tokens-stddev", ""},
 	{"Input Sequence Length (ISL)", "--prompt-input-tokens-block-size --synthetic-input-tokens-block-size --isl-block-size", supported, "prompt-input-tokens-block-size", ""},
-	{"Input Sequence Length (ISL)", "--seq-dist --sequence-distribution", unsupported, "", whySeqDist},
-	{"Input Sequence Length (ISL)", "--random-range-ratio", unsupported, "", whySeqDist},
+	{"Input Sequence Length (ISL)", "--seq-dist --sequence-distribution", supported, "sequence-distribution", ""},
+	{"Input Sequence Length (ISL)", "--random-range-ratio", supported, "random-range-ratio", ""},
 	{"Input Sequence Length (ISL)", "--random-corpus-style", unsupported, "", whyCorpus},
 
 	// Output Sequence Length (OSL)
@@ -386,7 +386,6 @@ const (
 	whyScenarioLock      = "bench has no locked submission scenarios; --save-scenario writes the run as a scenario file to keep and rerun"
 	whyUserCentric       = "bench has no per-user rate mode; --request-rate with a multi-turn --input-file sends each session's turns in order"
 	whyTraceReplayKnob   = "bench's trace replay has no such knob; --fixed-schedule replays a trace at its timestamps, --no-fixed-schedule at --concurrency or --request-rate"
-	whySeqDist           = "bench draws lengths from a normal distribution: --isl/--isl-stddev and --osl/--osl-stddev; for a mix of shapes, give an --input-file of single-turn entries with their lengths"
 	whyCorpus            = "bench's synthetic prompts come from its one built-in corpus"
 	whyBatch             = "bench sends one input per request"
 	whyCacheBust         = "bench injects no cache-bust markers; every synthetic prompt is unique unless a prefix is shared"

@@ -30,6 +30,7 @@ type benchFlags struct {
 	duration                 float64
 	islMean, islStddev       float64
 	oslMean, oslStddev       float64
+	seqDist, rangeRatio      string
 	extraInputs              []string
 	seed                     uint64
 	apiKey                   string
@@ -82,6 +83,9 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("output-tokens-mean", "Mean output length in tokens, sent as max_completion_tokens (max_tokens, or the endpoint's field); without it no limit is sent, as AIPerf; "+scenarios.TokenBound.Range()+"; also --osl, --prompt-output-tokens-mean.").Float64Var(&f.oslMean)
 	flag("osl", "Alias of --output-tokens-mean.").Hidden().Float64Var(&f.oslMean)
 	flag("output-tokens-stddev", "Standard deviation of the output length; also --osl-stddev, --prompt-output-tokens-stddev.").Default("0").Float64Var(&f.oslStddev)
+	flag("sequence-distribution", "A mix of (input, output) lengths, each a percent of the requests, in place of the means: ISL[|STDDEV],OSL[|STDDEV]:PERCENT;… (or AIPerf's bracket and JSON forms), as AIPerf's; also --seq-dist.").StringVar(&f.seqDist)
+	flag("seq-dist", "Alias of --sequence-distribution.").Hidden().StringVar(&f.seqDist)
+	flag("random-range-ratio", `Draw the input and output lengths uniformly from [mean × (1 − R), mean × (1 + R)], as AIPerf (vLLM's style): R from 0 to below 1, or {"input": R, "output": R}; needs --isl and --osl, and no stddev.`).StringVar(&f.rangeRatio)
 	flag("extra-inputs", `Merged into every request body: key:value (values are JSON when they parse as JSON: true, 128, 0.7; else strings) or a JSON object, several after one flag or the flag repeated. E.g. --extra-inputs min_tokens:128 ignore_eos:true, or '{"temperature": 0.7}'`).StringsVar(&f.extraInputs)
 	flag("random-seed", "Seed for every random choice; the same seed sends the same sequence (see the digest printed at the end).").Default("1").Uint64Var(&f.seed)
 	flag("arrival-pattern", "Gaps between requests at --request-rate: poisson, constant or gamma (also --request-rate-mode).").Default("poisson").SetValue(&aiperfChoice{what: "arrival pattern", flag: "--arrival-pattern", choices: aiperfArrivals, target: &f.arrivalPattern})

@@ -170,8 +170,7 @@ func (w *workload) conversation(st entryStreams) Item {
 	n := turnCount(w.cfg, st.turns)
 	var it Item
 	for t := range n {
-		in := draw(st.lengths, w.cfg.InputTokens)
-		out := drawOutput(st.lengths, w.cfg.OutputTokens)
+		in, out := drawLengths(st.lengths, w.cfg)
 		text := w.words.Words(st.text, in)
 		if t == 0 && w.cfg.Prefix != nil {
 			// As AIPerf: the prefix starts the conversation's first user message.
