@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +116,121 @@ func TestAIPerfReadsArtifacts(t *testing.T) {
 		if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
 			t.Errorf("aiperf plot did not render %s (%v, %d bytes)", png, err, len(b))
 		}
+	}
+}
+
+// TestAIPerfReadsMultiRun: a --num-profile-runs 3 run against the
+// simulator is laid out as AIPerf 0.13 lays out its trials, and AIPerf's
+// own code reads it: `aiperf plot`'s mode detection finds the aggregate
+// at the top and the three runs under profile_runs/, its loader reads the
+// aggregate as AIPerf's confidence aggregate, and `aiperf plot` renders
+// the runs' comparison.
+func TestAIPerfReadsMultiRun(t *testing.T) {
+	venv := requireAIPerf(t)
+	addr := freeAddr(t)
+	sim := inferprobe(t, "inferprobe simulate", t.TempDir(), "simulate", "--web.listen-address="+addr,
+		"--sim.model="+blogModel, "--sim.ttft=20ms", "--sim.itl=2ms")
+	waitHealthy(t, sim, "http://"+addr+"/health", 10*time.Second)
+
+	const runs, requests = 3, 24
+	work := t.TempDir()
+	code, out := benchIn(t, work, "--model", blogModel, "--endpoint-type", "chat", "--streaming", "--url", addr,
+		"--concurrency", "4", "--request-count", strconv.Itoa(requests), "--warmup-request-count", "4",
+		"--synthetic-input-tokens-mean", "64", "--output-tokens-mean", "16", "--extra-inputs", "ignore_eos:true",
+		"--num-profile-runs", strconv.Itoa(runs), "--profile-run-cooldown-seconds", "0.2",
+		"--progress", "off", "--artifact-dir", "multi")
+	if code != 0 {
+		t.Fatalf("bench exited %d:\n%s", code, out)
+	}
+	for _, want := range []string{"inferprobe | Across runs", "3 of 3 runs succeeded", "time_to_first_token_p99 (ms)", "Runs agree: ", "Aggregate: multi/aggregate"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("console lacks %q:\n%s", want, out)
+		}
+	}
+	base := filepath.Join(work, "multi")
+	for i := 1; i <= runs; i++ {
+		// Every run is a whole run: its artifacts and its run_info; the
+		// warmup went before the first only, and the seed is the same.
+		dir := filepath.Join(base, "profile_runs", fmt.Sprintf("run_%04d", i))
+		b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		type phase struct {
+			Name string `json:"name"`
+		}
+		var doc struct {
+			RunInfo struct {
+				Trial    int    `json:"trial"`
+				RunLabel string `json:"run_label"`
+				Seed     uint64 `json:"random_seed"`
+			} `json:"run_info"`
+			InputConfig struct {
+				Phases []phase `json:"phases"`
+			} `json:"input_config"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		warmup := slices.Contains(doc.InputConfig.Phases, phase{"warmup"})
+		if doc.RunInfo.Trial != i-1 || doc.RunInfo.RunLabel != filepath.Base(dir) || doc.RunInfo.Seed != 1 || warmup != (i == 1) {
+			t.Errorf("%s: run_info %+v, warmup %v; want trial %d, its label, seed 1, a warmup in the first run only", dir, doc.RunInfo, warmup, i-1)
+		}
+		for _, name := range []string{"profile_export.jsonl", "profile_export_aiperf.csv", "report.html", "command.txt"} {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(base, "aggregate", "report.html")); err != nil {
+		t.Error(err)
+	}
+
+	checked := runAIPerf(t, 2*time.Minute, nil, filepath.Join(venv, "bin", "python"),
+		filepath.Join(repoRoot(t), "e2e", "testdata", "aiperf", "check_aggregate.py"), base)
+	var loaded struct {
+		Mode            string   `json:"mode"`
+		Dirs            []string `json:"dirs"`
+		TrialMode       string   `json:"trial_mode"`
+		TrialDirs       []string `json:"trial_dirs"`
+		AggregationType string   `json:"aggregation_type"`
+		TTFTp99         float64  `json:"ttft_p99"`
+		TrialRequests   []int    `json:"trial_requests"`
+		RunLabels       []string `json:"run_labels"`
+	}
+	if err := json.Unmarshal(checked, &loaded); err != nil {
+		t.Fatalf("check_aggregate.py printed %q: %v", checked, err)
+	}
+	agg, err := os.ReadFile(filepath.Join(base, "aggregate", "profile_export_aiperf_aggregate.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours struct {
+		Metrics map[string]struct {
+			Mean float64 `json:"mean"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal(agg, &ours); err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Mode != "single_run" || !slices.Equal(loaded.Dirs, []string{"aggregate"}) || loaded.AggregationType != "confidence" ||
+		loaded.TTFTp99 != ours.Metrics["time_to_first_token_p99"].Mean {
+		t.Errorf("AIPerf read the top directory as %+v; want the aggregate alone, as a confidence aggregate with TTFT p99 %g", loaded, ours.Metrics["time_to_first_token_p99"].Mean)
+	}
+	if loaded.TrialMode != "multi_run" || len(loaded.TrialDirs) != runs || !slices.Equal(loaded.TrialRequests, []int{requests, requests, requests}) ||
+		!slices.Equal(loaded.RunLabels, []string{"run_0001", "run_0002", "run_0003"}) {
+		t.Errorf("AIPerf read profile_runs/ as %+v; want %d runs of %d requests", loaded, runs, requests)
+	}
+
+	// aiperf plot writes ~/.aiperf/plot_config.yaml on first use.
+	home := []string{"HOME=" + t.TempDir()}
+	runAIPerf(t, 5*time.Minute, home, filepath.Join(venv, "bin", "aiperf"), "plot", base)
+	if b, err := os.ReadFile(filepath.Join(base, "plots", "aiperf_plot.log")); err != nil || !strings.Contains(string(b), "Loaded aggregate-only run") {
+		t.Errorf("aiperf plot did not load the aggregate (%v):\n%s", err, b)
+	}
+	runAIPerf(t, 5*time.Minute, home, filepath.Join(venv, "bin", "aiperf"), "plot", filepath.Join(base, "profile_runs"))
+	png := filepath.Join(base, "profile_runs", "plots", "ttft_vs_throughput.png")
+	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("aiperf plot did not render %s (%v, %d bytes)", png, err, len(b))
 	}
 }

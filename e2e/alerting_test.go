@@ -14,15 +14,18 @@ import (
 )
 
 // Rule windows for TestAlertingEndToEnd. The TTFT alert compares its statistic
-// over the last regWindow (20m in production) with its mean over a window
-// that ends regOffset earlier (23h in production: 2h centred on a day
-// earlier): the steady phase must last regOffset+regWindow before the alert
-// can fire at all, and the raised phase plus the time to resolve must end
-// before regOffset has passed, or the baseline would catch up and resolve the
-// alert by itself.
+// over the last regWindow (20m in production) with the window before it and
+// with the same time regDay earlier (1d in production): the steady phase must
+// last regDay plus the windows before the alert can judge at all, and the
+// raised phase plus the time to resolve must end before the level baseline
+// (centred regDay earlier) reaches the raised phase, or the baseline would
+// catch up and resolve the alert by itself.
 const (
 	regWindow = 20 * time.Second
-	regOffset = 90 * time.Second
+	regBefore = 40 * time.Second // the 2h before the window
+	regDay    = 90 * time.Second
+	// The level baseline's window is regBefore wide, centred regDay earlier.
+	regLevelOffset = regDay - regBefore/2
 )
 
 // promDuration writes d in seconds, as PromQL reads it.
@@ -42,10 +45,15 @@ var testShortening = shortening{
 	},
 	steps: map[string]string{"5m": "5s"},
 	offsets: map[string]string{
-		"23h": promDuration(regOffset), "22h": promDuration(regOffset),
+		// The step's window before, and the three 20m rates that make up the tail's hour.
+		"20m": promDuration(regWindow), "40m": promDuration(2 * regWindow),
+		// A day earlier: the step's two baseline windows and the level and tail baselines, each
+		// centred on regDay as the production offsets are on 1d.
+		"23h30m": promDuration(regDay - 15*time.Second), "1d20m": promDuration(regDay + regWindow),
+		"23h": promDuration(regLevelOffset), "22h": promDuration(regDay - 30*time.Second),
 		// Longer than the test: the week-ago baselines never hold data, so
 		// the alerts judge against the day-ago ones alone.
-		"6d23h": "10m", "6d22h": "10m",
+		"6d23h30m": "10m", "7d20m": "10m", "6d23h": "10m", "6d22h": "10m",
 	},
 	// ProbesAbsent's 5m becomes 10s: a fresh Prometheus has no sample for a
 	// moment and must not call the probes absent.
@@ -56,7 +64,7 @@ const (
 	ttftAlert     = "InferprobeTTFTRegression"
 	itlAlert      = "InferprobeITLRegression"
 	durationAlert = "InferprobeRequestDurationRegression"
-	// The factor above its baseline at which ttftAlert fires.
+	// The smaller of the factors (its step, its level) above which ttftAlert fires.
 	regFactor = 1.25
 	// The one alert the steady phase tolerates: it reports the CI machine
 	// (a busy shared runner can lag a client by 10ms), not the rules under test.
@@ -77,7 +85,7 @@ func shortenedRules(t *testing.T, dir string) string {
 	}
 	short, counts := testShortening.apply(t, string(src))
 	t.Logf("shortened durations (kind, original: count): %v", counts)
-	for _, kind := range []string{"window 20m", "window 2h", "offset 23h", "offset 6d23h"} {
+	for _, kind := range []string{"window 20m", "window 2h", "window 1h", "offset 20m", "offset 23h30m", "offset 1d20m", "offset 23h", "offset 6d23h"} {
 		if counts[kind] == 0 {
 			t.Fatalf("no %s was shortened: the rule file changed under the test (%v)", kind, counts)
 		}
@@ -102,7 +110,7 @@ func shortenedRules(t *testing.T, dir string) string {
 				continue
 			}
 			found = true
-			for _, want := range []string{"[" + promDuration(regWindow) + "]", "[40s] offset " + promDuration(regOffset), ">= 100"} {
+			for _, want := range []string{"[" + promDuration(regWindow) + "]", "[40s] offset " + promDuration(regWindow), "[40s] offset " + promDuration(regLevelOffset), ">= 100"} {
 				if !strings.Contains(r.Expr, want) {
 					t.Fatalf("shortened %s has no %q:\n%s", ttftAlert, want, r.Expr)
 				}
@@ -242,13 +250,13 @@ probes:
 		}
 	}
 
-	// Steady phase. Wait until the rule's baseline (the window regOffset ago)
-	// holds regWindow's worth of requests and its p99 (above the quartiles the
+	// Steady phase. Wait until the rule's earliest baseline window (the window
+	// before, a day earlier) holds requests and its p99 (above the quartiles the
 	// rule compares) is low enough for the raised TTFT to be a regression by
 	// the rule's own factor: otherwise "no alert" would only mean "no data",
 	// and a late alert would only mean start-up noise.
 	ttft := `inferprobe_time_to_first_token_seconds{phase="probe"}`
-	window, offset := "["+promDuration(regWindow)+"]", " offset "+promDuration(regOffset)
+	window, offset := "["+promDuration(regBefore)+"]", " offset "+promDuration(regDay+regWindow)
 	guard := `sum(histogram_count(increase(` + ttft + window + offset + `)))`
 	baseP99 := `histogram_quantile(0.99, sum(rate(` + ttft + window + offset + `)))`
 	curP99 := `histogram_quantile(0.99, sum(rate(` + ttft + window + `)))`
@@ -259,7 +267,7 @@ probes:
 		curP99 = `histogram_quantile(0.99, sum by (le) (rate(` + bucket + window + `)))`
 	}
 	maxBase := raisedTTFT.Seconds() / regFactor * 0.9
-	eventually(t, regOffset+regWindow+60*time.Second, "a full, steady baseline window", func() error {
+	eventually(t, regDay+regWindow+regBefore+60*time.Second, "a full, steady baseline window", func() error {
 		serve.checkRunning(t)
 		unexpected("steady phase, building the baseline")
 		n, err := prom.scalar(guard)
@@ -352,7 +360,7 @@ probes:
 
 	// Restore: the current window holds only fast requests again after
 	// regWindow, and the alert must resolve before the baseline window reaches
-	// the raised phase (regOffset after the raise), which would also clear it.
+	// the raised phase (regLevelOffset after the raise), which would also clear it.
 	// Alertmanager keeps an alert a while after the last word from Prometheus,
 	// so Prometheus itself must still have it firing: the resolution to come
 	// must not be one that already happened.
@@ -365,7 +373,7 @@ probes:
 	}
 	setSimTTFT(t, simAddr, steadyTTFT)
 	restored := time.Now()
-	eventually(t, regOffset-time.Since(raised)-time.Second, ttftAlert+" resolved in Alertmanager and notified", func() error {
+	eventually(t, regLevelOffset-time.Since(raised)-time.Second, ttftAlert+" resolved in Alertmanager and notified", func() error {
 		aa, err := alertmanagerAlerts(amURL)
 		if err != nil {
 			return err

@@ -64,6 +64,8 @@ var aiperfCommands = []struct {
 	{"verbose, simple UI", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming -v --ui simple --request-count 5`, 5, ""},
 	{"GPU telemetry off, workers", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --no-gpu-telemetry --no-server-metrics --workers-max 2 --request-count 5`, 5, ""},
 	{"GPU telemetry", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --gpu-telemetry --request-count 5`, 5, ""},
+	// Multi-run: the runs, then the aggregate across them.
+	{"num-profile-runs", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --num-profile-runs 2 --profile-run-cooldown-seconds 0.1 --confidence-level 0.9 --request-count 5 --output-artifact-dir out/multi`, 5, "Aggregate: out/multi/aggregate"},
 	// Accepted options that change nothing here, each noted.
 	{"no-ops", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --url-strategy round-robin --export-level records --request-count 5`, 5, "--url-strategy is an AIPerf option that changes nothing here"},
 }
@@ -72,7 +74,7 @@ var aiperfCommands = []struct {
 // must be refused with exit status 2 and one line saying why.
 var aiperfRefusals = []struct{ command, say string }{
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --public-dataset sharegpt`, "--public-dataset is an AIPerf option that inferprobe does not support: inferprobe downloads nothing"},
-	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --num-profile-runs 3 --confidence-level 0.95`, "--num-profile-runs is an AIPerf option that inferprobe does not support"},
+	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --num-profile-runs 3 --parameter-sweep-mode independent`, "--parameter-sweep-mode is an AIPerf option that inferprobe does not support"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --reset-kv-cache`, "--reset-kv-cache is an AIPerf option that inferprobe does not support"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --endpoint-type image-generation`, "--endpoint-type image-generation is an AIPerf endpoint type that inferprobe does not support"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --input-file trace.jsonl --custom-dataset-type bailian-trace`, "--custom-dataset-type bailian-trace is an AIPerf dataset type that inferprobe does not support"},

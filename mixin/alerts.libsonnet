@@ -16,51 +16,84 @@ local lib = import 'lib.libsonnet';
     },
 
     local l = c.latency,
-    local probe = m(['phase="probe"']),
-    // The larger of the mean of a recorded statistic over the baseline windows centred on the
-    // same time of day baselineOffsets earlier. The recorded statistic, not the raw histogram,
-    // so that a baseline costs its window's evaluations, not a rate over hours of histograms
-    // at every evaluation; the price is that a baseline exists only once the recording rules
-    // have run that long. A baseline with no data (rules younger than a week) drops out; with
-    // none at all the alert cannot fire.
+    local baselineWords = std.join(' and ', l.baselineOffsets),
+    local okProbes = m(['phase="probe"', 'outcome="ok"']),
+
+    // The larger of the means of a recorded statistic over window centred on the same time of
+    // day baselineOffsets earlier. A baseline with no data (rules younger than a week) drops out;
+    // with none at all, an alert that needs one cannot fire. Over recorded statistics, so that a
+    // baseline costs its window's evaluations, not a rate over hours of histograms at every
+    // evaluation.
     local baseline(record, window) =
       'max by (target, model, phase) (\n%s\n)' % std.join('\n  or\n', [
         '  label_replace(avg_over_time(%s[%s] offset %s), "baseline", "%s", "", "")' % [record, window, lib.centredOffset(o, window), o]
         for o in l.baselineOffsets
       ]),
-    local baselineWords = std.join(' and ', l.baselineOffsets),
-    // A regression alert: the current statistic above factor x its baseline, with at least
-    // minSamples requests in the current window. Its value is the current statistic.
-    local regression(name, severity, x, current, record, baselineWindow, factor, window, minSamples, forDuration, summary, statistic) = alert(
-      name, severity,
-      |||
-        %(cur)s
-          > %(f)g * %(base)s
-        and on (target, model, phase)
-          %(count)s >= %(n)d
-      ||| % {
-        cur: current, f: factor, base: std.strReplace(baseline(record, baselineWindow), '\n', '\n    '),
-        count: lib.succeeded(m(['phase="probe"', 'outcome="ok"']), window), n: minSamples,
-      },
-      forDuration,
-      summary,
-      '%s of target {{ $labels.target }}, model {{ $labels.model }} (probes) is {{ $value | humanizeDuration }} over the last %s, more than %gx the larger of its means over the %s around the same time %s earlier.'
-      % [statistic, window, factor, baselineWindow, baselineWords],
-    ),
-    local bodyRegression(x) = regression(
-      'Inferprobe%sRegression' % x.name, sev.critical, x,
-      lib.bodyRecord(x.metric, l.body.window), lib.bodyRecord(x.metric, l.body.window), l.body.baselineWindow,
-      l.body.factor, l.body.window, l.body.minSamples, null,
-      '%s of typical probe requests regressed more than %gx against the same time of day earlier' % [x.what, l.body.factor],
-      '%s (the geometric mean of its quartiles)' % x.what,
-    ),
-    local tailRegression(x) = regression(
-      'Inferprobe%sTailRegression' % x.name, sev.warning, x,
-      lib.tailRecord(x.metric, l.tail.quantile, l.tail.window), lib.tailRecord(x.metric, l.tail.quantile, l.tail.window), l.tail.baselineWindow,
-      l.tail.factor, l.tail.window, l.tail.minSamples, l.tail['for'],
-      '%s p%d of probe requests regressed more than %gx against the same time of day earlier' % [x.what, l.tail.quantile * 100, l.tail.factor],
-      '%s p%d' % [x.what, l.tail.quantile * 100],
-    ),
+
+    // The body alert, on the typical request; its value is how many times its statistic grew.
+    // It fires on a step: the statistic over the last window against its mean over the
+    // `before` preceding it, more than factor x the larger of the steps the same hours took
+    // baselineOffsets earlier. It also fires, and so keeps firing once the step has become the
+    // recent past, while the statistic is above levelFactor x the larger of its means around
+    // the same time of day baselineOffsets earlier.
+    local b = l.body,
+    local bodyRegression(x) =
+      local s = lib.bodyRecord(x.metric, l.window);
+      local earlierStep(o) =
+        '    label_replace(\n      avg_over_time(%s[%s] offset %s)\n        / avg_over_time(%s[%s] offset %s),\n      "baseline", "%s", "", ""\n    )'
+        % [s, b.shapeWindow, lib.centredOffset(o, b.shapeWindow), s, b.before, lib.duration(lib.seconds(o) + lib.seconds(l.window)), o];
+      alert(
+        'Inferprobe%sRegression' % x.name, sev.critical,
+        |||
+          (
+              %(s)s
+                / avg_over_time(%(s)s[%(before)s] offset %(w)s)
+            > %(f)g * max by (target, model, phase) (
+          %(earlier)s
+            )
+          or
+              %(s)s
+                / %(base)s
+            > %(lf)g
+          )
+          and on (target, model, phase)
+            %(count)s >= %(n)d
+        ||| % {
+          s: s, before: b.before, w: l.window, f: b.factor, lf: b.levelFactor, n: b.minSamples,
+          earlier: std.join('\n    or\n', [earlierStep(o) for o in l.baselineOffsets]),
+          base: std.strReplace(baseline(s, b.baselineWindow), '\n', '\n        '),
+          count: lib.succeeded(okProbes, l.window),
+        },
+        null,
+        '%s of typical probe requests stepped up or is above the same time of day earlier' % x.what,
+        ('%s of target {{ $labels.target }}, model {{ $labels.model }} (probes; the geometric mean of its quartiles over the last %s) is {{ printf "%%.2f" $value }}x '
+         + 'its mean over the %s before (more than %gx the change over the same hours %s earlier), or its mean over the %s around the same time %s earlier (more than %gx).')
+        % [x.what, l.window, b.before, b.factor, baselineWords, b.baselineWindow, baselineWords, b.levelFactor],
+      ),
+
+    // The tail alert: the p99 over tail.window above factor x the larger of its means over
+    // tail.baselineWindow centred on the same time of day baselineOffsets earlier, with at least
+    // minSamples requests in the window. Its value is the current p99.
+    local t = l.tail,
+    local tailRegression(x) =
+      local r = lib.tailRecord(x.metric, t.quantile, t.window);
+      local base = baseline(r, t.baselineWindow);
+      alert(
+        'Inferprobe%sTailRegression' % x.name, sev.warning,
+        |||
+          %(r)s
+            > %(f)g * %(base)s
+          and on (target, model, phase)
+            %(count)s >= %(n)d
+        ||| % {
+          r: r, f: t.factor, base: std.strReplace(base, '\n', '\n    '), n: t.minSamples,
+          count: lib.succeeded(okProbes, t.window),
+        },
+        t['for'],
+        '%s p%d of probe requests regressed more than %gx against the same time of day earlier' % [x.what, t.quantile * 100, t.factor],
+        '%s p%d of target {{ $labels.target }}, model {{ $labels.model }} (probes) is {{ $value | humanizeDuration }} over the last %s, more than %gx the larger of its means over the %s around the same time %s earlier.'
+        % [x.what, t.quantile * 100, t.window, t.factor, t.baselineWindow, baselineWords],
+      ),
 
     local budget = 1 - c.goodputObjective,
     // A burn-rate condition: both windows' error ratios above factor x the error budget.

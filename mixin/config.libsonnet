@@ -36,18 +36,27 @@
     ],
 
     // Latency regressions, tuned on the backtest's traffic models (alerts/README.md has the
-    // power table): probes are few, so the alerts judge statistics that hold at the lowest probe
-    // rate they support, 0.2 req/s, where a 20m window holds 240 requests.
+    // power table). Probes are few, so the alerts judge statistics that hold at the lowest probe
+    // rate they support, 0.2 req/s, where a window of 20m holds 240 requests. Every statistic
+    // derives from one recorded rate of each latency histogram over window.
     //
-    // body (critical): the typical request, as the geometric mean of the quartiles over window,
-    // against the same statistic over baselineWindow centred on the same time of day one day and
-    // one week earlier (the larger of the two, so neither a busier yesterday nor a quieter last
-    // week pages). A p99 over 240 requests is about the 3rd-largest: it cannot carry a page.
+    // body (critical): the typical request, as the geometric mean of the quartiles over window
+    // (a p99 over 240 requests is about the 3rd-largest: it cannot carry a page). It pages on a
+    // step: the statistic now against its mean over the `before` preceding the window, more than
+    // factor x the change the same hours showed baselineOffsets earlier (the larger of the two,
+    // each over shapeWindow around the same time of day). Comparing with the same day's recent
+    // past cancels a day that is busier or quieter than the day before; comparing the change
+    // with earlier days' change cancels the daily cycle. It also fires while the statistic is
+    // above levelFactor x the larger of its means over baselineWindow around the same time
+    // baselineOffsets earlier, so that a regression that lasts stays paged once the step is
+    // the recent past.
     // tail (warning): the p99 over an hour, where the hour holds minSamples (so only at about
-    // 0.5 req/s and faster), against the same baselines over tail.baselineWindow.
+    // 0.5 req/s and faster), against its mean over tail.baselineWindow around the same time
+    // baselineOffsets earlier (the larger of the two).
     latency: {
+      window: '20m',
       baselineOffsets: ['1d', '7d'],
-      body: { quantiles: [0.25, 0.5, 0.75], window: '20m', baselineWindow: '2h', factor: 1.25, minSamples: 100 },
+      body: { quantiles: [0.25, 0.5, 0.75], before: '2h', shapeWindow: '1h', factor: 1.2, baselineWindow: '2h', levelFactor: 1.25, minSamples: 100 },
       tail: { quantile: 0.99, window: '1h', baselineWindow: '4h', factor: 1.5, minSamples: 1500, 'for': '10m' },
     },
 

@@ -34,14 +34,23 @@
     'histogram_quantile(%g, sum by (target, model, phase, le) (rate(%s_bucket%s[%s])))' % [q, metric, sel, window],
   ),
 
-  // The geometric mean of metric's qs-quantiles over window: the body of the distribution, a
-  // steadier statistic than any one quantile on few requests.
-  gmeanQuantiles(qs, metric, sel, window)::
-    local mean(form) = 'exp((\n    %s\n  ) / %d)' % [std.join('\n    + ', [form(q) for q in qs]), std.length(qs)];
-    self.nativeOrClassic(
-      mean(function(q) 'ln(histogram_quantile(%g, sum by (target, model, phase) (rate(%s%s[%s]))))' % [q, metric, sel, window]),
-      mean(function(q) 'ln(histogram_quantile(%g, sum by (target, model, phase, le) (rate(%s_bucket%s[%s]))))' % [q, metric, sel, window]),
-    ),
+  // The rate of metric's histogram over window, per target, model and phase: the native
+  // histogram, or the classic buckets (with their le label) where there is no native one. The
+  // latency statistics of the regression alerts all derive from this one recorded rate, so that
+  // each evaluation decodes the window's histograms once, not once per quantile and window.
+  histogramRate(metric, sel, window)::
+    '(\n  sum by (target, model, phase) (rate(%s%s[%s]))\nor on (target, model, phase)\n  sum by (target, model, phase, le) (rate(%s_bucket%s[%s]))\n)' % [metric, sel, window, metric, sel, window],
+
+  // The geometric mean of the qs-quantiles of a recorded histogram rate: the body of the
+  // distribution, a steadier statistic than any one quantile on few requests.
+  gmeanQuantiles(qs, rate)::
+    'exp((\n    %s\n  ) / %d)' % [std.join('\n    + ', ['ln(histogram_quantile(%g, %s))' % [q, rate] for q in qs]), std.length(qs)],
+
+  // The q-quantile over span of a recorded histogram rate over window, span a multiple of window:
+  // the sum of the rates of the consecutive windows that make up span.
+  spanQuantile(q, rate, window, span)::
+    local n = self.seconds(span) / self.seconds(window);
+    'histogram_quantile(%g,\n  %s\n)' % [q, std.join('\n  + ', [rate] + ['%s offset %s' % [rate, self.duration(i * self.seconds(window))] for i in std.range(1, n - 1)])],
 
   // How many requests matching sel succeeded over window: the requests a latency histogram holds.
   // From the counter, not the histogram's count: the same number, without decoding every
@@ -56,6 +65,7 @@
   ],
 
   // Recorded statistics of the latency regression alerts.
+  rateRecord(metric, window):: 'target_model_phase:%s:rate%s' % [metric, window],
   bodyRecord(metric, window):: 'target_model_phase:%s:quartiles_gmean_rate%s' % [metric, window],
   tailRecord(metric, q, window):: 'target_model_phase:%s:p%d_rate%s' % [metric, q * 100, window],
 

@@ -28,9 +28,11 @@ local lib = import 'lib.libsonnet';
         local l = c.latency,
         local probe = m(['phase="probe"']),
         rules: std.flattenArrays([
+          local rate = lib.rateRecord(x.metric, l.window);
           [
-            { record: lib.bodyRecord(x.metric, l.body.window), expr: lib.gmeanQuantiles(l.body.quantiles, x.metric, probe, l.body.window) + '\n' },
-            { record: lib.tailRecord(x.metric, l.tail.quantile, l.tail.window), expr: lib.quantile(l.tail.quantile, x.metric, probe, l.tail.window) + '\n' },
+            { record: rate, expr: lib.histogramRate(x.metric, probe, l.window) + '\n' },
+            { record: lib.bodyRecord(x.metric, l.window), expr: lib.gmeanQuantiles(l.body.quantiles, rate) + '\n' },
+            { record: lib.tailRecord(x.metric, l.tail.quantile, l.tail.window), expr: lib.spanQuantile(l.tail.quantile, rate, l.window, l.tail.window) + '\n' },
           ]
           for x in lib.latencyMetrics
         ]),

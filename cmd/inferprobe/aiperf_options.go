@@ -285,16 +285,16 @@ var aiperfOptions = []aiperfOption{
 	{"Accuracy", "--accuracy-verbose", unsupported, "", whyAccuracy},
 
 	// Multi-Run
-	{"Multi-Run", "--num-profile-runs", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--profile-run-cooldown-seconds", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--num-profile-runs", supported, "num-profile-runs", ""},
+	{"Multi-Run", "--profile-run-cooldown-seconds", supported, "profile-run-cooldown-seconds", ""},
 	{"Multi-Run", "--confidence-level", supported, "confidence-level", ""},
-	{"Multi-Run", "--profile-run-disable-warmup-after-first --no-profile-run-disable-warmup-after-first", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--set-consistent-seed --no-set-consistent-seed", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--vary-seed-per-trial --no-vary-seed-per-trial", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--convergence-metric", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--convergence-stat", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--convergence-threshold", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--convergence-mode", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--profile-run-disable-warmup-after-first --no-profile-run-disable-warmup-after-first", supported, "profile-run-disable-warmup-after-first", ""},
+	{"Multi-Run", "--set-consistent-seed --no-set-consistent-seed", supported, "set-consistent-seed", ""},
+	{"Multi-Run", "--vary-seed-per-trial --no-vary-seed-per-trial", supported, "vary-seed-per-trial", ""},
+	{"Multi-Run", "--convergence-metric", supported, "convergence-metric", ""},
+	{"Multi-Run", "--convergence-stat", supported, "convergence-stat", ""},
+	{"Multi-Run", "--convergence-threshold", supported, "convergence-threshold", ""},
+	{"Multi-Run", "--convergence-mode", supported, "convergence-mode", ""},
 	{"Multi-Run", "--parameter-sweep-cooldown-seconds", unsupported, "", whyMultiRun},
 	{"Multi-Run", "--parameter-sweep-same-seed --no-parameter-sweep-same-seed", supported, "parameter-sweep-same-seed", ""},
 	{"Multi-Run", "--parameter-sweep-mode", unsupported, "", whyMultiRun},
@@ -396,7 +396,7 @@ const (
 	whyNetworkLatency    = "bench does not subtract network latency; run it next to the server, or compare with a run against the built-in simulator (inferprobe simulate)"
 	whyWarmupPhase       = "the warmup is sent at the run's own load; its length is --warmup-request-count"
 	whyAccuracy          = "bench measures performance, not accuracy; use an evaluation harness (e.g. lm-evaluation-harness)"
-	whyMultiRun          = "bench runs one benchmark; run it once per setting or trial (a shell loop), and compare runs with --compare"
+	whyMultiRun          = "bench sweeps --concurrency and --request-rate lists and repeats one run with --num-profile-runs; for other sweeps or a search, run it once per setting (a shell loop) and compare runs with --compare"
 	whyTelemetryExport   = "bench uploads nothing; its artifacts are files in --output-artifact-dir, and inferprobe serve's metrics are Prometheus series"
 )
 

@@ -151,6 +151,10 @@ func sampleValue(flag string) string {
 		return "simple"
 	case "connection-reuse-strategy":
 		return "never"
+	case "convergence-stat":
+		return "p99"
+	case "convergence-mode":
+		return "cv"
 	case "extra-inputs":
 		return "k:v"
 	case "header":

@@ -63,6 +63,12 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if !(f.confidenceLevel > 0 && f.confidenceLevel < 1) {
 		return usage("--confidence-level %g: must be a fraction between 0 and 1, such as 0.95", f.confidenceLevel)
 	}
+	if err := f.multi.check(f); err != nil {
+		return usage("%v", err)
+	}
+	for _, n := range f.multi.notes(f) {
+		fmt.Fprintf(stderr, "inferprobe bench: note: %s\n", n)
+	}
 	rules, err := export.ParseRules(f.compareFail)
 	if err != nil {
 		return usage("--compare-fail %v", err)
@@ -98,19 +104,18 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if sweep && f.saveScenario != "" {
 		return usage("--save-scenario writes one run as a burst, not a sweep: give one --concurrency or --request-rate")
 	}
-	// Every point is planned before anything is sent, so that a bad value
-	// in a list fails at once, not after the points before it ran.
-	seed, args, base := f.seed, f.args, f.artifactDir
-	runs := make([]benchRun, len(points))
-	for i, pt := range points {
-		f.apply(pt, i, seed, args)
-		if runs[i], err = f.planRun(stderr, i == 0); err != nil {
-			return exitUsage // planRun said why
-		}
-		if base == "" {
-			base = defaultArtifactDir(f) // a sweep's is named after its first point, as AIPerf's
-		}
-		runs[i].point, runs[i].dir = pt, pointDir(base, pt)
+	// Every point or run is planned before anything is sent, so that a bad
+	// value in a list fails at once, not after the points before it ran.
+	var runs []benchRun
+	base := f.artifactDir
+	if f.multi.runs > 1 {
+		base = cmp.Or(base, defaultArtifactDir(f))
+		runs, err = f.planTrials(stderr, base)
+	} else {
+		runs, base, err = f.planPoints(stderr, points)
+	}
+	if err != nil {
+		return exitUsage // planRun said why
 	}
 	if f.shard != "" && f.artifactDir == "" {
 		runs[0].dir = defaultShardDir(runs[0].dir, runs[0].shard)
@@ -155,7 +160,10 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	b := &bencher{stdout: stdout, stderr: stderr, term: term, console: console, runLog: runLog,
 		f: f, exec: p, sigs: sigs, mode: progressMode(f.progress, term), opts: opts,
 		baseline: baseline, baselineSamples: baselineSamples, rules: rules, gpu: telemetry != nil}
-	if !sweep {
+	switch {
+	case f.multi.runs > 1:
+		return b.multiRun(runs, base)
+	case !sweep:
 		code, _ := b.run(runs[0])
 		return code
 	}

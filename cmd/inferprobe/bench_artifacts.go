@@ -16,15 +16,15 @@ import (
 )
 
 // exportConfig is the run's configuration for the artifacts, from the
-// scenario it runs (cfg) and limit the length it was given; it never
-// carries the API key.
-func (f *benchFlags) exportConfig(limit prober.Limit, cfg *scenarios.Config) export.Config {
+// scenario it runs (cfg), limit the length it was given and warmup its
+// warmup's; it never carries the API key.
+func (f *benchFlags) exportConfig(limit, warmup prober.Limit, cfg *scenarios.Config) export.Config {
 	probe := cfg.Probes["bench"]
 	target := cfg.Targets[probe.Target]
 	base, _ := f.targetURL() // validated before the run
 	c := export.Config{
 		Model: target.Model, EndpointType: f.endpointType, Streaming: f.streaming, URL: base, Seed: cfg.Global.Seed,
-		ExtraInputs: probe.Params, Tokenizer: target.Tokenizer, WarmupRequests: f.warmupRequests,
+		ExtraInputs: probe.Params, Tokenizer: target.Tokenizer, WarmupRequests: int(warmup.Requests),
 		RequestCount: int(limit.Requests), Duration: limit.Duration.Seconds(), Command: repeatCommand(f.args),
 		FixedSchedule: f.replays(), ServerMetrics: f.server.exportConfig(),
 	}

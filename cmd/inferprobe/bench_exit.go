@@ -21,7 +21,7 @@ const (
 const exitCodesHelp = "Exit status: 0 success; 1 could not run (workers, artifacts, an internal error); 2 bad flags, nothing sent; " +
 	"3 a --compare-fail rule failed (past its bound and, with the baseline's per-request records, a significant change); 4 every request failed; 5 failures passed --failed-request-threshold; " +
 	"6 (bench merge) a shard is missing or did not finish, the merged report is partial; " +
-	"130 interrupted (SIGINT/SIGTERM). A sweep exits with its first point's non-zero status, 130 if interrupted."
+	"130 interrupted (SIGINT/SIGTERM). A sweep or --num-profile-runs exits with its first point's or run's non-zero status, 130 if interrupted."
 
 // runStatus is the exit status of one finished run and, when it is not
 // success, why, briefly (a sweep's summary lists it); finite.Verdict

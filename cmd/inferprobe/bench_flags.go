@@ -55,6 +55,7 @@ type benchFlags struct {
 	aiperf                                       // AIPerf's options beyond these (bench_flags_aiperf.go)
 	sweepFlags                                   // --concurrency and --request-rate lists (bench_sweep.go)
 	shardFlags                                   // --shard and --start-at (bench_shard.go)
+	multi                    multiRunFlags       // --num-profile-runs and its companions (bench_multirun.go)
 	load                     *loadFlags          // AIPerf's load, warmup, cancellation and trace options (bench_flags_load.go)
 	server                   *serverMetricsFlags // the server's own metrics (bench_flags_servermetrics.go)
 	// args are the command-line arguments, for the command that repeats the
@@ -108,7 +109,8 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("save-scenario", "Also write the run as on-demand burst bench in a scenario file for inferprobe serve.").StringVar(&f.saveScenario)
 	flag("compare", "Baseline to print changes against: an earlier run's profile_export_aiperf.json (inferprobe's or AIPerf's), an older inferprobe's profile_export_inferprobe.json, or the run directory holding one. With its profile_export.jsonl beside it, each change is tested on both runs' requests and marked ~ when not significant at --confidence-level (Holm-corrected; docs/metrics.md).").StringVar(&f.compare)
 	flag("compare-fail", `Regression rule for --compare, repeatable: METRIC[.STAT]>N% fails when the value rose by more than N% over the baseline, METRIC[.STAT]<-N% when it fell by more than N%, METRIC[.STAT]>V (no %) when it is above V. STAT is avg (default), min, max, std or p1…p99; units are the JSON's (ms, tokens/sec). E.g. "time_to_first_token.p99>10%" "output_token_throughput<-5%". A failed rule exits 3; a tested change must also be significant to fail it.`).StringsVar(&f.compareFail)
-	flag("confidence-level", "Confidence level of the report's intervals (every mean, percentile and throughput has one) and of --compare's tests, from 0 to 1: 0.95 means a 95% interval and a 5% significance level; see docs/metrics.md. AIPerf applies it to intervals across --num-profile-runs runs, which bench does not have; bench's intervals are within the one run.").Default("0.95").Float64Var(&f.confidenceLevel)
+	flag("confidence-level", "Confidence level of the report's intervals (every mean, percentile and throughput has one) and of --compare's tests, from 0 to 1: 0.95 means a 95% interval and a 5% significance level; see docs/metrics.md. With --num-profile-runs, also the level of the t intervals across the runs.").Default("0.95").Float64Var(&f.confidenceLevel)
+	f.addMultiRunFlags(flag)
 	f.addShardFlags(flag)
 	f.load = addLoadFlags(f, flag)
 	f.workload = addWorkloadFlags(flag, f.set)

@@ -51,6 +51,9 @@ func (f *benchFlags) planRun(stderr io.Writer, notes bool) (benchRun, error) {
 		sc.usage(stderr, err)
 		return benchRun{}, err
 	}
+	if f.multi.skipWarmup {
+		warmup = prober.Limit{}
+	}
 	shard, startAt, sharded, err := f.shardSpec()
 	if err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)
@@ -68,6 +71,6 @@ func (f *benchFlags) planRun(stderr io.Writer, notes bool) (benchRun, error) {
 		return benchRun{}, err
 	}
 	a := sc.cfg.Probes["bench"].Arrival
-	return benchRun{sc: sc, plan: plan, config: f.exportConfig(plan.Limit, sc.cfg), seed: f.seed,
+	return benchRun{sc: sc, plan: plan, config: f.exportConfig(plan.Limit, warmup, sc.cfg), seed: f.seed,
 		floor: finite.ThresholdFloor(max(a.Concurrency, a.MaxConcurrency)), shard: shard, sharded: sharded}, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -140,7 +141,7 @@ func (f *benchFlags) sweepPoints() []sweepPoint {
 			}
 			if r > 0 {
 				p.params = append(p.params, export.SweepParam{Name: "rate", Value: r})
-				dirs = append(dirs, "rate_"+pythonFloat(r))
+				dirs = append(dirs, "rate_"+export.PythonFloat(r))
 			}
 			p.dir = strings.Join(dirs, "__")
 			points = append(points, p)
@@ -151,16 +152,6 @@ func (f *benchFlags) sweepPoints() []sweepPoint {
 
 // label is the point as "concurrency=4".
 func (p sweepPoint) label() string { return export.SweepPoint{Params: p.params}.Label() }
-
-// pythonFloat spells v as Python's str(float) does (5 → 5.0), as AIPerf's
-// directory names have it: rate_5.0.
-func pythonFloat(v float64) string {
-	s := strconv.FormatFloat(v, 'f', -1, 64)
-	if !strings.ContainsAny(s, ".eE") {
-		s += ".0"
-	}
-	return s
-}
 
 // apply makes the flags describe point i of the sweep run by args. Each
 // point after the first draws from seed + i, as AIPerf's sweeps do by
@@ -212,6 +203,27 @@ func pointArgs(args []string, values map[string]string, p sweepPoint) []string {
 		out = append(out, "--random-seed", values["--random-seed"])
 	}
 	return out
+}
+
+// planPoints plans the points of a sweep (or the one run) and returns them
+// with the sweep's directory: --artifact-dir, or AIPerf's name of the first
+// point's run. Its errors have been printed.
+func (f *benchFlags) planPoints(stderr io.Writer, points []sweepPoint) ([]benchRun, string, error) {
+	seed, args, base := f.seed, f.args, f.artifactDir
+	runs := make([]benchRun, len(points))
+	for i, pt := range points {
+		f.apply(pt, i, seed, args)
+		r, err := f.planRun(stderr, i == 0)
+		if err != nil {
+			return nil, "", err
+		}
+		if base == "" {
+			base = defaultArtifactDir(f) // a sweep's is named after its first point, as AIPerf's
+		}
+		r.point, r.dir = pt, pointDir(base, pt)
+		runs[i] = r
+	}
+	return runs, base, nil
 }
 
 // pointDir is where point p's artifacts go under the sweep's directory.

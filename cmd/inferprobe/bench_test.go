@@ -182,7 +182,7 @@ func TestExportConfigInputFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := f.exportConfig(plan.Limit, sc.cfg)
+		c := f.exportConfig(plan.Limit, prober.Limit{}, sc.cfg)
 		// AIPerf's input_config names a file dataset "file", with AIPerf's
 		// name of its format.
 		if c.Dataset != "file" || c.DatasetPath != file || c.DatasetFormat != "single_turn" {

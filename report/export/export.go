@@ -85,6 +85,10 @@ type Config struct {
 	WarmupRequests int
 	// Command repeats the run (without secrets).
 	Command string
+	// Trial is the run's index (from 0) among the runs of a multi-run, and
+	// RunLabel its label there (run_0001); "" for a single run.
+	Trial    int
+	RunLabel string
 	// ServerMetrics is how the server's metrics were to be read.
 	ServerMetrics ServerMetricsConfig
 }
@@ -187,6 +191,16 @@ func sloConfig(s report.SLO) obj {
 	return out
 }
 
+// runInfo is AIPerf's run_info: the run's identity, its seed, its trial
+// and, in a multi-run, its label, and the command that repeats it.
+func (c Config) runInfo(id string) obj {
+	info := obj{{"benchmark_id", id}, {"random_seed", c.Seed}, {"trial", c.Trial}}
+	if c.RunLabel != "" {
+		info = append(info, kv{"run_label", c.RunLabel})
+	}
+	return append(info, kv{"cli_command", c.Command})
+}
+
 // metric is one metric of AIPerf's layout: its tag, its display name
 // (AIPerf's header), a unit, and either a distribution or a single value.
 type metric struct {
@@ -215,37 +229,55 @@ func scaled(st stats.Stats, k float64) *stats.Stats {
 	return &s
 }
 
-// distributions are the per-request metrics AIPerf reports with statistics,
-// under its tags and headers; those without samples are left out, as AIPerf
-// leaves out metrics that do not apply.
-func distributions(s report.Summary) []metric {
-	all := []metric{
-		{Tag: "time_to_first_token", Name: "Time to First Token", Unit: "ms", Stats: scaled(s.TTFT, ms)},
-		{Tag: "time_to_first_output_token", Name: "Time to First Output Token", Unit: "ms", Stats: scaled(s.TTFOT, ms)},
-		{Tag: "time_to_second_token", Name: "Time to Second Token", Unit: "ms", Stats: scaled(s.TTST, ms)},
-		{Tag: "request_latency", Name: "Request Latency", Unit: "ms", Stats: scaled(s.Latency, ms)},
-		{Tag: "decode_duration", Name: "Decode Duration", Unit: "ms", Stats: scaled(s.DecodeDuration, ms)},
-		{Tag: "inter_token_latency", Name: "Inter Token Latency", Unit: "ms", Stats: scaled(s.ITL, ms)},
-		{Tag: "inter_chunk_latency", Name: "Inter Chunk Latency", Unit: "ms", Stats: scaled(s.InterChunk, ms)},
-		{Tag: "output_token_throughput_per_user", Name: "Output Token Throughput Per User", Unit: "tokens/sec/user", Stats: scaled(s.OutputTokenThroughputPerUser, 1)},
-		{Tag: "e2e_output_token_throughput", Name: "E2E Output Token Throughput", Unit: "tokens/sec/user", Stats: scaled(s.E2EOutputThroughput, 1)},
-		{Tag: "prefill_throughput_per_user", Name: "Prefill Throughput Per User", Unit: "tokens/sec/user", Stats: scaled(s.PrefillThroughputPerUser, 1)},
-		{Tag: "output_sequence_length", Name: "Output Sequence Length", Unit: "tokens", Stats: scaled(s.OutputTokens, 1)},
-		{Tag: "input_sequence_length", Name: "Input Sequence Length", Unit: "tokens", Stats: scaled(s.InputTokens, 1)},
-		{Tag: "output_token_count", Name: "Output Token Count", Unit: "tokens", Stats: scaled(s.OutputTokenCount, 1)},
-		{Tag: "reasoning_token_count", Name: "Reasoning Token Count", Unit: "tokens", Stats: scaled(s.ReasoningTokens, 1)},
-		{Tag: "usage_prompt_tokens", Name: "Usage Prompt Tokens", Unit: "tokens", Stats: scaled(s.UsagePromptTokens, 1)},
-		{Tag: "usage_completion_tokens", Name: "Usage Completion Tokens", Unit: "tokens", Stats: scaled(s.UsageCompletionTokens, 1)},
-		{Tag: "usage_total_tokens", Name: "Usage Total Tokens", Unit: "tokens", Stats: scaled(s.UsageTotalTokens, 1)},
-		{Tag: "usage_prompt_tokens_diff_pct", Name: "Usage Prompt Diff %", Unit: "%", Stats: scaled(s.UsagePromptDiffPct, 1)},
-		{Tag: "usage_completion_tokens_diff_pct", Name: "Usage Completion Diff %", Unit: "%", Stats: scaled(s.UsageCompletionDiffPct, 1)},
-		{Tag: "osl_mismatch_diff_pct", Name: "OSL Mismatch Diff %", Unit: "%", Stats: scaled(s.OSLMismatchDiffPct, 1)},
-		{Tag: "credit_to_start_latency", Name: "Credit-to-Start Latency", Unit: "ms", Stats: scaled(s.CreditToStart, ms)},
+// distributionTable is every per-request metric AIPerf reports with
+// statistics, under its tag and header, in its order, with the summary's
+// samples of it and their scale to AIPerf's unit.
+var distributionTable = []struct {
+	tag, name, unit string
+	scale           float64
+	of              func(*report.Summary) stats.Stats
+}{
+	{"time_to_first_token", "Time to First Token", "ms", ms, func(s *report.Summary) stats.Stats { return s.TTFT }},
+	{"time_to_first_output_token", "Time to First Output Token", "ms", ms, func(s *report.Summary) stats.Stats { return s.TTFOT }},
+	{"time_to_second_token", "Time to Second Token", "ms", ms, func(s *report.Summary) stats.Stats { return s.TTST }},
+	{"request_latency", "Request Latency", "ms", ms, func(s *report.Summary) stats.Stats { return s.Latency }},
+	{"decode_duration", "Decode Duration", "ms", ms, func(s *report.Summary) stats.Stats { return s.DecodeDuration }},
+	{"inter_token_latency", "Inter Token Latency", "ms", ms, func(s *report.Summary) stats.Stats { return s.ITL }},
+	{"inter_chunk_latency", "Inter Chunk Latency", "ms", ms, func(s *report.Summary) stats.Stats { return s.InterChunk }},
+	{"output_token_throughput_per_user", "Output Token Throughput Per User", "tokens/sec/user", 1, func(s *report.Summary) stats.Stats { return s.OutputTokenThroughputPerUser }},
+	{"e2e_output_token_throughput", "E2E Output Token Throughput", "tokens/sec/user", 1, func(s *report.Summary) stats.Stats { return s.E2EOutputThroughput }},
+	{"prefill_throughput_per_user", "Prefill Throughput Per User", "tokens/sec/user", 1, func(s *report.Summary) stats.Stats { return s.PrefillThroughputPerUser }},
+	{"output_sequence_length", "Output Sequence Length", "tokens", 1, func(s *report.Summary) stats.Stats { return s.OutputTokens }},
+	{"input_sequence_length", "Input Sequence Length", "tokens", 1, func(s *report.Summary) stats.Stats { return s.InputTokens }},
+	{"output_token_count", "Output Token Count", "tokens", 1, func(s *report.Summary) stats.Stats { return s.OutputTokenCount }},
+	{"reasoning_token_count", "Reasoning Token Count", "tokens", 1, func(s *report.Summary) stats.Stats { return s.ReasoningTokens }},
+	{"usage_prompt_tokens", "Usage Prompt Tokens", "tokens", 1, func(s *report.Summary) stats.Stats { return s.UsagePromptTokens }},
+	{"usage_completion_tokens", "Usage Completion Tokens", "tokens", 1, func(s *report.Summary) stats.Stats { return s.UsageCompletionTokens }},
+	{"usage_total_tokens", "Usage Total Tokens", "tokens", 1, func(s *report.Summary) stats.Stats { return s.UsageTotalTokens }},
+	{"usage_prompt_tokens_diff_pct", "Usage Prompt Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.UsagePromptDiffPct }},
+	{"usage_completion_tokens_diff_pct", "Usage Completion Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.UsageCompletionDiffPct }},
+	{"osl_mismatch_diff_pct", "OSL Mismatch Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.OSLMismatchDiffPct }},
+	{"credit_to_start_latency", "Credit-to-Start Latency", "ms", ms, func(s *report.Summary) stats.Stats { return s.CreditToStart }},
+}
+
+// perRequest says tag is a per-request metric, one of distributionTable.
+func perRequest(tag string) bool {
+	for _, d := range distributionTable {
+		if d.tag == tag {
+			return true
+		}
 	}
-	out := all[:0]
-	for _, m := range all {
-		if m.Stats != nil {
-			out = append(out, m)
+	return false
+}
+
+// distributions are the run's per-request metrics (distributionTable);
+// those without samples are left out, as AIPerf leaves out metrics that do
+// not apply.
+func distributions(s report.Summary) []metric {
+	var out []metric
+	for _, d := range distributionTable {
+		if st := scaled(d.of(&s), d.scale); st != nil {
+			out = append(out, metric{Tag: d.tag, Name: d.name, Unit: d.unit, Stats: st})
 		}
 	}
 	return out
@@ -428,7 +460,7 @@ func JSON(r Run) ([]byte, error) {
 			{"endpoints", obj{}}, {"error_summary", []obj{}},
 		}},
 		kv{"input_config", r.Config.inputConfig(r.SLO, r.GPUTelemetry)},
-		kv{"run_info", obj{{"benchmark_id", id}, {"random_seed", r.Config.Seed}, {"trial", 0}, {"cli_command", r.Config.Command}}},
+		kv{"run_info", r.Config.runInfo(id)},
 		kv{"was_cancelled", r.Interrupted},
 		kv{"is_complete", !r.Interrupted},
 		kv{"error_summary", errs},

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/inferprobe/inferprobe/alerts/backtest/traffic"
 )
 
 // Summary is one run's outcome, as the power table file keeps it.
@@ -89,27 +91,33 @@ var columns = []column{
 	{"errors 10 %: critical ≤ 10m", "errors", 0.1, "critical", 10 * time.Minute},
 }
 
-// Table renders summaries as the markdown table of alerts/README.md: a row per probe rate and
-// traffic model, the false firings on the unchanged server and, per regression, how many of the
-// injections an alert followed within the target's time, with the median delay.
+// Table renders summaries as the markdown table of alerts/README.md: a row per probe rate,
+// traffic model and kind of Prometheus, the false firings on the unchanged server and, per
+// regression, how many of the injections an alert followed within the target's time, with the
+// median delay. Rows of the held-out models come after the tuning models' at each rate.
 func Table(summaries []Summary) string {
 	type key struct {
-		rate  float64
-		model string
+		rate    float64
+		heldOut bool
+		model   string
+		classic bool
+	}
+	heldOut := map[string]bool{}
+	for _, s := range traffic.HeldOut() {
+		heldOut[s.Name] = true
 	}
 	rows := map[key][]Summary{}
 	for _, s := range summaries {
-		if s.ClassicOnly {
-			continue
-		}
-		k := key{s.Rate, s.Model}
+		k := key{s.Rate, heldOut[s.Model], s.Model, s.ClassicOnly}
 		rows[k] = append(rows[k], s)
 	}
 	keys := make([]key, 0, len(rows))
 	for k := range rows {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b key) int { return cmp.Or(cmp.Compare(a.rate, b.rate), cmp.Compare(a.model, b.model)) })
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.rate, b.rate), compareBool(a.heldOut, b.heldOut), cmp.Compare(a.model, b.model), compareBool(a.classic, b.classic))
+	})
 
 	var b strings.Builder
 	b.WriteString("| probes/s | model | false critical / warning (days judged) |")
@@ -120,13 +128,30 @@ func Table(summaries []Summary) string {
 	b.WriteString(strings.Repeat("---|", len(columns)))
 	b.WriteString("\n")
 	for _, k := range keys {
-		fmt.Fprintf(&b, "| %g | %s | %s |", k.rate, k.model, falseCell(rows[k]))
+		model := k.model
+		if k.heldOut {
+			model += " (held out)"
+		}
+		if k.classic {
+			model += ", classic buckets only"
+		}
+		fmt.Fprintf(&b, "| %g | %s | %s |", k.rate, model, falseCell(rows[k]))
 		for _, c := range columns {
 			b.WriteString(" " + delayCell(rows[k], c) + " |")
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 func falseCell(runs []Summary) string {

@@ -42,3 +42,36 @@ func Models() []Server {
 		},
 	}
 }
+
+// HeldOut are servers the shipped rules were not tuned on, each unlike the tuning models in a
+// way that is hard on the rules: a second mode of long prompts, a wider body with a heavier
+// tail, day-to-day jitter of up to 25 % and a steeper daily cycle. The power table's held-out
+// rows show whether what the rules were tuned to see holds on traffic they have not seen.
+func HeldOut() []Server {
+	return []Server{
+		{
+			// Chat with a share of long-document prompts: 30 % of requests take 4x the TTFT,
+			// an exponential tail on up to 5 %, and three short bursts of queueing a day.
+			Name:       "bimodal",
+			TTFTMedian: 120 * time.Millisecond, TTFTSigma: 0.35, TTFTLoad: 0.5,
+			LongShare: 0.3, LongFactor: 4,
+			TailShare: 0.05, TailMean: 800 * time.Millisecond,
+			ITLMedian: 30 * time.Millisecond, ITLSigma: 0.25, ITLLoad: 0.4, OutputTokens: 200,
+			ErrorRatio: 0.002,
+			PeakHour:   9, WeekendLoad: 0.4, DayJitter: 0.25,
+			BurstsPerDay: 3, BurstLength: 120 * time.Second, BurstFactor: 2,
+			TTFTSLO: 5 * time.Second, ITLSLO: 200 * time.Millisecond,
+		},
+		{
+			// A large model near saturation at its peak: the median TTFT doubles between night
+			// and peak, a wide body (sigma 0.6) and a Pareto tail of shape 1.2 on 4 %.
+			Name:       "saturating",
+			TTFTMedian: time.Second, TTFTSigma: 0.6, TTFTLoad: 1,
+			TailShare: 0.04, TailMean: 4 * time.Second, TailShape: 1.2,
+			ITLMedian: 60 * time.Millisecond, ITLSigma: 0.35, ITLLoad: 0.6, OutputTokens: 300,
+			ErrorRatio: 0.001,
+			PeakHour:   18, WeekendLoad: 0.7, DayJitter: 0.2,
+			TTFTSLO: 30 * time.Second, ITLSLO: time.Second,
+		},
+	}
+}

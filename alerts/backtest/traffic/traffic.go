@@ -25,6 +25,11 @@ type Server struct {
 	TTFTSigma  float64
 	TTFTLoad   float64
 
+	// Long prompts: a share LongShare of requests has LongFactor x the TTFT of the body, a
+	// second mode (0: none).
+	LongShare  float64
+	LongFactor float64
+
 	// The queueing tail: a request waits in the queue for an extra delay with probability
 	// TailShare at full load (a third of it at no load). The delay has mean TailMean, and is
 	// exponential when TailShape is 0, else Pareto with that shape (heavier as it nears 1).
@@ -162,11 +167,18 @@ func (s Server) request(rng *rand.Rand, t time.Time, bursts []span, days []float
 	outDraw := math.Exp(rng.NormFloat64() * 0.5)
 	errDraw := rng.Float64()
 	errLatency := time.Duration((0.02 + 2*rng.Float64()) * float64(time.Second))
+	long := false
+	if s.LongShare > 0 { // drawn only by models that have long prompts, so the others' draws stay as they were
+		long = rng.Float64() < s.LongShare
+	}
 
 	if errDraw < errRatio {
 		return backtest.Probe{Time: t.Add(errLatency), Latency: errLatency}, true
 	}
 	ttft := float64(s.TTFTMedian) * (1 + s.TTFTLoad*load) * body
+	if long {
+		ttft *= s.LongFactor
+	}
 	if tailDraw < s.TailShare*(1+2*load)/3*tailScale {
 		ttft += min(s.tailDelay(tailSize)*tailScale, float64(maxTail))
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -22,11 +23,12 @@ import (
 func main() {
 	app := kingpin.New("alert-power", "Measure the false firings of a rule file on a simulated unchanged server, or its delay to detect a regression injected every 10 hours.")
 	var names []string
-	for _, s := range traffic.Models() {
+	servers := append(traffic.Models(), traffic.HeldOut()...)
+	for _, s := range servers {
 		names = append(names, s.Name)
 	}
 	rules := app.Flag("rules", "Prometheus rule file.").Required().ExistingFile()
-	model := app.Flag("model", "Traffic model.").Default("queueing").Enum(names...)
+	model := app.Flag("model", "Traffic model: a tuning model or a held-out one.").Default("queueing").Enum(names...)
 	rate := app.Flag("rate", "Probes a second.").Default("1").Float64()
 	kind := app.Flag("regression", "Regression to inject; none for an unchanged server.").Default("none").Enum("none", string(traffic.Slower), string(traffic.TTFTOnly), string(traffic.ITLOnly), string(traffic.TailOnly), string(traffic.Errors), string(traffic.Silent))
 	factor := app.Flag("factor", "How much slower (slower, ttft, itl), how much more tail (tail), or the error ratio (errors).").Default("1.3").Float64()
@@ -35,9 +37,14 @@ func main() {
 	seed := app.Flag("seed", "Seed of the traffic.").Default("1").Uint64()
 	classic := app.Flag("classic-only", "Ingest the classic buckets only, as a Prometheus without native histograms.").Bool()
 	kingpin.MustParse(app.Parse(os.Args[1:]))
+	if os.Getenv("GOGC") == "" {
+		// A run's heap stays under 100 MB while it allocates gigabytes: collecting at 5x the live
+		// heap instead of 2x took 12 % less CPU over the same 12 simulated hours (10.5 s, 12.0 s).
+		debug.SetGCPercent(400)
+	}
 
 	var srv traffic.Server
-	for _, s := range traffic.Models() {
+	for _, s := range servers {
 		if s.Name == *model {
 			srv = s
 		}

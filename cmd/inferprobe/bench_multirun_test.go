@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestMultiRunFlagsRefused: each multi-run flag's bad value, and each
+// combination a multi-run cannot be, is a flag error (exit 2) naming the
+// flag and the value, before anything is sent.
+func TestMultiRunFlagsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--num-profile-runs", "0"}, "--num-profile-runs 0: must be from 1 to 10"},
+		{[]string{"--num-profile-runs", "11"}, "--num-profile-runs 11: must be from 1 to 10"},
+		{[]string{"--num-profile-runs", "3", "--profile-run-cooldown-seconds=-1"}, "--profile-run-cooldown-seconds -1: must be from 0 to 86400"},
+		{[]string{"--num-profile-runs", "3", "--convergence-metric", "time_to_first_token", "--convergence-threshold", "1.5"}, "--convergence-threshold 1.5: must be between 0 and 1"},
+		{[]string{"--convergence-metric", "time_to_first_token"}, "--convergence-metric needs --num-profile-runs of at least 2"},
+		{[]string{"--num-profile-runs", "3", "--convergence-metric", "time_to_frist_token"}, `--convergence-metric "time_to_frist_token": not a metric of profile_export_aiperf.json`},
+		{[]string{"--num-profile-runs", "3", "--convergence-metric", "request_throughput", "--convergence-mode", "distribution"}, "--convergence-mode distribution compares per-request values, and request_throughput is a run-wide value"},
+		{[]string{"--num-profile-runs", "3", "--convergence-metric", "request_throughput", "--convergence-stat", "p99"}, "--convergence-stat p99: request_throughput is a run-wide value"},
+		{[]string{"--num-profile-runs", "3", "--concurrency", "1,4"}, "--num-profile-runs repeats one run, not a sweep"},
+		{[]string{"--num-profile-runs", "3", "--shard", "0/2"}, "--shard splits one run across machines"},
+		{[]string{"--num-profile-runs", "3", "--compare", "base.json"}, "--compare compares one run with a baseline"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runBench(nil, &stdout, &stderr, parseBench(t, append([]string{"--model", "m"}, tc.args...)...), nil, nil)
+		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+}
+
+// TestMultiRunChoices: --convergence-mode and --convergence-stat take
+// AIPerf's spellings, in any case, and refuse others at parse time.
+func TestMultiRunChoices(t *testing.T) {
+	f := parseBench(t, "--model", "m", "--convergence-mode", "CI_WIDTH", "--convergence-stat", "P99")
+	if f.multi.convergenceMode != "ci-width" || f.multi.convergenceStat != "p99" {
+		t.Errorf("mode %q, stat %q; want ci-width and p99", f.multi.convergenceMode, f.multi.convergenceStat)
+	}
+	app, _ := benchApp()
+	if _, err := app.Parse([]string{"bench", "--model", "m", "--convergence-mode", "ks"}); err == nil || !strings.Contains(err.Error(), "want one of ci-width, cv, distribution") {
+		t.Errorf("--convergence-mode ks: %v, want the modes listed", err)
+	}
+}
+
+// TestTrialSeed: --vary-seed-per-trial derives AIPerf 0.13's seeds
+// (aiperf.common.random_generator.derive_variation_seed(1, "base:trial:N")
+// gives these), and the other settings give each run --random-seed's, or a
+// fresh one without a seed and with --no-set-consistent-seed.
+func TestTrialSeed(t *testing.T) {
+	want := []uint64{7751795894126104398, 2188387355320234947, 5001448474966377943}
+	for i, w := range want {
+		if got := trialSeed(1, i); got != w {
+			t.Errorf("trialSeed(1, %d) = %d, want AIPerf's %d", i, got, w)
+		}
+	}
+	m := multiRunFlags{runs: 3, consistentSeed: true}
+	if got := m.seeds(7, false); !slices.Equal(got, []uint64{7, 7, 7}) {
+		t.Errorf("consistent seeds %v, want 7 for every run", got)
+	}
+	m.varySeed = true
+	if got := m.seeds(1, true); !slices.Equal(got, want) {
+		t.Errorf("varied seeds %v, want %v", got, want)
+	}
+	m.varySeed, m.consistentSeed = false, false
+	if got := m.seeds(7, true); !slices.Equal(got, []uint64{7, 7, 7}) {
+		t.Errorf("a given --random-seed gave %v, want it for every run", got)
+	}
+	if got := m.seeds(7, false); got[0] == got[1] && got[1] == got[2] {
+		t.Errorf("--no-set-consistent-seed without a seed gave %v, want a seed per run", got)
+	}
+}
+
+// TestTrialArgs: the command that repeats one run of a multi-run has no
+// multi-run flag, the run's seed, and no warmup when the run had none.
+func TestTrialArgs(t *testing.T) {
+	args := []string{"bench", "--model", "m", "--num-profile-runs", "3", "--random-seed=5", "--set-consistent-seed",
+		"--no-profile-run-disable-warmup-after-first", "--convergence-metric", "time_to_first_token", "--warmup-request-count", "4",
+		"--profile-run-cooldown-seconds=2", "--request-count", "10"}
+	got := strings.Join(trialArgs(args, 9, true), " ")
+	if want := "bench --model m --warmup-request-count 4 --request-count 10 --random-seed 9"; got != want {
+		t.Errorf("with warmup: %q, want %q", got, want)
+	}
+	got = strings.Join(trialArgs(args, 9, false), " ")
+	if want := "bench --model m --request-count 10 --random-seed 9"; got != want {
+		t.Errorf("without warmup: %q, want %q", got, want)
+	}
+}
+
+// TestPlanTrials: the runs go in profile_runs/run_NNNN under the
+// artifact directory, each labelled with its trial, and the warmup goes
+// before the first only, unless asked for before every run; the flags
+// describe the whole multi-run again afterwards.
+func TestPlanTrials(t *testing.T) {
+	for _, every := range []bool{false, true} {
+		args := []string{"--model", "m", "--num-profile-runs", "3", "--warmup-request-count", "4", "--request-count", "5"}
+		if every {
+			args = append(args, "--no-profile-run-disable-warmup-after-first")
+		}
+		f := parseBench(t, args...)
+		given := slices.Clone(f.args)
+		var stderr bytes.Buffer
+		runs, err := f.planTrials(&stderr, "out")
+		if err != nil {
+			t.Fatalf("%v: %v", err, stderr.String())
+		}
+		if !slices.Equal(f.args, given) || f.multi.skipWarmup {
+			t.Errorf("after planning, the flags describe %q (skip warmup %v), not the multi-run %q", f.args, f.multi.skipWarmup, given)
+		}
+		for i, r := range runs {
+			label := []string{"run_0001", "run_0002", "run_0003"}[i]
+			warm := i == 0 || every
+			if r.dir != filepath.Join("out", "profile_runs", label) || r.config.Trial != i || r.config.RunLabel != label ||
+				(r.config.WarmupRequests == 4) != warm || (r.plan.WarmupLimit.Requests == 4) != warm ||
+				strings.Contains(r.config.Command, "--warmup-request-count") != warm {
+				t.Errorf("every=%v, run %d: dir %s, trial %d %q, warmup %d (plan %d), command %q", every, i, r.dir, r.config.Trial, r.config.RunLabel,
+					r.config.WarmupRequests, r.plan.WarmupLimit.Requests, r.config.Command)
+			}
+		}
+	}
+}
+
+// TestMultiRunNotes: a multi-run flag on a single run, or a convergence
+// setting without a metric, is accepted, as AIPerf does, with a note that
+// it changes nothing.
+func TestMultiRunNotes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--profile-run-cooldown-seconds", "5", "--vary-seed-per-trial"}, []string{
+			"--profile-run-cooldown-seconds applies only with --num-profile-runs above 1",
+			"--vary-seed-per-trial applies only with --num-profile-runs above 1"}},
+		{[]string{"--num-profile-runs", "2", "--convergence-mode", "cv"}, []string{"--convergence-mode applies only with --convergence-metric"}},
+		{[]string{"--num-profile-runs", "2", "--vary-seed-per-trial", "--convergence-metric", "request_latency", "--convergence-mode", "cv"}, nil},
+	} {
+		f := parseBench(t, append([]string{"--model", "m"}, tc.args...)...)
+		got := f.multi.notes(f)
+		if len(got) != len(tc.want) {
+			t.Errorf("%v: notes %q, want %d", tc.args, got, len(tc.want))
+			continue
+		}
+		for i, w := range tc.want {
+			if !strings.HasPrefix(got[i], w) {
+				t.Errorf("%v: note %q, want %q", tc.args, got[i], w)
+			}
+		}
+	}
+}
