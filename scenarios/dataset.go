@@ -56,6 +56,10 @@ type File struct {
 	// where the trace's did. A block_size written in the file wins. >= 1;
 	// default 512.
 	BlockSize int `yaml:"block_size"`
+	// OutputTokens is the output length of the entries that give none,
+	// drawn as synthetic's; {mean: 0} sends them no limit, as AIPerf does
+	// without --osl. Default {mean: 64}.
+	OutputTokens Lengths `yaml:"output_tokens"`
 	// StartOffset and EndOffset replay only the window of the file between
 	// these timestamps (the file's own, as ms), both ends included: entries
 	// before StartOffset are skipped and the replay's time 0 is
@@ -125,6 +129,9 @@ func (d *Dataset) setDefaults(written func(field string) bool) {
 		if !written("dataset.file.block_size") {
 			f.BlockSize = defaultBlockSize
 		}
+		if !written("dataset.file.output_tokens.mean") {
+			f.OutputTokens.Mean = defaultOutputTokens
+		}
 	}
 }
 
@@ -182,6 +189,7 @@ func (p *Prompts) validate(l *loader, path string) {
 }
 
 func (f *File) validate(l *loader, path string) {
+	f.OutputTokens.validateOutput(l, join(path, "output_tokens"))
 	format, known := LookupFormat(f.Format)
 	if !known {
 		l.errorf(join(path, "format"), "must be one of %s, not %q", strings.Join(FormatNames(), ", "), f.Format)

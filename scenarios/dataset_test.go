@@ -30,10 +30,10 @@ func TestDatasetDefaults(t *testing.T) {
 		want                   File
 	}{
 		{"trace replays", "", "{file: {path: trace.jsonl, format: mooncake}}",
-			File{Format: "mooncake", Timing: TimingReplay, Speedup: 1, BlockSize: 512}},
+			File{Format: "mooncake", Timing: TimingReplay, Speedup: 1, BlockSize: 512, OutputTokens: Lengths{Mean: 64}}},
 		{"jsonl follows arrival", "{rate: 1}", "{file: {path: trace.jsonl, format: single_turn}}",
-			File{Format: "single_turn", Timing: TimingArrival, Speedup: 1, BlockSize: 512}},
-		{"written values", "{max_concurrency: 4}", "{file: {path: trace.jsonl, format: azure, speedup: 10, block_size: 16}}",
+			File{Format: "single_turn", Timing: TimingArrival, Speedup: 1, BlockSize: 512, OutputTokens: Lengths{Mean: 64}}},
+		{"written values", "{max_concurrency: 4}", "{file: {path: trace.jsonl, format: azure, speedup: 10, block_size: 16, output_tokens: {mean: 0}}}",
 			File{Format: "azure", Timing: TimingReplay, Speedup: 10, BlockSize: 16}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

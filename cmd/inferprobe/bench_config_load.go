@@ -76,11 +76,15 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 	if f.fixedSchedule && f.datasetFormat == dataset.FormatRandomPool {
 		return errors.New("--fixed-schedule replays timestamps, which a random_pool does not keep: its entries are drawn at random; drop --fixed-schedule, or use --custom-dataset-type single_turn")
 	}
-	d.File = &scenarios.File{Path: f.inputFile, Format: f.datasetFormat, Timing: scenarios.TimingArrival}
+	// Entries that give no output length get --osl, else no limit, as AIPerf.
+	d.File = &scenarios.File{Path: f.inputFile, Format: f.datasetFormat, Timing: scenarios.TimingArrival,
+		OutputTokens: scenarios.Lengths{Mean: f.oslMean, Stddev: f.oslStddev}}
 	if f.replays() {
 		d.File.Timing = scenarios.TimingReplay
 	}
 	b.set(path+".file.path", "--input-file")
+	b.set(path+".file.output_tokens.mean", "--output-tokens-mean")
+	b.set(path+".file.output_tokens.stddev", "--output-tokens-stddev")
 	b.set(path+".file.format", "--custom-dataset-type")
 	b.set(path+".file.timing", "--fixed-schedule")
 	return f.workload.applyToFile(b, d, path)

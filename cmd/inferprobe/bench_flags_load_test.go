@@ -89,6 +89,26 @@ func TestInputFileFormatDetected(t *testing.T) {
 	}
 }
 
+// TestInputFileOutputLength: the entries of an --input-file that give no
+// output length get --osl, else no limit, as AIPerf.
+func TestInputFileOutputLength(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want scenarios.Lengths
+	}{
+		{nil, scenarios.Lengths{}},
+		{[]string{"--osl", "10", "--osl-stddev", "2"}, scenarios.Lengths{Mean: 10, Stddev: 2}},
+	} {
+		sc, err := parseBench(t, append([]string{"--model", "m", "--input-file", "p.jsonl"}, tc.args...)...).scenario()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sc.cfg.Probes["bench"].Dataset.File.OutputTokens; got != tc.want {
+			t.Errorf("%v: output tokens %+v, want %+v", tc.args, got, tc.want)
+		}
+	}
+}
+
 // TestLoadFlagsTrace: the fixed-schedule and trace flags set the file's fields.
 func TestLoadFlagsTrace(t *testing.T) {
 	sc, err := parseBench(t, "--model", "m", "--input-file", "t.jsonl", "--custom-dataset-type", "mooncake_trace",
