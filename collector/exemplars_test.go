@@ -18,7 +18,7 @@ func TestExemplars(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
 	rec := okRecord()
-	rec.ID = record.NewRequestID(7, "a", rec.Seq)
+	rec.ID = record.NewRequestID(7, 1, "a", rec.Seq)
 	s.Started()
 	s.Observe(rec)
 	mfs, err := reg.Gather()

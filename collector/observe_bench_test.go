@@ -18,7 +18,7 @@ func BenchmarkSeriesObserve(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		rec.Seq++
-		rec.ID = record.NewRequestID(7, "a", rec.Seq)
+		rec.ID = record.NewRequestID(7, 1, "a", rec.Seq)
 		s.Started()
 		s.Observe(rec)
 	}

@@ -29,7 +29,7 @@ type Requests struct {
 	stages                                                                   *prometheus.HistogramVec
 	requests, errors, tokenSources, compressed, connections                  *prometheus.CounterVec
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches          *prometheus.CounterVec
-	connRetries, keepAliveWithheld                                           *prometheus.CounterVec
+	connRetries, keepAliveWithheld, clientPaused                             *prometheus.CounterVec
 	inFlight                                                                 *prometheus.GaugeVec
 	saturation                                                               *Saturation // fed every request's lag when set
 }
@@ -53,7 +53,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		capWait: histogramVec("concurrency_wait_seconds", "Time a request was held past its scheduled send by max_concurrency (0 when a slot was free or there is no cap).", durationBuckets, requestLabels),
 		stages:  histogramVec("request_stage_seconds", "The client's timing breakdown of a request, by stage: dns, connect and tls when its connection was dialled for it (requests_by_connection_total counts those that were not), setup (the whole wait for a connection), then sending, waiting (request written to first response byte) and first_token (first byte to first content chunk), which add up to its TTFT.", stageBuckets, append(requestLabels, "stage")),
 
-		requests:          counter("requests_total", "Requests finished, by outcome (ok, error, cancelled).", "outcome"),
+		requests:          counter("requests_total", "Requests finished, by outcome: ok, error, cancelled, or lost (by inferprobe: the worker holding it died; not the target's failure).", "outcome"),
 		errors:            counter("request_errors_total", "Failed requests, by reason.", "reason"),
 		tokenSources:      counter("requests_by_token_source_total", "Successful requests by where their token counts came from: usage (the server's), tokenizer (the target's, on the received text) or chunks (one token per content chunk, an estimate).", "token_source"),
 		inTokensTotal:     counter("input_tokens_total", "Prompt tokens sent."),
@@ -64,6 +64,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		connRetries:       counter("connection_retries_total", "Requests sent again on a fresh connection because their first attempt, on a reused connection the server had already closed, provably never reached it."),
 		keepAliveWithheld: counter("keep_alive_withheld_total", "Requests to a target with keep_alive on that went out on a connection of their own, as its server was seen to close connections right after its responses; a steady rate means the server does not keep connections alive: set keep_alive: false."),
 		compressed:        counter("compressed_responses_total", "Replies that came compressed although no compression was asked for (a server or proxy compressed them), by Content-Encoding; they are decoded.", "encoding"),
+		clientPaused:      counter("client_paused_requests_total", "Requests left out of every other request metric because a process of inferprobe did not run for longer than its watchdog's threshold while they were due or in flight (stopped, CPU-throttled, paused): their timings are the client's, not the server's."),
 		connections:       counter("requests_by_connection_total", "Requests sent, by where their connection came from: dialled for the request, reused (had carried a request before) or opened_ahead (before the probe's timeline started, or as a spare once requests needed new connections); only dialled ones had a DNS lookup and a connect of their own.", "connection"),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "in_flight_requests", Help: "Requests sent and not yet finished.",
@@ -71,7 +72,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 	}
 	reg.MustRegister(r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait, r.stages,
 		r.requests, r.errors, r.tokenSources, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches,
-		r.connRetries, r.keepAliveWithheld, r.compressed, r.connections, r.inFlight)
+		r.connRetries, r.keepAliveWithheld, r.clientPaused, r.compressed, r.connections, r.inFlight)
 	return r
 }
 
@@ -81,9 +82,9 @@ type Series struct {
 	// ttft, ttfot, itl and duration carry an exemplar naming the request.
 	ttft, ttfot, itl, duration                                      prometheus.ExemplarObserver
 	ttst, icl, inTokens, outTokens, lag, capWait                    prometheus.Observer
-	ok, failed, cancelled                                           prometheus.Counter
+	ok, failed, cancelled, lost                                     prometheus.Counter
 	inTokensTotal, outTokensTotal, reasoningTotal, good, mismatches prometheus.Counter
-	connRetries, keepAliveWithheld                                  prometheus.Counter
+	connRetries, keepAliveWithheld, clientPaused                    prometheus.Counter
 	inFlight                                                        prometheus.Gauge
 	errors, compressed                                              *prometheus.CounterVec
 	tokenSources                                                    [record.NumTokenSources]prometheus.Counter // by record.TokenSource
@@ -109,6 +110,7 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 		ok:                r.requests.WithLabelValues(append(v, "ok")...),
 		failed:            r.requests.WithLabelValues(append(v, "error")...),
 		cancelled:         r.requests.WithLabelValues(append(v, "cancelled")...),
+		lost:              r.requests.WithLabelValues(append(v, "lost")...),
 		inTokensTotal:     r.inTokensTotal.WithLabelValues(v...),
 		outTokensTotal:    r.outTokensTotal.WithLabelValues(v...),
 		reasoningTotal:    r.reasoningTotal.WithLabelValues(v...),
@@ -116,6 +118,7 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 		mismatches:        r.mismatches.WithLabelValues(v...),
 		connRetries:       r.connRetries.WithLabelValues(v...),
 		keepAliveWithheld: r.keepAliveWithheld.WithLabelValues(v...),
+		clientPaused:      r.clientPaused.WithLabelValues(v...),
 		inFlight:          r.inFlight.WithLabelValues(v...),
 		errors:            r.errors.MustCurryWith(l.match()),
 		compressed:        r.compressed.MustCurryWith(l.match()),
@@ -138,6 +141,9 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 	// Every reason too: a failure counter that appears with its first failure hides that
 	// failure from rate() and increase(), and so from the error-ratio alert.
 	for _, reason := range record.Reasons {
+		if reason.ClientLoss() {
+			continue // counted as lost, not as an error
+		}
 		s.errors.WithLabelValues(string(reason))
 	}
 	return s
@@ -157,7 +163,7 @@ func (r *Requests) Forget(l Labels) {
 		DeletePartialMatch(prometheus.Labels) int
 	}{r.ttft, r.ttfot, r.ttst, r.itl, r.icl, r.duration, r.inTokens, r.outTokens, r.lag, r.capWait, r.stages,
 		r.requests, r.errors, r.tokenSources, r.inTokensTotal, r.outTokensTotal, r.reasoningTotal, r.good, r.mismatches,
-		r.connRetries, r.keepAliveWithheld, r.compressed, r.connections, r.inFlight} {
+		r.connRetries, r.keepAliveWithheld, r.clientPaused, r.compressed, r.connections, r.inFlight} {
 		v.DeletePartialMatch(match)
 	}
 }
@@ -169,6 +175,13 @@ func (s *Series) Started() { s.inFlight.Inc() }
 func (s *Series) Observe(rec *record.Record) {
 	s.inFlight.Dec()
 	c := report.Contribute(rec, s.slo)
+	if c.ClientPaused > 0 {
+		s.clientPaused.Inc()
+		if s.saturation != nil {
+			s.saturation.observePaused(time.Now())
+		}
+		return
+	}
 	if c.HasLag {
 		s.lag.Observe(c.Lag.Seconds())
 		if s.saturation != nil {
@@ -186,11 +199,13 @@ func (s *Series) Observe(rec *record.Record) {
 		s.compressed.WithLabelValues(c.Encoding.String()).Inc()
 	}
 	s.observeStages(&c)
-	switch c.Outcome {
-	case record.OutcomeOK:
+	switch {
+	case c.Outcome == record.OutcomeOK:
 		s.ok.Inc()
-	case record.OutcomeCancelled:
+	case c.Outcome == record.OutcomeCancelled:
 		s.cancelled.Inc()
+	case c.Reason.ClientLoss():
+		s.lost.Inc()
 	default:
 		s.failed.Inc()
 		s.errors.WithLabelValues(string(c.Reason)).Inc()

@@ -629,10 +629,10 @@ func TestForget(t *testing.T) {
 		return a, b
 	}
 	beforeA, beforeB := families()
-	// Every request family: 10 histograms and 7 stages, 3 outcomes, every
-	// reason, 3 token sources, 3 connection origins, 7 counters, 1
-	// encoding, 1 gauge.
-	if len(beforeA) != 35+len(record.Reasons) || !maps.Equal(beforeA, beforeB) {
+	// Every request family: 10 histograms and 7 stages, 4 outcomes, every
+	// reason but worker_lost (a loss, not an error), 3 token sources, 3
+	// connection origins, 8 counters, 1 encoding, 1 gauge.
+	if len(beforeA) != 37+len(record.Reasons)-1 || !maps.Equal(beforeA, beforeB) {
 		t.Fatalf("before Forget: a has %d series %v, b has %v", len(beforeA), slices.Sorted(maps.Keys(beforeA)), slices.Sorted(maps.Keys(beforeB)))
 	}
 
@@ -692,8 +692,37 @@ func TestErrorReasonsStartAtZero(t *testing.T) {
 		}
 	}
 	for _, r := range record.Reasons {
-		if k := "inferprobe_request_errors_total{reason=" + string(r) + "}"; !got[k] {
-			t.Errorf("no %s before the first failure", k)
+		if k := "inferprobe_request_errors_total{reason=" + string(r) + "}"; got[k] == r.ClientLoss() {
+			t.Errorf("%s exported: %v, want %v (the client's losses are not errors)", k, got[k], !r.ClientLoss())
 		}
+	}
+}
+
+// TestWorkerLostIsTheClients: a request whose worker died is counted as
+// lost, neither as an error of the target nor in any timing.
+func TestWorkerLostIsTheClients(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
+	s.Started()
+	s.Observe(record.Unsent(1, record.RequestID{}, time.Unix(1_700_000_000, 0), record.OutcomeError, record.ReasonWorkerLost, "worker exited"))
+	got := nonZero(scenarioSamples(gather(t, reg), "a"))
+	want := map[string]sample{"inferprobe_requests_total{outcome=lost}": {value: 1}, "inferprobe_concurrency_wait_seconds": {count: 1}}
+	if !equalSamples(got, want) {
+		t.Errorf("a request lost with its worker: %s", diff(got, want))
+	}
+}
+
+// TestClientPausedLeftOut: a request that overlapped a pause of the client
+// is counted in client_paused_requests_total and in nothing else, so its
+// timings, which are the client's, reach no histogram.
+func TestClientPausedLeftOut(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s := collector.NewRequests(reg).Series(labelsA, report.SLO{})
+	s.Started()
+	s.Observe(withRecord(func(r *record.Record) { r.ClientPaused = 2 * time.Second }))
+	got := nonZero(scenarioSamples(gather(t, reg), "a"))
+	want := map[string]sample{"inferprobe_client_paused_requests_total": {value: 1}}
+	if !equalSamples(got, want) {
+		t.Errorf("a client-paused request: %s", diff(got, want))
 	}
 }

@@ -38,6 +38,7 @@ type Saturation struct {
 	mu        sync.Mutex
 	lags      []lagSample // ring
 	next      int
+	paused    []time.Time // when requests that overlapped a client pause ended, within lagWindow
 	saturated bool
 	why       string    // the reason of the last Check's verdict; "" when not saturated
 	warned    time.Time // last warning; zero before the first
@@ -55,7 +56,7 @@ func NewSaturation(reg prometheus.Registerer, logger *slog.Logger, load ClientLo
 	s := &Saturation{
 		gauge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "client_saturated",
-			Help: "1 when inferprobe itself may be limiting the measurements: schedule lag p99 over the last minute >= 10ms, a worker using >= 0.9 CPU cores, or Go scheduling latency p99 >= 10ms.",
+			Help: "1 when inferprobe itself may be limiting the measurements: a request over the last minute overlapped a pause of the client (client_paused_requests_total), schedule lag p99 over the last minute >= 10ms, a worker using >= 0.9 CPU cores, or Go scheduling latency p99 >= 10ms.",
 		}),
 		load:   load,
 		logger: logger,
@@ -74,6 +75,16 @@ func (s *Saturation) observeLag(at time.Time, lag time.Duration) {
 	}
 	s.lags[s.next] = lagSample{at, lag}
 	s.next = (s.next + 1) % len(s.lags)
+}
+
+// observePaused notes a request that overlapped a pause of the client.
+func (s *Saturation) observePaused(at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.paused = slices.DeleteFunc(s.paused, func(t time.Time) bool { return at.Sub(t) > lagWindow })
+	if len(s.paused) < lagCapacity {
+		s.paused = append(s.paused, at)
+	}
 }
 
 // Check re-evaluates the gauge as of now, logging a warning when the client
@@ -109,6 +120,17 @@ func (s *Saturation) Check(now time.Time) {
 
 // reason says why the client counts as saturated, or "" if it does not.
 func (s *Saturation) reason(now time.Time) string {
+	s.mu.Lock()
+	paused := 0
+	for _, t := range s.paused {
+		if now.Sub(t) <= lagWindow {
+			paused++
+		}
+	}
+	s.mu.Unlock()
+	if why := report.PausedReason(paused); why != "" {
+		return why
+	}
 	p99, n := s.lagP99(now)
 	var cpu float64
 	var sched time.Duration

@@ -117,3 +117,29 @@ func repeat(n int, d time.Duration) []time.Duration {
 	}
 	return out
 }
+
+// TestSaturationPaused: a request that overlapped a pause of the client
+// within the window makes the client saturated, whatever its lag; one
+// before the window does not.
+func TestSaturationPaused(t *testing.T) {
+	now := time.Unix(10_000, 0)
+	for _, tc := range []struct {
+		name      string
+		ago       time.Duration
+		saturated bool
+	}{
+		{"within the window", lagWindow / 2, true},
+		{"before the window", lagWindow + time.Second, false},
+	} {
+		var logs bytes.Buffer
+		s := NewSaturation(prometheus.NewRegistry(), slog.New(slog.NewTextHandler(&logs, nil)), nil)
+		s.observePaused(now.Add(-tc.ago))
+		s.Check(now)
+		if got := testutil.ToFloat64(s.gauge) == 1; got != tc.saturated {
+			t.Errorf("%s: saturated = %v, want %v (log %q)", tc.name, got, tc.saturated, logs.String())
+		}
+		if tc.saturated && !strings.Contains(logs.String(), "did not run") {
+			t.Errorf("%s: log %q does not say the client did not run", tc.name, logs.String())
+		}
+	}
+}

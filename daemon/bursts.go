@@ -654,7 +654,7 @@ func (m *burstManager) finish(r *burstRun, res finite.Result) {
 		result = RunCancelled
 	}
 	r.mu.Unlock()
-	report := &BurstReport{Summary: res.Summary, Digest: res.Digest.String(), GPU: res.GPU, samples: res.Report.Samples()}
+	report := &BurstReport{Summary: res.Summary, Digest: res.Digest.String(), RunID: res.RunID.String(), GPU: res.GPU, samples: res.Report.Samples()}
 	r.mu.Lock()
 	final := r.info
 	r.mu.Unlock()
@@ -740,7 +740,7 @@ func (r *burstRun) snapshot() RunInfo {
 	defer r.mu.Unlock()
 	info := r.info
 	if info.State == RunRunning && r.run != nil {
-		info.Report = &BurstReport{Summary: r.run.Report().Summary(), Digest: r.run.Digest().String()}
+		info.Report = &BurstReport{Summary: r.run.Report().Summary(), Digest: r.run.Digest().String(), RunID: r.run.RunID().String()}
 	}
 	return info
 }

@@ -635,7 +635,11 @@ bursts:
 	if _, ok := metric(t, d, "inferprobe_burst_last_regression", labels("metric", "time_to_first_token")); ok {
 		t.Error("a verdict is exported for the first run")
 	}
-	second := waitRun(t, d, trigger(t, d, "load", daemon.BurstOverrides{}).ID, daemon.RunSucceeded).Report.Regression
+	secondReport := waitRun(t, d, trigger(t, d, "load", daemon.BurstOverrides{}).ID, daemon.RunSucceeded).Report
+	if rep.RunID == "" || secondReport.RunID == rep.RunID {
+		t.Errorf("two runs of the burst have run IDs %q and %q, want one of their own each", rep.RunID, secondReport.RunID)
+	}
+	second := secondReport.Regression
 	if second == nil || second.EarlierRuns != 1 || len(second.Metrics) != 3 {
 		t.Fatalf("second run's verdict %+v, want one against 1 earlier run in 3 metrics", second)
 	}

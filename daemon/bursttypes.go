@@ -139,6 +139,9 @@ type BurstReport struct {
 	Summary report.Summary   `json:"summary"` // summary.good counts the requests that met every SLO
 	GPU     *gpu.WindowStats `json:"gpu,omitempty"`
 	Digest  string           `json:"sequence_digest"`
+	// RunID is the run ID this replica's request IDs fold in (record.RunID);
+	// each replica of a cluster run draws its own.
+	RunID string `json:"run_id"`
 	// ClientBound says why inferprobe itself may have been the bottleneck
 	// (its CPU, its scheduling lag), so that the figures may describe the
 	// client, not the server; empty when it kept up. For a cluster run,

@@ -246,7 +246,7 @@ func (d *Daemon) apply(cfg *scenarios.Config) error {
 	for name, r := range next {
 		if r.stop == nil {
 			d.start(r)
-			d.logger.Info("probe started", "probe", name, "target", r.labels.Target)
+			d.logger.Info("probe started", "probe", name, "target", r.labels.Target, "run_id", r.probe.RunID().String())
 		}
 	}
 	d.probes = next

@@ -121,6 +121,11 @@ type failureRecorder struct {
 func (*failureRecorder) Started() {}
 
 func (r *failureRecorder) Observe(rec *record.Record) {
+	if rec.Reason.ClientLoss() || rec.ClientPaused > 0 {
+		// What the client lost or could not time says nothing of the
+		// target; the pool logs its lost workers.
+		return
+	}
 	switch rec.Outcome {
 	case record.OutcomeOK:
 		r.f.succeeded(r.target)
@@ -243,6 +248,5 @@ var failureHints = map[record.Reason]string{
 	record.ReasonProtocol:         "the reply could not be read: check the target's url and endpoint type (docs/faults.md lists what gives protocol)",
 	record.ReasonTruncated:        "the stream ended early: see the server's logs, or a proxy's time-outs",
 	record.ReasonServerErrorEvent: "the server reported an error inside a 200 reply: see its message",
-	record.ReasonWorkerLost:       "an inferprobe worker process died or hung: see the worker log lines",
 	record.ReasonDataset:          "the dataset file could not produce the next request: fix it and reload",
 }

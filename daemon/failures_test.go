@@ -79,7 +79,7 @@ func TestFailureLog(t *testing.T) {
 	other := f.recorder(tB, "other")
 	var seq uint64
 	fail := func(r prober.Recorder, reason record.Reason, status int, msg string) {
-		r.Observe(&record.Record{Seq: seq, ID: record.NewRequestID(1, "p", seq), Outcome: record.OutcomeError, Reason: reason, Status: status, Err: msg})
+		r.Observe(&record.Record{Seq: seq, ID: record.NewRequestID(1, 1, "p", seq), Outcome: record.OutcomeError, Reason: reason, Status: status, Err: msg})
 		seq++
 	}
 	ok := func(r prober.Recorder) { r.Observe(&record.Record{Outcome: record.OutcomeOK}) }
@@ -113,7 +113,7 @@ func TestFailureLog(t *testing.T) {
 	fail(other, record.ReasonHTTP429, 429, "HTTP 429: slow down")
 	want("failures",
 		logLine{slog.LevelWarn, failing, map[string]string{"target": "a", "reason": "http_5xx", "scenario": "steady", "status": "503",
-			"err": `HTTP 503: {"error":"overloaded, key REDACTED is fine"}`, "request_id": record.NewRequestID(1, "p", 0).String()}},
+			"err": `HTTP 503: {"error":"overloaded, key REDACTED is fine"}`, "request_id": record.NewRequestID(1, 1, "p", 0).String()}},
 		logLine{slog.LevelWarn, failing, map[string]string{"target": "a", "reason": "connect", "scenario": "nightly"}},
 		logLine{slog.LevelWarn, failing, map[string]string{"target": "b", "reason": "http_429"}})
 
@@ -147,7 +147,7 @@ func TestFailureLog(t *testing.T) {
 	}
 	c, s := got[0], got[1]
 	if c.Failing || c.Count != 1 || c.Scenario != "nightly" || c.RecoveredAt.IsZero() || c.LastError != "dial tcp 127.0.0.1:9: connect: connection refused" ||
-		c.LastRequestID != record.NewRequestID(1, "p", 100).String() {
+		c.LastRequestID != record.NewRequestID(1, 1, "p", 100).String() {
 		t.Errorf("connect: %+v", c)
 	}
 	if !s.Failing || s.Count != 102 || s.Status != 500 || !s.RecoveredAt.IsZero() || !s.Since.Equal(now) {
@@ -155,5 +155,24 @@ func TestFailureLog(t *testing.T) {
 	}
 	if len(s.LastError) > maxErrorText+len("…") || !strings.HasSuffix(s.LastError, "é…") {
 		t.Errorf("a long error is kept as %d bytes ending %q", len(s.LastError), s.LastError[len(s.LastError)-8:])
+	}
+}
+
+// TestClientLossIsNotTheTargets: a request lost with its worker, or one
+// timed across a pause of the client, says nothing of its target: no
+// failure is logged or kept for it.
+func TestClientLossIsNotTheTargets(t *testing.T) {
+	h := &logHandler{}
+	f := newFailures(slog.New(h))
+	tA := target(t, "a", scenarios.Target{})
+	f.retain(map[string]*prober.Target{"a": tA})
+	r := f.recorder(tA, "steady")
+	r.Observe(&record.Record{Outcome: record.OutcomeError, Reason: record.ReasonWorkerLost, Err: "worker exited"})
+	r.Observe(&record.Record{Outcome: record.OutcomeError, Reason: record.ReasonTimeout, Err: "timed out", ClientPaused: 2 * time.Second})
+	if got := f.snapshot(); len(got) != 0 {
+		t.Errorf("the client's losses made target failures %+v", got)
+	}
+	if lines := h.take(); len(lines) != 0 {
+		t.Errorf("the client's losses logged %+v", lines)
 	}
 }

@@ -31,7 +31,12 @@ type summaryCount struct {
 
 func (*probeSummary) Started() {}
 
-func (s *probeSummary) Observe(rec *record.Record) { s.observe(time.Now(), rec.Outcome) }
+func (s *probeSummary) Observe(rec *record.Record) {
+	if rec.Reason.ClientLoss() || rec.ClientPaused > 0 {
+		return // the client's loss or pause: neither a request nor an error of the target
+	}
+	s.observe(time.Now(), rec.Outcome)
+}
 
 func (s *probeSummary) observe(now time.Time, outcome record.Outcome) {
 	if outcome == record.OutcomeCancelled {

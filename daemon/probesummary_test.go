@@ -35,3 +35,15 @@ func TestProbeSummaryWindow(t *testing.T) {
 		t.Errorf("after the ring wrapped: %d requests, %d errors; want 1, 0", requests, errors)
 	}
 }
+
+// TestProbeSummaryLeavesOutTheClients: a request lost with its worker, or
+// timed across a pause of the client, is neither a request nor an error of
+// the target on the landing page.
+func TestProbeSummaryLeavesOutTheClients(t *testing.T) {
+	var s probeSummary
+	s.Observe(&record.Record{Outcome: record.OutcomeError, Reason: record.ReasonWorkerLost})
+	s.Observe(&record.Record{Outcome: record.OutcomeError, Reason: record.ReasonTimeout, ClientPaused: time.Second})
+	if _, requests, errors := s.snapshot(time.Now()); requests != 0 || errors != 0 {
+		t.Errorf("the client's losses counted as %d requests, %d errors; want none", requests, errors)
+	}
+}

@@ -10,7 +10,7 @@ func client() *Dashboard {
 	}
 
 	status := row{"Status", []*Panel{
-		withMappings(stat("Client saturated", "1 when inferprobe itself may be the bottleneck: schedule lag p99 >= 10 ms, a worker using >= 0.9 cores, or Go scheduling latency p99 >= 10 ms. Latency measured meanwhile may be inflated.",
+		withMappings(stat("Client saturated", "1 when inferprobe itself may be the bottleneck: a request in the last minute overlapped a pause of the client, schedule lag p99 >= 10 ms, a worker using >= 0.9 cores, or Go scheduling latency p99 >= 10 ms. Latency measured meanwhile may be inflated.",
 			"none", 4, 4, thresholds("green", 1.0, "red"), q("max("+own("inferprobe_client_saturated")+")", "saturated")), yesNo("no", "SATURATED")),
 		stat("Workers up", "Worker processes running, and configured.", "short", 4, 4, greenBase,
 			q("sum("+own("inferprobe_workers_up")+")", "up"), q("sum("+own("inferprobe_workers")+")", "configured")),
@@ -33,6 +33,10 @@ func client() *Dashboard {
 			"s", 8, 8, q(hq(0.99, "inferprobe_concurrency_wait_seconds", sel, "target"), "{{target}}")),
 		timeseries("Requests in flight", "Requests sent and not finished, per target.",
 			"short", 8, 8, q(sumBy("target", "inferprobe_in_flight_requests"+sel), "{{target}}")),
+		timeseries("Requests paused or lost by the client", "Per target: requests left out of every measurement because an inferprobe process did not run for longer than its watchdog's threshold while they were in flight (stopped, CPU-throttled, paused), and requests lost with a worker that died. Neither is the server's doing.",
+			"reqps", 24, 6,
+			q(sumBy("target", rate("inferprobe_client_paused_requests_total", sel)), "{{target}} paused"),
+			q(sumBy("target", rate("inferprobe_requests_total", selector(matchTarget, matchModel, matchScenario, `outcome="lost"`))), "{{target}} lost")),
 		withMappings(timeline("Saturation over time", "When inferprobe flagged itself as saturated.",
 			"none", 24, 4, q("max("+own("inferprobe_client_saturated")+")", "client")), yesNo("ok", "saturated")),
 	}}

@@ -7,7 +7,8 @@ import "fmt"
 func overview() *Dashboard {
 	vars := append(requestVars(), phaseVar())
 	sel := selector(matchTarget, matchModel, matchScenario, `phase=~"$phase"`)
-	finished := selector(matchTarget, matchModel, matchScenario, `phase=~"$phase"`, `outcome!="cancelled"`)
+	// Finished by the target: neither cancelled nor lost by inferprobe.
+	finished := selector(matchTarget, matchModel, matchScenario, `phase=~"$phase"`, `outcome=~"ok|error"`)
 	errored := selector(matchTarget, matchModel, matchScenario, `phase=~"$phase"`, `outcome="error"`)
 
 	goodRatio := ratio(increase("inferprobe_good_requests_total", sel), increase("inferprobe_requests_total", finished), "target")
@@ -34,7 +35,7 @@ func overview() *Dashboard {
 	}}
 
 	throughput := row{"Throughput, goodput and errors", []*Panel{
-		timeseries("Requests", "Finished requests per second by target and outcome (ok, error, cancelled).",
+		timeseries("Requests", "Finished requests per second by target and outcome (ok, error, cancelled, lost by inferprobe).",
 			"reqps", 8, 8, q(sumBy("target, outcome", rate("inferprobe_requests_total", sel)), "{{target}} {{outcome}}")),
 		timeseries("Goodput", "Requests per second that succeeded and met every SLO of their probe, beside all finished requests.",
 			"reqps", 8, 8,

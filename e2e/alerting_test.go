@@ -110,7 +110,7 @@ func shortenedRules(t *testing.T, dir string) string {
 				continue
 			}
 			found = true
-			for _, want := range []string{"[" + promDuration(regWindow) + "]", "[40s] offset " + promDuration(regWindow), "[40s] offset " + promDuration(regLevelOffset), ">= 100"} {
+			for _, want := range []string{"[40s] offset " + promDuration(regWindow), "[40s] offset " + promDuration(regLevelOffset)} {
 				if !strings.Contains(r.Expr, want) {
 					t.Fatalf("shortened %s has no %q:\n%s", ttftAlert, want, r.Expr)
 				}

@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,12 +23,15 @@ func bench(t *testing.T, args ...string) (int, string) {
 
 // TestBenchDigestReproducible runs the AIPerf blog's Poisson command shape
 // twice with one seed and once with another: equal seeds must print equal
-// sequence digests, and another seed another digest.
+// sequence digests, and another seed another digest; the two runs of one
+// seed send request IDs of their own.
 func TestBenchDigestReproducible(t *testing.T) {
 	sim := freeAddr(t)
 	startSimulator(t, sim)
+	ids := map[string][]string{} // by artifact directory
 	run := func(seed string) string {
-		code, out := bench(t, "--model", "inferprobe-simulator", "--url", "http://"+sim,
+		artifacts := t.TempDir()
+		code, out := bench(t, "--artifact-dir", artifacts, "--model", "inferprobe-simulator", "--url", "http://"+sim,
 			"--endpoint-type", "chat", "--streaming", "--request-rate", "20",
 			"--synthetic-input-tokens-mean", "512", "--synthetic-input-tokens-stddev", "128",
 			"--output-tokens-mean", "16", "--extra-inputs", "ignore_eos:true",
@@ -39,15 +46,41 @@ func TestBenchDigestReproducible(t *testing.T) {
 		if !strings.Contains(out, "40 ok, 0 errors") {
 			t.Errorf("not every request succeeded:\n%s", out)
 		}
+		ids[seed] = append(ids[seed], requestIDs(t, artifacts)...)
 		return m[1]
 	}
 	a, b, c := run("42"), run("42"), run("7")
 	if a != b {
 		t.Errorf("seed 42 gave digests %s and %s", a, b)
 	}
+	if sent := ids["42"]; len(sent) != 80 || len(slices.Compact(slices.Sorted(slices.Values(sent)))) != 80 {
+		t.Errorf("two runs of seed 42 sent %d request IDs, %d of them distinct; want 80 of their own", len(sent), len(slices.Compact(slices.Sorted(slices.Values(sent)))))
+	}
 	if a == c {
 		t.Errorf("seeds 42 and 7 gave the same digest %s", a)
 	}
+}
+
+// requestIDs are the x_request_id of every line of a run's profile_export.jsonl.
+func requestIDs(t *testing.T, artifacts string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(artifacts, "profile_export.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for line := range strings.Lines(string(b)) {
+		var l struct {
+			Metadata struct {
+				ID string `json:"x_request_id"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, l.Metadata.ID)
+	}
+	return ids
 }
 
 // TestBenchBadFlags: a bad value is reported against the flag the user typed.

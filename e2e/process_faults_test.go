@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -493,6 +494,7 @@ bursts:
 		Report struct {
 			Summary struct {
 				OK, Failed, Cancelled int
+				Lost                  int            `json:"client_lost"`
 				Errors                map[string]int `json:"errors_by_reason"`
 				Lag                   struct {
 					Count int
@@ -506,17 +508,18 @@ bursts:
 	}
 	s := run.Report.Summary
 	c := rec.counts()
-	lost := s.Errors["worker_lost"]
+	lost := s.Lost
 	neverSent := total - c.arrived
 	t.Logf("frozen worker: kept %d when late, lost %d, gave back %d; killed worker: lost %d, gave back %d",
 		kept, frozenLost, frozenBack, killedLost, killedBack)
-	t.Logf("run: %d ok, %d failed %v, %d cancelled; server: %d arrived, %d completed, %d cut; never sent %d",
-		s.OK, s.Failed, s.Errors, s.Cancelled, c.arrived, c.completed, c.cut, neverSent)
+	t.Logf("run: %d ok, %d failed %v, %d cancelled, %d lost; server: %d arrived, %d completed, %d cut; never sent %d",
+		s.OK, s.Failed, s.Errors, s.Cancelled, lost, c.arrived, c.completed, c.cut, neverSent)
 	switch {
-	case run.State != "succeeded" || s.OK+s.Failed+s.Cancelled != total:
-		t.Errorf("run %s counted %d ok, %d failed, %d cancelled; want its %d requests once each", run.State, s.OK, s.Failed, s.Cancelled, total)
-	case s.Failed != lost || lost != frozenLost+killedLost:
-		t.Errorf("failures %v, want only the %d requests the workers lost", s.Errors, frozenLost+killedLost)
+	case run.State != "succeeded" || s.OK+s.Failed+s.Cancelled+lost != total:
+		t.Errorf("run %s counted %d ok, %d failed, %d cancelled, %d lost; want its %d requests once each", run.State, s.OK, s.Failed, s.Cancelled, lost, total)
+	case s.Failed != 0 || lost != frozenLost+killedLost:
+		// The workers' losses are the client's, not the target's failures.
+		t.Errorf("failures %v and %d lost, want no failure and the %d requests the workers lost", s.Errors, lost, frozenLost+killedLost)
 	case s.OK > c.completed || s.Cancelled != 0:
 		// A frozen worker's requests may complete at the server, into a
 		// socket nobody reads: completed can exceed ok, never the reverse.
@@ -532,4 +535,64 @@ bursts:
 	if s.Lag.Min < 0 || s.Lag.Count != total-lost {
 		t.Errorf("schedule lag over %d requests, min %gs; want the %d sent, none negative", s.Lag.Count, s.Lag.Min, total-lost)
 	}
+}
+
+// TestBenchStoppedWorker stops bench's only worker (SIGSTOP) for 2 s in the
+// middle of a run: the requests it held or was handed meanwhile are left out
+// of the statistics, so no TTFT near the stop's length reaches them, the
+// console says how many and calls the run client-bound, and
+// profile_export.jsonl marks them.
+func TestBenchStoppedWorker(t *testing.T) {
+	sim := freeAddr(t)
+	startSimulator(t, sim) // TTFT 20 ms, 5 ms a token
+	artifacts := t.TempDir()
+	p := inferprobe(t, "inferprobe bench", t.TempDir(), "bench", "--workers=1", "--artifact-dir", artifacts,
+		"--model", "inferprobe-simulator", "--url", "http://"+sim, "--endpoint-type", "chat", "--streaming",
+		"--request-rate", "20", "--request-count", "200", "--output-tokens-mean", "64", "--extra-inputs", "ignore_eos:true")
+	var worker int
+	eventually(t, 20*time.Second, "bench's worker starts", func() error {
+		if w := children(t, p.cmd.Process.Pid); len(w) == 1 {
+			worker = w[0]
+			return nil
+		}
+		return fmt.Errorf("no worker yet")
+	})
+	time.Sleep(1500 * time.Millisecond) // into the run, with requests in flight
+	const stopped = 2 * time.Second
+	if err := syscall.Kill(worker, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(stopped)
+	if err := syscall.Kill(worker, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.exitCode(t, 90*time.Second); code != 0 {
+		t.Fatalf("bench exited %d:\n%s", code, p.out.String())
+	}
+	out := p.out.String()
+	m := regexp.MustCompile(`Client-Paused Requests\s+(\d+) left out`).FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "CLIENT-BOUND RUN") {
+		t.Fatalf("the console does not say that requests were left out and the run is client-bound:\n%s", out)
+	}
+	var doc struct {
+		TTFT struct{ Max, Count float64 } `json:"time_to_first_token"`
+	}
+	b, err := os.ReadFile(filepath.Join(artifacts, "profile_export_aiperf.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.TTFT.Max*float64(time.Millisecond) >= float64(stopped/2) {
+		t.Errorf("TTFT max %gms over %g requests: a request timed across the stop is in the statistics", doc.TTFT.Max, doc.TTFT.Count)
+	}
+	jsonl, err := os.ReadFile(filepath.Join(artifacts, "profile_export.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if marked := strings.Count(string(jsonl), `"client_paused_ms"`); strconv.Itoa(marked) != m[1] {
+		t.Errorf("profile_export.jsonl marks %d requests client-paused, the console %s", marked, m[1])
+	}
+	t.Logf("%s requests left out; TTFT max %gms over %g requests", m[1], doc.TTFT.Max, doc.TTFT.Count)
 }

@@ -2,13 +2,17 @@ package finite
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/dataset"
+	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -51,5 +55,49 @@ func TestDigestUnchanged(t *testing.T) {
 		if got := res.Digest.String(); got != tc.want {
 			t.Errorf("%s: digest %s, want %s", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestRunsHaveTheirOwnRequestIDs: two runs of one spec send the same
+// sequence (one digest) under request IDs of their own, each the one its
+// run ID, the seed, the probe's name and the request's place give.
+func TestRunsHaveTheirOwnRequestIDs(t *testing.T) {
+	var mu sync.Mutex
+	sent := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent[r.Header.Get(prober.RequestIDHeader)]++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":8,"completion_tokens":1}}`))
+	}))
+	defer srv.Close()
+	stream := false
+	target, err := prober.NewTarget("t", &scenarios.Target{URL: srv.URL + "/v1", Model: "m", Endpoint: "chat", Stream: &stream, Timeout: scenarios.Duration(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const requests = 8
+	var digests []string
+	for range 2 {
+		s := spec(t, nil)
+		s.Target, s.Limit = target, prober.Limit{Requests: requests}
+		p, err := NewPlan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := New(p, prober.NewClient()).Execute(context.Background(), context.Background())
+		for _, q := range res.Report.Requests() {
+			if q.Run != p.Main.RunID() || q.ID != record.NewRequestID(s.Seed, q.Run, s.Name, q.Seq) {
+				t.Errorf("request %d: run %s, ID %s; want run %s and the ID it gives", q.Seq, q.Run, q.ID, p.Main.RunID())
+			}
+		}
+		digests = append(digests, res.Digest.String())
+	}
+	if digests[0] != digests[1] {
+		t.Errorf("two runs of one spec: digests %s and %s, want one", digests[0], digests[1])
+	}
+	if len(sent) != 2*requests {
+		t.Errorf("two runs of %d requests sent %d distinct request IDs, want %d: %v", requests, len(sent), 2*requests, sent)
 	}
 }

@@ -122,6 +122,9 @@ func Verdict(s report.Summary, guard *FailureGuard) (Outcome, string) {
 	switch {
 	case s.OK == 0 && s.Failed > 0:
 		return OutcomeAllFailed, fmt.Sprintf("all %d requests failed", s.Failed)
+	case s.OK == 0 && s.Lost > 0:
+		// Nothing was measured: the client lost every request it sent.
+		return OutcomeAllFailed, fmt.Sprintf("all %d requests were lost by inferprobe (its workers died)", s.Lost)
 	case guard.Reason() != "":
 		// The guard sees every measured request, so it has judged the end too.
 		return OutcomeThreshold, guard.Reason()

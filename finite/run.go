@@ -76,6 +76,9 @@ func New(p *Plan, exec prober.Executor, opts ...Option) *Run {
 	return r
 }
 
+// RunID is the run ID the measured requests' IDs fold in.
+func (r *Run) RunID() record.RunID { return r.plan.Main.RunID() }
+
 // Report is the report of the measured requests, filled as they finish.
 func (r *Run) Report() *report.Report { return r.report }
 
@@ -113,6 +116,8 @@ type Result struct {
 	Summary report.Summary
 	Report  *report.Report // the raw samples behind Summary
 	Digest  record.Digest
+	// RunID is the run ID the measured requests' IDs fold in.
+	RunID record.RunID
 	// Stopped says ctx ended the run before its limit; Measured is false when
 	// that happened during the warmup, so nothing was measured.
 	Stopped, Measured bool
@@ -156,7 +161,7 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 			if server != nil {
 				server.Stop(time.Now())
 			}
-			return Result{Summary: r.report.Summary(), Report: r.report, Digest: r.Digest(), Stopped: true}
+			return Result{Summary: r.report.Summary(), Report: r.report, Digest: r.Digest(), RunID: r.RunID(), Stopped: true}
 		}
 	}
 	var profilingStart time.Time
@@ -183,6 +188,7 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 		Summary:      r.report.Summary(),
 		Report:       r.report,
 		Digest:       r.Digest(),
+		RunID:        r.RunID(),
 		Stopped:      ctx.Err() != nil,
 		Measured:     true,
 		GraceExpired: ended.expired,
@@ -196,7 +202,10 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 	}
 	s := res.Summary
 	peakCPU, peakSched := peak()
-	res.ClientBound = report.SaturationReason(time.Duration(s.ScheduleLag.P99*float64(time.Second)), s.ScheduleLag.Count, peakCPU, peakSched)
+	res.ClientBound = report.PausedReason(s.ClientPaused)
+	if res.ClientBound == "" {
+		res.ClientBound = report.SaturationReason(time.Duration(s.ScheduleLag.P99*float64(time.Second)), s.ScheduleLag.Count, peakCPU, peakSched)
+	}
 	if res.ClientBound == "" {
 		res.ClientBound = report.ShortRunLagReason(time.Duration(s.ScheduleLag.P50*float64(time.Second)), s.ScheduleLag.Count)
 	}

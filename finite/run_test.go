@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/record"
+	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -293,5 +295,38 @@ func TestBothLimits(t *testing.T) {
 		if n := exec.sent(); n != tc.want {
 			t.Errorf("limit %+v: sent %d, want %d", tc.limit, n, tc.want)
 		}
+	}
+}
+
+// pausedExec is fakeExec whose records all overlapped a pause of the client.
+type pausedExec struct{ fakeExec }
+
+func (p *pausedExec) Do(ctx context.Context, t *prober.Target, req *prober.Request) *record.Record {
+	rec := p.fakeExec.Do(ctx, t, req)
+	rec.ClientPaused = time.Second
+	return rec
+}
+
+// TestClientPausedIsClientBound: a run whose requests overlapped a pause
+// of the client is client-bound, and says why; they are left out of its
+// statistics.
+func TestClientPausedIsClientBound(t *testing.T) {
+	s := spec(t, nil)
+	s.Limit = prober.Limit{Requests: 4}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := New(p, &pausedExec{}).Execute(context.Background(), context.Background())
+	if !strings.Contains(res.ClientBound, "did not run") || res.Summary.ClientPaused != 4 || res.Summary.OK != 0 {
+		t.Errorf("client bound %q, %d client-paused, %d ok; want the verdict and the 4 requests apart", res.ClientBound, res.Summary.ClientPaused, res.Summary.OK)
+	}
+}
+
+// TestVerdictAllLost: a run whose every request the client lost measured
+// nothing, and does not end OK.
+func TestVerdictAllLost(t *testing.T) {
+	if o, why := Verdict(report.Summary{Lost: 3}, nil); o != OutcomeAllFailed || !strings.Contains(why, "lost") {
+		t.Errorf("every request lost: verdict %v %q, want all failed, saying they were lost", o, why)
 	}
 }

@@ -17,7 +17,6 @@ local lib = import 'lib.libsonnet';
 
     local l = c.latency,
     local baselineWords = std.join(' and ', l.baselineOffsets),
-    local okProbes = m(['phase="probe"', 'outcome="ok"']),
 
     // The larger of the means of a recorded statistic over window centred on the same time of
     // day baselineOffsets earlier. A baseline with no data (rules younger than a week) drops out;
@@ -30,7 +29,8 @@ local lib = import 'lib.libsonnet';
         for o in l.baselineOffsets
       ]),
 
-    // The body alert, on the typical request; its value is how many times its statistic grew.
+    // The body alert, on the typical request (its statistic recorded only over windows of at
+    // least minSamples requests); its value is how many times its statistic grew.
     // It fires on a step: the statistic over the last window against its mean over the
     // `before` preceding it, more than factor x the larger of the steps the same hours took
     // baselineOffsets earlier. It also fires, and so keeps firing once the step has become the
@@ -56,13 +56,10 @@ local lib = import 'lib.libsonnet';
                 / %(base)s
             > %(lf)g
           )
-          and on (target, model, phase)
-            %(count)s >= %(n)d
         ||| % {
-          s: s, before: b.before, w: l.window, f: b.factor, lf: b.levelFactor, n: b.minSamples,
+          s: s, before: b.before, w: l.window, f: b.factor, lf: b.levelFactor,
           earlier: std.join('\n    or\n', [earlierStep(o) for o in l.baselineOffsets]),
           base: std.strReplace(baseline(s, b.baselineWindow), '\n', '\n        '),
-          count: lib.succeeded(okProbes, l.window),
         },
         null,
         '%s of typical probe requests stepped up or is above the same time of day earlier' % x.what,
@@ -72,8 +69,8 @@ local lib = import 'lib.libsonnet';
       ),
 
     // The tail alert: the p99 over tail.window above factor x the larger of its means over
-    // tail.baselineWindow centred on the same time of day baselineOffsets earlier, with at least
-    // minSamples requests in the window. Its value is the current p99.
+    // tail.baselineWindow centred on the same time of day baselineOffsets earlier (the statistic is
+    // recorded only over an hour of at least minSamples requests). Its value is the current p99.
     local t = l.tail,
     local tailRegression(x) =
       local r = lib.tailRecord(x.metric, t.quantile, t.window);
@@ -83,12 +80,7 @@ local lib = import 'lib.libsonnet';
         |||
           %(r)s
             > %(f)g * %(base)s
-          and on (target, model, phase)
-            %(count)s >= %(n)d
-        ||| % {
-          r: r, f: t.factor, base: std.strReplace(base, '\n', '\n    '), n: t.minSamples,
-          count: lib.succeeded(okProbes, t.window),
-        },
+        ||| % { r: r, f: t.factor, base: std.strReplace(base, '\n', '\n    ') },
         t['for'],
         '%s p%d of probe requests regressed more than %gx against the same time of day earlier' % [x.what, t.quantile * 100, t.factor],
         '%s p%d of target {{ $labels.target }}, model {{ $labels.model }} (probes) is {{ $value | humanizeDuration }} over the last %s, more than %gx the larger of its means over the %s around the same time %s earlier.'
@@ -138,7 +130,7 @@ local lib = import 'lib.libsonnet';
                 > %(t)g
               and on (target, model, phase)
                 sum by (target, model, phase) (increase(inferprobe_request_errors_total%(s)s[%(w)s])) >= %(n)d
-            ||| % { s: m([]), f: m(['outcome!="cancelled"']), w: e.window, t: e.threshold, n: e.minErrors },
+            ||| % { s: m([]), f: m(['outcome=~"ok|error"']), w: e.window, t: e.threshold, n: e.minErrors },
             null,
             'More than %g%% of requests to an endpoint fail' % (e.threshold * 100),
             '{{ $value | humanizePercentage }} of the {{ $labels.phase }} requests to target {{ $labels.target }}, model {{ $labels.model }} failed over the last %s (threshold %g%%, at least %d failures).'

@@ -52,6 +52,9 @@
     local n = self.seconds(span) / self.seconds(window);
     'histogram_quantile(%g,\n  %s\n)' % [q, std.join('\n  + ', [rate] + ['%s offset %s' % [rate, self.duration(i * self.seconds(window))] for i in std.range(1, n - 1)])],
 
+  // expr where count is at least n, per target, model and phase.
+  atLeast(expr, count, n):: '%s\nand on (target, model, phase)\n  %s >= %d\n' % [expr, count, n],
+
   // How many requests matching sel succeeded over window: the requests a latency histogram holds.
   // From the counter, not the histogram's count: the same number, without decoding every
   // histogram sample in the window at every evaluation.

@@ -23,16 +23,25 @@ local lib = import 'lib.libsonnet';
       {
         // The statistics the latency regression alerts compare, over the current and the
         // baseline windows, probes only: bursts and bench runs are not continuous, so the same
-        // time a day earlier means nothing for them.
+        // time a day earlier means nothing for them. A statistic is recorded only when its window
+        // holds the requests it needs, so that a baseline never averages in the noise of a
+        // window that was nearly empty (the first minutes of a new target, a probe paused).
         name: 'inferprobe-latency-regression-statistics',
         local l = c.latency,
         local probe = m(['phase="probe"']),
+        local okProbes = m(['phase="probe"', 'outcome="ok"']),
         rules: std.flattenArrays([
           local rate = lib.rateRecord(x.metric, l.window);
           [
             { record: rate, expr: lib.histogramRate(x.metric, probe, l.window) + '\n' },
-            { record: lib.bodyRecord(x.metric, l.window), expr: lib.gmeanQuantiles(l.body.quantiles, rate) + '\n' },
-            { record: lib.tailRecord(x.metric, l.tail.quantile, l.tail.window), expr: lib.spanQuantile(l.tail.quantile, rate, l.window, l.tail.window) + '\n' },
+            {
+              record: lib.bodyRecord(x.metric, l.window),
+              expr: lib.atLeast(lib.gmeanQuantiles(l.body.quantiles, rate), lib.succeeded(okProbes, l.window), l.body.minSamples),
+            },
+            {
+              record: lib.tailRecord(x.metric, l.tail.quantile, l.tail.window),
+              expr: lib.atLeast(lib.spanQuantile(l.tail.quantile, rate, l.window, l.tail.window), lib.succeeded(okProbes, l.tail.window), l.tail.minSamples),
+            },
           ]
           for x in lib.latencyMetrics
         ]),
@@ -51,7 +60,7 @@ local lib = import 'lib.libsonnet';
                   /
                 sum by (target, model) (rate(inferprobe_requests_total%s[%s]))
               )
-            ||| % [m(['phase="probe"']), w, m(['phase="probe"', 'outcome!="cancelled"']), w],
+            ||| % [m(['phase="probe"']), w, m(['phase="probe"', 'outcome=~"ok|error"']), w],
           }
           for w in lib.burnRateWindows(c.burnRates)
         ],

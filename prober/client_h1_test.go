@@ -118,7 +118,7 @@ func TestH1RequestOnTheWire(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req.ID = record.NewRequestID(1, "p", 7)
+			req.ID = record.NewRequestID(1, 1, "p", 7)
 			if rec := NewClient().Do(context.Background(), tg, req); rec.Outcome != record.OutcomeOK {
 				t.Fatalf("%v %q %s", rec.Outcome, rec.Reason, rec.Err)
 			}

@@ -62,21 +62,22 @@ var errUndecodable = errors.New("compressed body does not decode")
 type arrivalReader struct {
 	r    io.Reader
 	now  func() time.Time
-	last time.Time // the latest Read that returned data
+	last time.Time // the latest Read that returned data or an error (a cut is seen then)
 	err  error     // the source's latest error
 }
 
 func (a *arrivalReader) Read(p []byte) (int, error) {
 	n, err := a.r.Read(p)
-	if n > 0 {
+	if n > 0 || err != nil {
 		a.last = a.now()
 	}
 	a.err = err
 	return n, err
 }
 
-// stamp is the arrival time of the bytes read so far; the reader of the
-// decoded stream calls it after each of its reads returns data.
+// stamp is the arrival time of the bytes read so far, or of the end or cut
+// of the stream once it was read; the reader of the decoded stream calls it
+// after each of its reads returns data or an error.
 func (a *arrivalReader) stamp() time.Time {
 	if a.last.IsZero() {
 		return a.now()

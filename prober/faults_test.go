@@ -332,3 +332,37 @@ func TestFaultMatrix(t *testing.T) {
 		})
 	}
 }
+
+// TestCutStreamEndsAtTheCut: a stream the server cuts (a close before its
+// end, a reset, inside compressed data too) ends when the client saw the
+// cut, not at the last byte it read before: the server cuts hold after it
+// got the request, so the request lasted at least that.
+func TestCutStreamEndsAtTheCut(t *testing.T) {
+	const hold = 150 * time.Millisecond
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	io.WriteString(zw, chat(" a"))
+	zw.Flush() // the chunk decodes; the stream has no end
+	gzipped := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n" + gz.String()
+	for _, tc := range []struct {
+		name, reply string
+		reset       bool
+	}{{"closed", sseHeader + chat(" a"), false}, {"reset", sseHeader + chat(" a"), true}, {"closed inside gzip", gzipped, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := testTarget(t, rawServer(t, func(c *net.TCPConn) {
+				io.WriteString(c, tc.reply)
+				time.Sleep(hold)
+				if tc.reset {
+					_ = c.SetLinger(0) // Close sends RST
+				}
+			}), nil)
+			rec := do(t, tg, nil)
+			if rec.Reason != record.ReasonTruncated || len(rec.Chunks) != 1 {
+				t.Fatalf("reason %q, %d chunks (%s); want truncated after one chunk", rec.Reason, len(rec.Chunks), rec.Err)
+			}
+			if rec.Duration < hold {
+				t.Errorf("duration %v, want at least the %v the server held the stream before the cut (the chunk came at %v)", rec.Duration, hold, rec.Chunks[0])
+			}
+		})
+	}
+}

@@ -64,6 +64,7 @@ type Probe struct {
 	next        uint64 // sequence number of the next request of the whole sequence
 	items       uint64 // how many requests or sessions of the whole sequence were drawn
 	seed        uint64 // the scenario's, from which request IDs derive
+	run         record.RunID
 	sent        *record.Digester
 	limit       Limit
 	// startAt is the agreed instant the timeline starts at; zero: when ready.
@@ -112,7 +113,8 @@ func (l Limit) reached(seq uint64, offset time.Duration) bool {
 func (p *Probe) SetStartAt(t time.Time) { p.startAt = t }
 
 // NewProbe prepares probe name of a loaded scenario to run against t, sending
-// shard's share of its sequence.
+// shard's share of its sequence. It draws the run ID its request IDs fold
+// in: every probe built is a run of its own, whose IDs no other run sends.
 func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard record.Shard) (*Probe, error) {
 	if err := shard.Check(); err != nil {
 		return nil, err
@@ -133,6 +135,7 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard rec
 		source: source,
 		sent:   record.NewDigester(),
 		seed:   seed,
+		run:    record.NewRunID(),
 
 		sendingEnded: make(chan struct{}),
 	}
@@ -199,6 +202,7 @@ func (p *Probe) Digest() record.Digest { return p.sent.Digest() }
 // once exec is prepared for the target (see Preparer) and the first requests
 // are built: start-up is not billed to them as schedule lag.
 func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
+	StartWatchdog()
 	if pr, ok := exec.(Preparer); ok {
 		release := pr.Prepare(ctx, p.Target, p.connections())
 		defer release()
@@ -430,7 +434,10 @@ func timerSleepUntil(ctx context.Context, at time.Time) bool {
 	}
 }
 
+// RunID is the run ID the probe's request IDs fold in.
+func (p *Probe) RunID() record.RunID { return p.run }
+
 // requestID is the identity of the probe's request seq.
 func (p *Probe) requestID(seq uint64) record.RequestID {
-	return record.NewRequestID(p.seed, p.Name, seq)
+	return record.NewRequestID(p.seed, p.run, p.Name, seq)
 }

@@ -51,7 +51,12 @@ func (r *run) do(seq uint64, entry record.DigestEntry, req *Request, err error, 
 	if done != nil {
 		done(end)
 	}
-	out.CapWait, out.Digest = capWait, entry
+	out.CapWait, out.Digest, out.Run = capWait, entry, r.probe.run
+	if !out.Sent.IsZero() {
+		// This process's pauses: the worker's came with the record (in
+		// process, the executor is this process).
+		out.ClientPaused += ClientPaused(scheduled, out.Sent.Add(out.Duration))
+	}
 	r.rec.Observe(out)
 	return end
 }
@@ -61,5 +66,7 @@ func (r *run) do(seq uint64, entry record.DigestEntry, req *Request, err error, 
 func (r *run) fail(pl planned) {
 	r.rec.Started()
 	// Nothing scheduled it: the dataset failed as its time came.
-	r.rec.Observe(record.Unsent(pl.seq, r.probe.requestID(pl.seq), time.Now(), record.OutcomeError, record.ReasonDataset, pl.err.Error()))
+	rec := record.Unsent(pl.seq, r.probe.requestID(pl.seq), time.Now(), record.OutcomeError, record.ReasonDataset, pl.err.Error())
+	rec.Run = r.probe.run
+	r.rec.Observe(rec)
 }

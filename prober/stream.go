@@ -39,9 +39,12 @@ func readStream(now func() time.Time, t *Target, body io.Reader, rec *record.Rec
 	for {
 		err := r.Next(&ev)
 		if err != nil {
-			end := r.LastRead()
-			if end.IsZero() {
-				end = now()
+			// A stream that ended after its finish ended with its last
+			// bytes; one cut short (a close, a reset) or refused ended
+			// when that was seen, which its last bytes may precede by long.
+			end := now()
+			if last := r.LastRead(); err == io.EOF && finished && !last.IsZero() {
+				end = last
 			}
 			rec.Duration = end.Sub(rec.Sent)
 			switch {

@@ -16,10 +16,12 @@ import (
 type recordJSON struct {
 	Seq                uint64          `json:"seq"`
 	ID                 string          `json:"id"`     // trace and span ID, hex
+	Run                string          `json:"run"`    // RunID.String
 	Digest             string          `json:"digest"` // the DigestEntry in hex; empty when zero
 	Scheduled          time.Time       `json:"scheduled"`
 	Sent               time.Time       `json:"sent,omitzero"`
 	CapWait            time.Duration   `json:"cap_wait_ns,omitempty"`
+	ClientPaused       time.Duration   `json:"client_paused_ns,omitempty"`
 	Chunks             []time.Duration `json:"chunks_ns,omitempty"`
 	FirstOutput        int             `json:"first_output"`
 	FirstChunkTokens   int             `json:"first_chunk_tokens,omitempty"`
@@ -59,8 +61,8 @@ type phasesJSON struct {
 // Marshal encodes rec, whole, as one line of JSON (no newline).
 func Marshal(rec *Record) ([]byte, error) {
 	j := recordJSON{
-		Seq: rec.Seq, ID: hex.EncodeToString(rec.ID.Trace[:]) + hex.EncodeToString(rec.ID.Span[:]),
-		Scheduled: rec.Scheduled, Sent: rec.Sent, CapWait: rec.CapWait,
+		Seq: rec.Seq, ID: hex.EncodeToString(rec.ID.Trace[:]) + hex.EncodeToString(rec.ID.Span[:]), Run: rec.Run.String(),
+		Scheduled: rec.Scheduled, Sent: rec.Sent, CapWait: rec.CapWait, ClientPaused: rec.ClientPaused,
 		Chunks: rec.Chunks, FirstOutput: rec.FirstOutput, FirstChunkTokens: rec.FirstChunkTokens,
 		Duration: rec.Duration, Ack: rec.Ack,
 		InputTokens: rec.InputTokens, OutputTokens: rec.OutputTokens, UsagePromptTokens: rec.UsagePromptTokens,
@@ -90,7 +92,7 @@ func Unmarshal(b []byte) (*Record, error) {
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	rec := &Record{
-		Seq: j.Seq, Scheduled: j.Scheduled, Sent: j.Sent, CapWait: j.CapWait,
+		Seq: j.Seq, Scheduled: j.Scheduled, Sent: j.Sent, CapWait: j.CapWait, ClientPaused: j.ClientPaused,
 		Chunks: j.Chunks, FirstOutput: j.FirstOutput, FirstChunkTokens: j.FirstChunkTokens,
 		Duration: j.Duration, Ack: j.Ack,
 		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, UsagePromptTokens: j.UsagePromptTokens,
@@ -103,6 +105,11 @@ func Unmarshal(b []byte) (*Record, error) {
 	var err error
 	if err = decodeHex(j.ID, rec.ID.Trace[:], rec.ID.Span[:]); err != nil {
 		return nil, fmt.Errorf("record %d: id %q: %w", j.Seq, j.ID, err)
+	}
+	if j.Run != "" { // older shard files have none
+		if rec.Run, err = ParseRunID(j.Run); err != nil {
+			return nil, fmt.Errorf("record %d: run %q: %w", j.Seq, j.Run, err)
+		}
 	}
 	if j.Digest != "" {
 		if err = decodeHex(j.Digest, rec.Digest[:]); err != nil {

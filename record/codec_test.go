@@ -13,7 +13,7 @@ import (
 func TestRecordRoundTrip(t *testing.T) {
 	at := time.Date(2026, 12, 2, 4, 0, 0, 123456789, time.UTC)
 	rec := &Record{
-		Seq: 7, ID: NewRequestID(1, "a", 7), Scheduled: at, Sent: at.Add(time.Millisecond), CapWait: 3,
+		Seq: 7, ID: NewRequestID(1, 0x5eed, "a", 7), Run: 0x5eed, Scheduled: at, Sent: at.Add(time.Millisecond), CapWait: 3, ClientPaused: 8,
 		Chunks: []time.Duration{5, 9, 20}, FirstOutput: 1, FirstChunkTokens: 2, Duration: 30, Ack: 4,
 		Phases:      Phases{Conn: ConnDialled, DNS: 1, Connect: 2, TLS: 3, Setup: 7, Written: 1, FirstByte: 3},
 		InputTokens: 11, OutputTokens: 12, UsagePromptTokens: 13, ClientOutputTokens: 14, ReasoningTokens: 1,
@@ -68,7 +68,7 @@ func TestUnmarshalRefuses(t *testing.T) {
 // BenchmarkMarshal is what a bench shard's record file costs per
 // request: a streamed 256-token response with a 2 KB body.
 func BenchmarkMarshal(b *testing.B) {
-	rec := &Record{Seq: 7, ID: NewRequestID(1, "a", 7), Scheduled: time.Now(), Sent: time.Now(), FirstOutput: 0,
+	rec := &Record{Seq: 7, ID: NewRequestID(1, 1, "a", 7), Scheduled: time.Now(), Sent: time.Now(), FirstOutput: 0,
 		Duration: time.Second, InputTokens: 512, OutputTokens: 256, Outcome: OutcomeOK, Status: 200,
 		Digest: NewDigestEntry(7, 0, 0, 0, "x"), Body: make([]byte, 2048)}
 	for i := range 256 {

@@ -47,12 +47,19 @@ const (
 	ReasonDataset          Reason = "dataset"            // the dataset could not produce the request; the probe stops
 )
 
-// Reasons are the reasons a failed request can have, every one but ReasonNone: the values of
-// the reason label, exported from 0 so that a rate counts a series' first failure.
+// Reasons are the reasons a failed request can have, every one but ReasonNone: those not a
+// ClientLoss are the values of the error counter's reason label, exported from 0 so that a
+// rate counts a series' first failure.
 var Reasons = []Reason{
 	ReasonConnect, ReasonTimeout, ReasonStall, ReasonHTTP4xx, ReasonHTTP429, ReasonHTTP5xx,
 	ReasonProtocol, ReasonTruncated, ReasonServerErrorEvent, ReasonWorkerLost, ReasonDataset,
 }
+
+// ClientLoss reports whether a failure for reason r is the client's loss,
+// not the target's failure: the worker holding the request died or was
+// killed as stuck. It is counted apart (outcome "lost" on /metrics, a
+// report's client_lost), never in a target's errors.
+func (r Reason) ClientLoss() bool { return r == ReasonWorkerLost }
 
 // TokenSource says where a record's token counts came from.
 type TokenSource uint8
@@ -83,13 +90,24 @@ type Record struct {
 	// ID is the request's identity (NewRequestID), sent in its ID headers
 	// unless the target turned them off, and the key that joins the record
 	// with the server's logs and traces and with an exemplar.
-	ID        RequestID
+	ID RequestID
+	// Run is the run whose ID ID folds in (NewRequestID), set by the
+	// parent's scheduler: with the seed, the probe's name and Seq it
+	// regenerates ID.
+	Run       RunID
 	Scheduled time.Time // when the scheduler wanted it sent
 	Sent      time.Time // the time origin of the request
 	// CapWait is how long the request was held past Scheduled by
 	// max_concurrency, waiting for a request ahead of it to finish: the
 	// configured cap at work, not the client or the server.
 	CapWait time.Duration
+	// ClientPaused is how long, while the request was due or in flight,
+	// the client's processes did not run for more than a threshold at a
+	// time (stopped, throttled by a CPU quota, a VM paused): its timings
+	// then measure the client, not the server, and it is left out of the
+	// statistics. Each process adds its own pauses (the worker's and the
+	// parent's watchdogs).
+	ClientPaused time.Duration
 
 	// Chunks holds the arrival offset of every content chunk, in order.
 	Chunks []time.Duration

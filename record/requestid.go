@@ -1,6 +1,37 @@
 package record
 
-import "encoding/hex"
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"strconv"
+)
+
+// RunID tells the runs of one seed apart: a bench run, a burst run, a
+// daemon's probe since it (re)started. It is drawn at random once per run
+// and folded into every request ID of the run, so that two runs of the same
+// seed send the same requests under different IDs; nothing else of the
+// request derives from it, so the sequence digest does not change.
+type RunID uint64
+
+// NewRunID draws a run's ID.
+func NewRunID() RunID {
+	var b [8]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return RunID(binary.BigEndian.Uint64(b[:]))
+}
+
+// String is the ID in 16 hex digits, as the exports write it.
+func (r RunID) String() string {
+	s := strconv.FormatUint(uint64(r), 16)
+	return "0000000000000000"[len(s):] + s
+}
+
+// ParseRunID reads what String wrote.
+func ParseRunID(s string) (RunID, error) {
+	v, err := strconv.ParseUint(s, 16, 64)
+	return RunID(v), err
+}
 
 // RequestID identifies one request of a probe's sequence: the 128-bit trace
 // ID and 64-bit span ID of its traceparent. The X-Request-ID header carries
@@ -12,13 +43,15 @@ type RequestID struct {
 }
 
 // NewRequestID is the identity of request index (its sequence number in the
-// whole sequence, every shard's share included) of probe under seed. It is a
-// function of those alone, so two runs with the same seed send the same IDs
-// and shards, which send disjoint indices, send disjoint IDs; nothing random
-// is drawn, so the requests and the digest stay as they were. The probe name
-// keeps two probes of one scenario apart.
-func NewRequestID(seed uint64, probe string, index uint64) RequestID {
-	base := splitmix(seed ^ splitmix(fnv1a(probe)))
+// whole sequence, every shard's share included) of probe under seed in run.
+// It is a function of those alone, so whoever has them regenerates the IDs
+// (docs/configuration.md spells the derivation out); shards, which send
+// disjoint indices, send disjoint IDs, and two runs differ by their run
+// IDs. Nothing is drawn from the seeded streams, so the requests and the
+// digest stay as they were. The probe name keeps two probes of one scenario
+// apart.
+func NewRequestID(seed uint64, run RunID, probe string, index uint64) RequestID {
+	base := splitmix(seed ^ splitmix(fnv1a(probe)) ^ splitmix(uint64(run)))
 	x := splitmix(base ^ index)
 	var id RequestID
 	putUint64(id.Trace[0:], splitmix(x+1))

@@ -19,9 +19,14 @@ type Contribution struct {
 
 	// HasLag is false for a request cancelled before its send, which has
 	// no send time to be late by.
-	HasLag  bool
-	Lag     time.Duration // the client's own delay (record.Record.Lag)
-	CapWait time.Duration // the time max_concurrency held it
+	HasLag bool
+	Lag    time.Duration // the client's own delay (record.Record.Lag)
+	// ClientPaused is how long the client did not run while the request
+	// was due or in flight (record.Record.ClientPaused): when it is set,
+	// the request's timings are the client's, and the sinks count the
+	// request apart instead of measuring it.
+	ClientPaused time.Duration
+	CapWait      time.Duration // the time max_concurrency held it
 
 	// How the request travelled, whatever its outcome: sent again after a
 	// stale keep-alive connection, on a connection of its own although
@@ -71,7 +76,7 @@ type Contribution struct {
 func Contribute(rec *record.Record, slo SLO) Contribution {
 	c := Contribution{
 		Outcome: rec.Outcome, Reason: rec.Reason,
-		HasLag: !rec.Sent.IsZero(), CapWait: rec.CapWait, Duration: rec.Duration, Ack: rec.Ack,
+		HasLag: !rec.Sent.IsZero(), CapWait: rec.CapWait, ClientPaused: rec.ClientPaused, Duration: rec.Duration, Ack: rec.Ack,
 		ConnRetried: rec.ConnRetried, KeepAliveWithheld: rec.KeepAliveWithheld, Encoding: rec.Encoding,
 		Phases: rec.Phases,
 	}

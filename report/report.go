@@ -39,6 +39,8 @@ type Report struct {
 	dropped                                 int
 	reasoningTokens                         float64
 	ok, failed, cancelled, good, mismatches int
+	clientPaused                            int // requests left out: the client did not run while they were due or in flight
+	lost                                    int // requests the client lost (record.Reason.ClientLoss)
 	errors                                  map[record.Reason]int
 	firstSent, lastEnd                      time.Time
 	chunkCounted                            bool // some token counts are chunk counts, not usage
@@ -79,6 +81,7 @@ const MaxKeptBytes = 256 << 20
 type RequestRecord struct {
 	Seq       uint64
 	ID        record.RequestID
+	Run       record.RunID
 	Scheduled time.Time // when the scheduler wanted it sent
 	Sent      time.Time // the time origin; zero when it was never sent
 	Status    int       // HTTP status; 0 without a response
@@ -99,7 +102,7 @@ func (r *Report) Started() {}
 // at high request rates.
 func (r *Report) Observe(rec *record.Record) {
 	c := Contribute(rec, r.slo)
-	req := RequestRecord{Seq: rec.Seq, ID: rec.ID, Scheduled: rec.Scheduled, Sent: rec.Sent, Status: rec.Status, Session: rec.Session, Contribution: c}
+	req := RequestRecord{Seq: rec.Seq, ID: rec.ID, Run: rec.Run, Scheduled: rec.Scheduled, Sent: rec.Sent, Status: rec.Status, Session: rec.Session, Contribution: c}
 	req.chunks = nil
 	if rec.Outcome != record.OutcomeOK {
 		req.Err = rec.Err
@@ -117,6 +120,11 @@ func (r *Report) Observe(rec *record.Record) {
 		r.dropped++
 	}
 	r.requests = append(r.requests, req)
+	if c.ClientPaused > 0 {
+		// Its timings are the client's pause: exported, never measured.
+		r.clientPaused++
+		return
+	}
 	if c.HasLag {
 		r.lag = append(r.lag, c.Lag.Seconds())
 		r.creditToStart = append(r.creditToStart, rec.Sent.Sub(rec.Scheduled).Seconds())
@@ -142,6 +150,11 @@ func (r *Report) Observe(rec *record.Record) {
 		r.cancelled++
 		return
 	default:
+		if c.Reason.ClientLoss() {
+			// The client's loss, not the target's failure.
+			r.lost++
+			return
+		}
 		r.failed++
 		r.errors[c.Reason]++
 	}
@@ -265,6 +278,15 @@ type Summary struct {
 	Failed    int                   `json:"failed"`
 	Cancelled int                   `json:"cancelled"`
 	Errors    map[record.Reason]int `json:"errors_by_reason"`
+	// Lost counts the requests the client lost (its worker died while it
+	// held them: record.Reason.ClientLoss), which are neither failed nor
+	// in Errors: they say nothing of the target.
+	Lost int `json:"client_lost"`
+	// ClientPaused counts the requests left out of every other figure
+	// (outcomes included) because a process of the client did not run for
+	// longer than a threshold while they were due or in flight
+	// (record.Record.ClientPaused): their timings are the client's.
+	ClientPaused int `json:"client_paused"`
 	// Good counts the successful requests that met every SLO; with no SLO
 	// set every successful request is good.
 	Good int `json:"good"`
@@ -352,7 +374,7 @@ func (r *Report) SummaryAt(level float64) Summary {
 		Latency: stats.Of(r.latency, level), ScheduleLag: stats.Of(r.lag, level), CapWait: stats.Of(r.capWait, level),
 		InputTokens: stats.Of(r.inTokens, level), OutputTokens: stats.Of(r.outTokens, level),
 		OutputTokenThroughputPerUser: stats.Of(r.perUser, level),
-		OK:                           r.ok, Failed: r.failed, Cancelled: r.cancelled, Good: r.good,
+		OK:                           r.ok, Failed: r.failed, Cancelled: r.cancelled, Good: r.good, Lost: r.lost, ClientPaused: r.clientPaused,
 		ReasoningTokensTotal: r.reasoningTokens, OutputLengthMismatches: r.mismatches,
 		Errors:           make(map[record.Reason]int, len(r.errors)),
 		TokensFromChunks: r.chunkCounted, TokensFromTokenizer: r.tokenizerCounted,

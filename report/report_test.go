@@ -174,3 +174,18 @@ func TestConnectionRetriesAndCompression(t *testing.T) {
 		t.Errorf("compressed responses %v, want %v", s.CompressedResponses, want)
 	}
 }
+
+// TestWorkerLostIsTheClients: a request lost with its worker is counted as
+// the client's loss, apart from the failed requests and their reasons, so
+// a run's error rate is the target's.
+func TestWorkerLostIsTheClients(t *testing.T) {
+	r := NewReport()
+	at := time.Unix(1_700_000_000, 0)
+	r.Observe(&record.Record{Seq: 0, Scheduled: at, Sent: at, Duration: time.Millisecond, Chunks: []time.Duration{time.Millisecond}, OutputTokens: 1})
+	r.Observe(record.Unsent(1, record.RequestID{}, at, record.OutcomeError, record.ReasonWorkerLost, "worker exited"))
+	r.Observe(&record.Record{Seq: 2, Scheduled: at, Sent: at, Duration: time.Millisecond, Outcome: record.OutcomeError, Reason: record.ReasonHTTP5xx, Status: 500})
+	s := r.Summary()
+	if s.OK != 1 || s.Failed != 1 || s.Lost != 1 || len(s.Errors) != 1 || s.Errors[record.ReasonHTTP5xx] != 1 || s.RequestErrorRate != 50 {
+		t.Errorf("ok %d, failed %d, lost %d, errors %v, error rate %g%%; want 1, 1, 1, only the 5xx, 50%%", s.OK, s.Failed, s.Lost, s.Errors, s.RequestErrorRate)
+	}
+}

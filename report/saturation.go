@@ -41,6 +41,16 @@ func SaturationReason(lagP99 time.Duration, n int, workerCPU float64, schedP99 t
 	return ""
 }
 
+// PausedReason says why a run whose n requests overlapped a pause of the
+// client (a process of it that did not run for longer than the watchdog's
+// threshold) is client-bound, or "" for none.
+func PausedReason(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("a client process did not run (stopped, CPU-throttled or paused) while %d requests were due or in flight; they are left out of the statistics", n)
+}
+
 // ShortRunLagReason judges a finite run with fewer than 50 lag samples, too
 // few for SaturationReason's p99: the client was the bottleneck when the
 // median lag reached saturatedLagP99. It says why, or "" if it was not.

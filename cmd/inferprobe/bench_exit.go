@@ -11,7 +11,7 @@ const (
 	exitCannotRun   = 1 // worker processes would not start, the artifacts could not be written, or an internal error
 	exitUsage       = 2 // a flag is wrong; nothing was sent
 	exitRegressed   = 3 // a --compare-fail rule failed: past its bound and, where tested, significant
-	exitAllFailed   = 4 // requests were sent and not one succeeded
+	exitAllFailed   = 4 // requests were sent and not one succeeded (failed, or lost with the workers)
 	exitThreshold   = 5 // failures passed --failed-request-threshold
 	exitPartial     = 6 // bench merge: a shard is missing or did not finish
 	exitInterrupted = 130

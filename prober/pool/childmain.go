@@ -55,6 +55,7 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, logger *slog.
 		return fmt.Errorf("reading the parent's hello: %w", err)
 	}
 
+	prober.StartWatchdog()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s := &server{
@@ -193,6 +194,7 @@ func (s *server) start(ctx context.Context, c *wire.Credit) {
 		default:
 			rec = s.client.Do(ctx, tg.t, &c.Request)
 		}
+		rec.ClientPaused = prober.ClientPaused(rec.Scheduled, time.Now())
 		s.mu.Lock()
 		delete(s.running, c.ID)
 		s.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/record"
+	"github.com/inferprobe/inferprobe/report"
 )
 
 // stop sends SIGSTOP to pid and waits until the process is stopped, so that
@@ -259,5 +260,54 @@ func TestStuckOnlyWorker(t *testing.T) {
 	u.waitArrivals(t, more)
 	if len(u.arrived) != 0 {
 		t.Errorf("%d more requests reached the server than were made", len(u.arrived))
+	}
+}
+
+// TestStoppedWorkerPaused stops a worker (SIGSTOP) for 2 s while it holds
+// requests whose responses arrive meanwhile, then lets it go on: its
+// watchdog marks those requests client-paused, with about the stop, so a
+// report leaves them out of every statistic and counts them apart; a
+// request before the stop is not marked.
+func TestStoppedWorkerPaused(t *testing.T) {
+	u := newUpstream(t)
+	p, _ := newPool(t, 1)
+	tg := u.target(t, nil)
+	before := p.Do(context.Background(), tg, request(t, tg, 0, "normal"))
+	<-u.arrived
+	if before.Outcome != record.OutcomeOK || before.ClientPaused != 0 {
+		t.Fatalf("a request before the stop: %+v, want ok and not paused", before)
+	}
+
+	const held = 3
+	records := make(chan *record.Record, held)
+	for i := range held {
+		req := request(t, tg, uint64(1+i), "hold")
+		go func() { records <- p.Do(context.Background(), tg, req) }()
+	}
+	u.waitArrivals(t, held)
+	victim := current(p, 0)
+	stop(t, victim.pid)
+	const stopped = 2 * time.Second
+	u.releaseAll() // the responses end while the worker cannot read them
+	time.Sleep(stopped)
+	if err := syscall.Kill(victim.pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+
+	r := report.NewReport()
+	r.Observe(before)
+	for _, rec := range collect(t, records, held) {
+		if rec.Outcome != record.OutcomeOK || rec.ClientPaused < stopped/2 {
+			t.Errorf("a request held through the stop: outcome %s, client paused %v; want ok and paused about %v", rec.Outcome, rec.ClientPaused, stopped)
+		}
+		r.Observe(rec)
+	}
+	s := r.Summary()
+	if s.ClientPaused != held || s.OK != 1 || s.Latency.Count != 1 || s.TTFT.Count != 1 || s.ScheduleLag.Count != 1 {
+		t.Errorf("report: %d client-paused, %d ok, latency over %d, TTFT over %d, lag over %d; want the %d held apart and only the first measured",
+			s.ClientPaused, s.OK, s.Latency.Count, s.TTFT.Count, s.ScheduleLag.Count, held)
+	}
+	if why := report.PausedReason(s.ClientPaused); why == "" {
+		t.Error("the client-paused requests give no client-bound verdict")
 	}
 }

@@ -222,6 +222,7 @@ func (d *Decoder) Record() (uint64, *record.Record, error) {
 	r.Reason = reason(p.bytes())
 	r.Status = p.int()
 	r.Err = p.string()
+	r.ClientPaused = time.Duration(p.varint())
 	if err := p.done(); err != nil {
 		return 0, nil, err
 	}

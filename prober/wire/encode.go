@@ -126,6 +126,7 @@ func (e *Encoder) Record(id uint64, r *record.Record) error {
 	b = appendString(b, string(r.Reason))
 	b = binary.AppendVarint(b, int64(r.Status))
 	b = appendString(b, r.Err)
+	b = binary.AppendVarint(b, int64(r.ClientPaused))
 	e.buf = b
 	return e.end()
 }

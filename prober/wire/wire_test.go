@@ -22,7 +22,7 @@ var t0 = time.Unix(1_750_000_000, 123_456_789)
 // sampleRecord is a streamed record with n content chunks about 20ms apart.
 func sampleRecord(n int) *record.Record {
 	r := &record.Record{
-		Seq: 42, ID: record.NewRequestID(1, "p", 42), Scheduled: t0, Sent: t0.Add(150 * time.Microsecond), CapWait: 100 * time.Microsecond,
+		Seq: 42, ID: record.NewRequestID(1, 1, "p", 42), Scheduled: t0, Sent: t0.Add(150 * time.Microsecond), CapWait: 100 * time.Microsecond,
 		FirstOutput: 3, FirstChunkTokens: 1, InputTokens: 512, UsagePromptTokens: 530, ClientOutputTokens: n + 1, OutputTokens: n, ReasoningTokens: n / 2,
 		TokenSource: record.TokensFromUsage, PinnedOutputTokens: n, Status: 200,
 		Encoding: record.EncodingZstd, ConnRetried: true, KeepAliveWithheld: true,
@@ -46,7 +46,7 @@ func TestRoundTrip(t *testing.T) {
 		APIKeyEnv: "KEY", APIKey: "sk-secret",
 	}, Connections: 3}
 	credit := &Credit{ID: 1 << 40, Target: 7, Request: prober.Request{
-		Seq: 9, ID: record.NewRequestID(1, "p", 9), Scheduled: t0, Body: []byte(`{"model":"m"}`), Session: "s-1", InputTokens: 128, PinnedOutputTokens: 64,
+		Seq: 9, ID: record.NewRequestID(1, 1, "p", 9), Scheduled: t0, Body: []byte(`{"model":"m"}`), Session: "s-1", InputTokens: 128, PinnedOutputTokens: 64,
 		Cancel: true, CancelAfter: 2 * time.Second,
 	}}
 	failed := &record.Record{Seq: 3, Scheduled: t0, FirstOutput: -1, Outcome: record.OutcomeError,
@@ -324,6 +324,7 @@ func TestRecordCarriesEveryField(t *testing.T) {
 	// Set in the parent, never sent up, as the parent has them.
 	notCarried := []string{
 		"Digest",       // folded by the parent's scheduler
+		"Run",          // the parent's probe's
 		"PromptTokens", // this one and the next two are the parent's request
 		"Session",
 		"Body",

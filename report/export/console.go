@@ -44,7 +44,14 @@ func Console(w io.Writer, r Run, d record.Digest, seed uint64) {
 		fmt.Fprintf(w, "%-52s %10d of %d successful\n", "Good Requests", s.Good, s.OK)
 	}
 	consoleIntervals(w, r)
-	fmt.Fprintf(w, "%-52s %10d ok, %d errors, %d cancelled\n", "Requests", s.OK, s.Failed, s.Cancelled)
+	fmt.Fprintf(w, "%-52s %10d ok, %d errors, %d cancelled", "Requests", s.OK, s.Failed, s.Cancelled)
+	if s.Lost > 0 {
+		fmt.Fprintf(w, ", %d lost by inferprobe (worker_lost: its worker died, not the server's failure)", s.Lost)
+	}
+	fmt.Fprintln(w)
+	if s.ClientPaused > 0 {
+		fmt.Fprintf(w, "%-52s %10d left out of every figure above: a client process did not run (stopped, CPU-throttled or paused) while they were due or in flight (client_paused_ms in profile_export.jsonl)\n", "Client-Paused Requests", s.ClientPaused)
+	}
 	consoleErrors(w, s.Errors, r.Requests)
 	if note := connectionNote(s); note != "" {
 		fmt.Fprintf(w, "Note: %s.\n", note)

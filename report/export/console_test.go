@@ -109,3 +109,25 @@ func TestConsoleIntervals(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleClientPaused: a run with requests that overlapped a pause of
+// the client says how many were left out, and where they are; a run
+// without says nothing of it.
+func TestConsoleClientPaused(t *testing.T) {
+	for _, paused := range []int{0, 2} {
+		r := report.NewReport()
+		for i := range 3 + paused {
+			rec := &record.Record{Seq: uint64(i), Status: 200, OutputTokens: 1}
+			if i >= 3 {
+				rec.ClientPaused = 2e9
+			}
+			r.Observe(rec)
+		}
+		var out bytes.Buffer
+		Console(&out, Run{Summary: r.Summary(), Requests: r.Requests()}, record.Digest{}, 1)
+		said := strings.Contains(out.String(), "Client-Paused Requests")
+		if said != (paused > 0) || paused > 0 && !strings.Contains(out.String(), "2 left out") {
+			t.Errorf("%d client-paused requests: the console says\n%s", paused, out.String())
+		}
+	}
+}

@@ -49,6 +49,8 @@ func CSV(r Run) ([]byte, error) {
 		[]string{"Token Counts", tokenSource(r.Summary)},
 		[]string{"Output Length Mismatches", strconv.Itoa(r.Summary.OutputLengthMismatches)},
 		[]string{"Cancelled Requests", strconv.Itoa(r.Summary.Cancelled)},
+		[]string{"Client-Paused Requests", strconv.Itoa(r.Summary.ClientPaused)},
+		[]string{"Lost Requests", strconv.Itoa(r.Summary.Lost)},
 	)
 	if lag := scaled(r.Summary.ScheduleLag, ms); lag != nil {
 		rows = append(rows, []string{"Schedule Lag p50 (ms)", f(lag.P50)}, []string{"Schedule Lag p99 (ms)", f(lag.P99)})

@@ -487,6 +487,8 @@ func (r Run) extras() obj {
 		{"client_saturation_reason", r.ClientBound},
 		{"grace_period_expired", r.GraceExpired},
 		{"grace_period_cut_requests", r.GraceCut},
+		{"client_paused_requests", r.Summary.ClientPaused},
+		{"client_lost_requests", r.Summary.Lost},
 		{"errors_by_reason", reasons},
 		{"cancelled_request_count", r.Summary.Cancelled},
 		{"token_counts", tokenSource(r.Summary)},

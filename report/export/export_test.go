@@ -66,7 +66,8 @@ func fixedRun(t *testing.T) Run {
 		case 23:
 			*rec = record.Record{Seq: 23, Scheduled: sched, Outcome: record.OutcomeCancelled}
 		}
-		rec.ID = record.NewRequestID(42, "bench", rec.Seq)
+		rec.Run = exampleRun
+		rec.ID = record.NewRequestID(42, rec.Run, "bench", rec.Seq)
 		r.Observe(rec)
 	}
 	return Run{
@@ -349,6 +350,40 @@ func TestEveryMetricPlaced(t *testing.T) {
 	for _, m := range all {
 		if place[m.Tag] != 1 {
 			t.Errorf("%s is in the JSON's order lists %d times, want once", m.Tag, place[m.Tag])
+		}
+	}
+}
+
+// exampleRun is the run ID of example's requests.
+const exampleRun record.RunID = 0x5eed0123456789ab
+
+// TestRequestIDsRegenerate: each line of profile_export.jsonl carries what,
+// with the seed and the probe's name, regenerates its x_request_id.
+func TestRequestIDsRegenerate(t *testing.T) {
+	run := fixedRun(t)
+	var b bytes.Buffer
+	if err := WriteJSONL(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(b.String()) {
+		var l struct {
+			Metadata struct {
+				ID string `json:"x_request_id"`
+			} `json:"metadata"`
+			Inferprobe struct {
+				Run   string `json:"run_id"`
+				Index uint64 `json:"request_index"`
+			} `json:"inferprobe"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		r, err := record.ParseRunID(l.Inferprobe.Run)
+		if err != nil {
+			t.Fatalf("run_id %q: %v", l.Inferprobe.Run, err)
+		}
+		if got := record.NewRequestID(run.Config.Seed, r, "bench", l.Inferprobe.Index).String(); got != l.Metadata.ID {
+			t.Errorf("request %d: regenerated ID %s, exported %s", l.Inferprobe.Index, got, l.Metadata.ID)
 		}
 	}
 }

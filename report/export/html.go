@@ -147,7 +147,10 @@ figure{flex:1 1 45%}h2{break-after:avoid}table{font-size:8pt}td,th{padding:1px 4
 {{range .Dists}}<tr><td>{{.Name}} ({{.Unit}})</td>{{with .Stats}}<td>{{f2 .Avg}}</td><td>{{f2 .Min}}</td><td>{{f2 .Max}}</td><td>{{f2 .P1}}</td><td>{{f2 .P5}}</td><td>{{f2 .P10}}</td><td>{{f2 .P25}}</td><td>{{f2 .P50}}</td><td>{{f2 .P75}}</td><td>{{f2 .P90}}</td><td>{{f2 .P95}}</td><td>{{f2 .P99}}</td><td>{{f2 .Std}}</td>{{end}}</tr>
 {{end}}</table>
 <table>{{range .Singles}}<tr><td>{{.Name}} ({{.Unit}})</td><td>{{f2 .Value}}</td></tr>
-{{end}}<tr><td>Cancelled requests</td><td>{{.Run.Summary.Cancelled}}</td></tr></table>
+{{end}}<tr><td>Cancelled requests</td><td>{{.Run.Summary.Cancelled}}</td></tr>
+{{with .Run.Summary.ClientPaused}}<tr><td>Client-paused requests (left out of every figure: the client did not run while they were in flight)</td><td>{{.}}</td></tr>
+{{end}}{{with .Run.Summary.Lost}}<tr><td>Requests lost by inferprobe (its worker died)</td><td>{{.}}</td></tr>
+{{end}}</table>
 {{if slo .Run.SLO}}<p>Goodput counts successful requests that met every SLO.</p>{{end}}{{with .Intervals}}
 <h2>Confidence intervals at {{pct $.Level}} %</h2>
 <p>How far each value can be trusted: the range that holds the true value with that confidence (<code>docs/metrics.md</code> says how each is computed and when it does not hold). The bar spans the interval, the dot is the value; an arrow and — mark a side the run has too few requests to bound.</p>

@@ -225,11 +225,17 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO
 		}
 	}
 
-	extras := obj{{"scheduled_ns", q.Scheduled.UnixNano()}}
+	// What regenerates x_request_id with the seed and the probe's name
+	// (record.NewRequestID).
+	extras := obj{{"run_id", q.Run.String()}, {"request_index", q.Seq}, {"scheduled_ns", q.Scheduled.UnixNano()}}
 	if q.HasLag {
 		extras = append(extras, kv{"schedule_lag_ms", msOf(q.Lag)})
 	}
 	extras = append(extras, kv{"concurrency_wait_ms", msOf(q.CapWait)})
+	if q.ClientPaused > 0 {
+		// Left out of the statistics: its timings are the client's pause.
+		extras = append(extras, kv{"client_paused_ms", msOf(q.ClientPaused)})
+	}
 	if ph.Conn != record.ConnNone {
 		// What AIPerf's metrics merge or lack: where the connection came
 		// from (a reused or opened-ahead one had no setup for this

@@ -27,7 +27,7 @@ func trialRun(t *testing.T, n int, ttft func(i int) time.Duration) Run {
 	for i := range n {
 		sent := t0.Add(time.Duration(i) * 50 * time.Millisecond)
 		rec := &record.Record{Seq: uint64(i), Scheduled: sent, Sent: sent, InputTokens: 64, OutputTokens: 8, FirstChunkTokens: 1,
-			Outcome: record.OutcomeOK, Status: 200, ID: record.NewRequestID(1, "bench", uint64(i))}
+			Outcome: record.OutcomeOK, Status: 200, ID: record.NewRequestID(1, 1, "bench", uint64(i))}
 		for c := range 8 {
 			rec.Chunks = append(rec.Chunks, ttft(i)+time.Duration(c)*5*time.Millisecond)
 		}
