@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -47,12 +48,18 @@ func loadChartAt(t *testing.T, dir string) *chart.Chart {
 }
 
 // render validates values against values.schema.json, as helm install does, and renders
-// the chart with Helm's own engine (strict: a missing value fails). It returns the
-// rendered files by name, NOTES.txt among them.
+// the chart with Helm's own engine (strict: a missing value fails) as release inferprobe. It
+// returns the rendered files by name, NOTES.txt among them.
 func render(t *testing.T, ch *chart.Chart, values map[string]any) (map[string]string, error) {
 	t.Helper()
+	return renderRelease(t, ch, "inferprobe", values)
+}
+
+// renderRelease is render as the release named release.
+func renderRelease(t *testing.T, ch *chart.Chart, release string, values map[string]any) (map[string]string, error) {
+	t.Helper()
 	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{
-		Name: "inferprobe", Namespace: "monitoring", Revision: 1, IsInstall: true,
+		Name: release, Namespace: "monitoring", Revision: 1, IsInstall: true,
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -261,6 +268,41 @@ func TestHelmChart(t *testing.T) {
 				c.check(t, b, out["inferprobe/templates/NOTES.txt"])
 			}
 		})
+	}
+}
+
+// TestHelmJobLabelWhateverTheRelease: the ServiceMonitor and the PodMonitor give the daemon's
+// series the job label the rules and dashboards select, whatever the release is named (the
+// Service is named after the release), and keep the relabelings of the endpoint values.
+func TestHelmJobLabelWhateverTheRelease(t *testing.T) {
+	ch := loadChart(t)
+	own := map[string]any{"sourceLabels": []any{"__meta_kubernetes_pod_node_name"}, "targetLabel": "node"}
+	for _, release := range []string{"inferprobe", "llm-probes"} {
+		for _, monitor := range []string{"serviceMonitor", "podMonitor"} {
+			t.Run(release+"/"+monitor, func(t *testing.T) {
+				out, err := renderRelease(t, ch, release, map[string]any{
+					monitor: map[string]any{"enabled": true, "endpoint": map[string]any{"relabelings": []any{own}}},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b := decode(t, out)
+				if len(b.serviceMonitors)+len(b.podMonitors) != 1 {
+					t.Fatalf("rendered %d ServiceMonitors and %d PodMonitors; want one monitor", len(b.serviceMonitors), len(b.podMonitors))
+				}
+				b.check(t, release, helmSecrets)
+				var rcs []monitoringv1.RelabelConfig
+				for _, sm := range b.serviceMonitors {
+					rcs = sm.Spec.Endpoints[0].RelabelConfigs
+				}
+				for _, pm := range b.podMonitors {
+					rcs = pm.Spec.PodMetricsEndpoints[0].RelabelConfigs
+				}
+				if !slices.ContainsFunc(rcs, func(rc monitoringv1.RelabelConfig) bool { return rc.TargetLabel == "node" }) {
+					t.Errorf("%s.endpoint.relabelings dropped: %+v", monitor, rcs)
+				}
+			})
+		}
 	}
 }
 

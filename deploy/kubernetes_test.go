@@ -418,6 +418,59 @@ func (b *bundle) checkServiceMonitor(t *testing.T, where string, sm *monitoringv
 		}
 	}
 	checkScrapeProtocols(t, where, sm.Spec.ScrapeProtocols, sm.Spec.ScrapeNativeHistograms, sm.Spec.ScrapeClassicHistograms)
+	if err == nil && len(sm.Spec.Endpoints) == 1 {
+		for _, s := range b.services {
+			if sel.Matches(labels.Set(s.Labels)) {
+				// The Prometheus Operator's job label: the Service's label named by jobLabel, or
+				// the Service's name; then the endpoint's relabelings.
+				job := s.Name
+				if v, ok := s.Labels[sm.Spec.JobLabel]; ok && sm.Spec.JobLabel != "" {
+					job = v
+				}
+				checkJob(t, where+": Service "+s.Name, relabelJob(t, where, job, sm.Spec.Endpoints[0].RelabelConfigs))
+			}
+		}
+	}
+}
+
+// checkJob: the job label a scrape gives the daemon's series is the one the rules and
+// dashboards select (the mixin's selector), or none of them would find the series.
+func checkJob(t *testing.T, where, job string) {
+	t.Helper()
+	if want := mixinJob(t); job != want {
+		t.Errorf("%s: the daemon's series would carry job=%q; the rules and dashboards select job=%q (mixin/config.libsonnet)", where, job, want)
+	}
+}
+
+// mixinJob is the job of the mixin's selector.
+func mixinJob(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(repoRoot, "mixin", "config.libsonnet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*selector: 'job="([^"]+)"',`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal(`mixin/config.libsonnet: no selector: 'job="..."',`)
+	}
+	return string(m[1])
+}
+
+// relabelJob applies the relabelings that write the job label to job. Only a literal
+// replacement is understood: a relabeling of job from source labels fails the test, which
+// could not tell the label.
+func relabelJob(t *testing.T, where, job string, rcs []monitoringv1.RelabelConfig) string {
+	t.Helper()
+	for _, rc := range rcs {
+		if rc.TargetLabel != "job" {
+			continue
+		}
+		if (rc.Action != "" && strings.ToLower(rc.Action) != "replace") || len(rc.SourceLabels) > 0 || rc.Replacement == nil || strings.Contains(*rc.Replacement, "$") {
+			t.Fatalf("%s: a relabeling of job this test cannot evaluate: %+v", where, rc)
+		}
+		job = *rc.Replacement
+	}
+	return job
 }
 
 func checkScrapeProtocols(t *testing.T, where string, protocols []monitoringv1.ScrapeProtocol, native, classic *bool) {
@@ -443,6 +496,19 @@ func checkPodMonitor(t *testing.T, where string, pm *monitoringv1.PodMonitor, ws
 		t.Errorf("%s: want one endpoint on port http, path /metrics; have %+v", where, eps)
 	}
 	checkScrapeProtocols(t, where, pm.Spec.ScrapeProtocols, pm.Spec.ScrapeNativeHistograms, pm.Spec.ScrapeClassicHistograms)
+	if err == nil && len(pm.Spec.PodMetricsEndpoints) == 1 {
+		for _, w := range ws {
+			if sel.Matches(labels.Set(w.pod.Labels)) {
+				// The Prometheus Operator's job label: the pod's label named by jobLabel, or
+				// namespace/name of the PodMonitor; then the endpoint's relabelings.
+				job := pm.Namespace + "/" + pm.Name
+				if v, ok := w.pod.Labels[pm.Spec.JobLabel]; ok && pm.Spec.JobLabel != "" {
+					job = v
+				}
+				checkJob(t, where+": "+w.name, relabelJob(t, where, job, pm.Spec.PodMetricsEndpoints[0].RelabelConfigs))
+			}
+		}
+	}
 }
 
 // alertGroups decodes alerts/inferprobe-rules.yml, the source of every rule copy.

@@ -21,12 +21,13 @@ var aiperfCommands = []struct {
 	want          int
 	say           string
 }{
-	{"chat streaming profile", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --streaming --url {url} --synthetic-input-tokens-mean 128 --synthetic-input-tokens-stddev 0 --output-tokens-mean 32 --output-tokens-stddev 0 --extra-inputs min_tokens:32 --extra-inputs ignore_eos:true --concurrency 4 --request-count 20 --warmup-request-count 4 --tokenizer Qwen/Qwen3-0.6B`, 20, "--tokenizer Qwen/Qwen3-0.6B is neither"},
+	{"chat streaming profile", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --streaming --url {url} --synthetic-input-tokens-mean 128 --synthetic-input-tokens-stddev 0 --output-tokens-mean 32 --output-tokens-stddev 0 --extra-inputs min_tokens:32 --extra-inputs ignore_eos:true --concurrency 4 --request-count 20 --warmup-request-count 4 --tokenizer Qwen/Qwen3-0.6B`, 20, "--tokenizer Qwen/Qwen3-0.6B is a Hugging Face model name"},
 	{"trace fixed schedule", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --streaming --url {url} --input-file trace.jsonl --custom-dataset-type mooncake_trace --fixed-schedule --output-artifact-dir out/trace`, 10, "Artifacts: out/trace"},
 	// Endpoint: names, aliases, spellings.
 	{"model-names and short names", `aiperf profile --model-names Qwen/Qwen3-0.6B -u {url} --num-requests 6`, 6, ""},
 	{"-m", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --request-count 5 --streaming`, 5, ""},
 	{"completions", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --endpoint-type completions --streaming --request-count 5 --osl 16`, 5, ""},
+	{"full endpoint URL", `aiperf profile -m Qwen/Qwen3-0.6B --url http://{url}/v1/chat/completions --endpoint-type chat --streaming --request-count 5`, 5, ""},
 	{"custom endpoint", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --endpoint-type chat --custom-endpoint /v1/chat/completions --request-count 5`, 5, ""},
 	{"embeddings, streaming turned off", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --endpoint-type embeddings --streaming --request-count 5`, 5, "--streaming is off: endpoint type embeddings does not stream"},
 	{"nim-embeddings", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --endpoint-type nim-embeddings --request-count 5`, 5, ""},
@@ -42,10 +43,14 @@ var aiperfCommands = []struct {
 	{"single-turn file", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --input-file prompts.jsonl --custom-dataset-type single-turn --request-count 4`, 4, ""},
 	{"random-pool", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --input-file prompts.jsonl --custom-dataset-type random_pool --request-count 7 --random-seed 42`, 7, ""},
 	{"trace replayed without --fixed-schedule", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --input-file trace.jsonl --custom-dataset-type mooncake-trace`, 10, ""},
+	{"trace detected without its type", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --input-file trace.jsonl`, 10, "fixed_schedule"},
 	{"trace at a load", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --input-file trace.jsonl --custom-dataset-type mooncake-trace --no-fixed-schedule --concurrency 2`, 10, ""},
 	// Sequence lengths, every spelling.
 	{"isl/osl", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --isl 64 --isl-stddev 8 --osl 16 --osl-stddev 4 --request-count 5`, 5, ""},
 	{"prompt-input/output-tokens", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --prompt-input-tokens-mean 64 --prompt-input-tokens-stddev 8 --prompt-output-tokens-mean 16 --prompt-output-tokens-stddev 4 --request-count 5`, 5, ""},
+	{"sequence distribution (AIPerf's tutorial)", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --seq-dist "64|10,32|8:70;256|40,128|20:20;1024|100,512|50:10" --request-count 10`, 10, ""},
+	{"random range ratio", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --isl 100 --osl 16 --random-range-ratio 0.5 --request-count 5`, 5, ""},
+	{"user context without entries", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --shared-system-prompt-length 20 --user-context-prompt-length 10 --request-count 3`, 3, ""},
 	// Load generator and warmup.
 	{"request rate, request-rate-mode", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --request-rate 50 --request-rate-mode constant --num-requests 10 --osl 16`, 10, ""},
 	{"gamma, vllm-burstiness, capped", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --request-rate 50 --arrival-pattern gamma --vllm-burstiness 2 --concurrency 2 --request-count 10 --osl 16`, 10, ""},

@@ -115,3 +115,29 @@ func TestBenchSweepInterrupt(t *testing.T) {
 		t.Errorf("sweep summary: %+v", doc)
 	}
 }
+
+// TestBenchSweepSameSeedNoTable: with --parameter-sweep-same-seed every point
+// sends the same sequence (the same digest, seed --random-seed), and with
+// --no-sweep-table the console ends without the sweep's table, whose files
+// are still written.
+func TestBenchSweepSameSeedNoTable(t *testing.T) {
+	sim := freeAddr(t)
+	startSimulator(t, sim)
+	out := filepath.Join(t.TempDir(), "sweep")
+	code, text := bench(t, "--model", "inferprobe-simulator", "--url", sim, "--streaming", "--output-tokens-mean", "4",
+		"--request-count", "6", "--concurrency", "1,2", "--random-seed", "7", "--parameter-sweep-same-seed", "--no-sweep-table",
+		"--progress", "off", "--artifact-dir", out)
+	if code != 0 {
+		t.Fatalf("bench exited %d:\n%s", code, text)
+	}
+	digests := digestLine.FindAllStringSubmatch(text, -1)
+	if len(digests) != 2 || digests[0][1] != digests[1][1] || digests[0][3] != "7" || digests[1][3] != "7" {
+		t.Errorf("want two points of one digest, seed 7; have %q", digests)
+	}
+	if strings.Contains(text, "inferprobe | Sweep") {
+		t.Errorf("the sweep's table was printed with --no-sweep-table:\n%s", text)
+	}
+	if _, err := os.Stat(filepath.Join(out, "sweep_aggregate", "profile_export_aiperf_sweep.json")); err != nil {
+		t.Error(err)
+	}
+}

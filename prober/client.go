@@ -242,8 +242,7 @@ func (c *Client) sendHTTP(ctx context.Context, t *Target, req *Request, rec *rec
 	// request on a connection of its own.
 	key, p := t.conn, c.peerFor(t)
 	if p != nil && !p.reuses(c.now(), false) {
-		key.reuse, p = false, nil
-		rec.KeepAliveWithheld = true
+		key.reuse, rec.KeepAliveWithheld, p = false, p.closes(), nil
 	}
 	for {
 		conn.peer = p
@@ -286,8 +285,7 @@ func (c *Client) sendHTTP(ctx context.Context, t *Target, req *Request, rec *rec
 		}
 		if conn.refused && conn.neverReached(err) && ctx.Err() == nil {
 			// Not sent: a connection of its own, as if none had been idle.
-			key.reuse, p = false, nil
-			rec.KeepAliveWithheld = true
+			key.reuse, rec.KeepAliveWithheld, p = false, p.closes(), nil
 			continue
 		}
 		if p != nil && conn.conn != nil && ctx.Err() == nil {

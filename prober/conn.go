@@ -261,16 +261,23 @@ func (p *peer) reuses(now time.Time, idle bool) bool {
 		// but one handed out now ended before Do heard of it.
 		return !idle
 	}
-	if now.Sub(p.probeEnd) < keepAliveProbation {
-		return false
-	}
+	// A close already seen is learnt at once, not after the probation.
 	if st, ok := p.probe.tcp(); p.probe.sawEOF.Load() || ok && st.peerClosed {
 		p.learn(peerCloses)
+		return false
+	}
+	if now.Sub(p.probeEnd) < keepAliveProbation {
 		return false
 	}
 	p.learn(peerKeeps)
 	return true
 }
+
+// closes reports whether the server has been seen to close connections
+// right after its responses: a request kept off reused connections for
+// that, rather than while the server's keep-alive was still being learnt,
+// is counted (record.Record.KeepAliveWithheld).
+func (p *peer) closes() bool { return peerState(p.state.Load()) == peerCloses }
 
 // ended notes that a response on connection c ended, whole or not, while
 // the server's keep-alive is unknown.

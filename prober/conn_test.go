@@ -287,6 +287,21 @@ func TestStaleKeepAliveFINCrossesRequest(t *testing.T) {
 	}
 }
 
+// TestKeepingServerNoneWithheld: against a server that keeps its
+// connections open, the requests a closed loop sends while its keep-alive is
+// still being learnt (right after the first response) go out on connections
+// of their own, but are not counted as kept off reused connections: nothing
+// says the server closes them.
+func TestKeepingServerNoneWithheld(t *testing.T) {
+	url, _ := keepAliveServer(t, func(int) string { return "answer" }, nil)
+	tg := testTarget(t, url, nil)
+	for i, rec := range sendEach(t, NewClient(), tg, 5) {
+		if rec.Outcome != record.OutcomeOK || rec.KeepAliveWithheld {
+			t.Errorf("request %d: %v %q %s; counted as kept off a reused connection: %v, want ok and not", i, rec.Outcome, rec.Reason, rec.Err, rec.KeepAliveWithheld)
+		}
+	}
+}
+
 // TestServerClosingAfterEachResponseNotRaced: a server closes every
 // connection right after its response while advertising keep-alive, and a
 // closed loop sends its next request the moment a response ends. Reusing

@@ -23,7 +23,9 @@ type chatCodec struct{ chatLike }
 func (chatCodec) body(t *Target, p dataset.Prompt, params map[string]any) any {
 	body := withParams(params, 5)
 	body["model"] = t.Model
-	body[t.maxTokensField] = p.OutputTokens
+	if p.OutputTokens > 0 {
+		body[t.maxTokensField] = p.OutputTokens
+	}
 	openAIStream(t, body)
 	body["messages"] = messages(p)
 	return body

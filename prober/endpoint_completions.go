@@ -22,7 +22,9 @@ type completionsCodec struct{ chatLike }
 func (completionsCodec) body(t *Target, p dataset.Prompt, params map[string]any) any {
 	body := withParams(params, 5)
 	body["model"] = t.Model
-	body["max_tokens"] = p.OutputTokens
+	if p.OutputTokens > 0 {
+		body["max_tokens"] = p.OutputTokens
+	}
 	openAIStream(t, body)
 	body["prompt"] = promptText(p)
 	return body

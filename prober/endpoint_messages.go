@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 
@@ -30,12 +31,16 @@ func init() {
 // output usage, message_stop), and there is no [DONE].
 type messagesCodec struct{}
 
+// messagesMaxTokens is max_tokens for a prompt that asks for no limit: the
+// Messages API requires one, and this is AIPerf's (the API's own default).
+const messagesMaxTokens = 1024
+
 func (messagesCodec) generates() bool { return true }
 
 func (messagesCodec) body(t *Target, p dataset.Prompt, params map[string]any) any {
 	body := withParams(params, 5)
 	body["model"] = t.Model
-	body["max_tokens"] = p.OutputTokens
+	body["max_tokens"] = cmp.Or(p.OutputTokens, messagesMaxTokens)
 	if t.stream {
 		body["stream"] = true
 	}

@@ -27,7 +27,9 @@ func (responsesCodec) generates() bool { return true }
 func (responsesCodec) body(t *Target, p dataset.Prompt, params map[string]any) any {
 	body := withParams(params, 4)
 	body["model"] = t.Model
-	body["max_output_tokens"] = p.OutputTokens
+	if p.OutputTokens > 0 {
+		body["max_output_tokens"] = p.OutputTokens
+	}
 	if t.stream {
 		body["stream"] = true
 	}

@@ -80,7 +80,12 @@ func (c *templateCodec) generates() bool { return true }
 // body fills the template; params are merged at its top level.
 func (c *templateCodec) body(t *Target, p dataset.Prompt, params map[string]any) any {
 	text := promptText(p)
-	maxTokens := strconv.Itoa(p.OutputTokens)
+	// No limit (0) fills the placeholder with null, or nothing inside a string, as AIPerf's None.
+	var maxTokens string
+	var maxTokensValue any
+	if p.OutputTokens > 0 {
+		maxTokens, maxTokensValue = strconv.Itoa(p.OutputTokens), p.OutputTokens
+	}
 	replacer := strings.NewReplacer(scenarios.PlaceholderPrompt, text, scenarios.PlaceholderMaxTokens, maxTokens, scenarios.PlaceholderModel, t.Model)
 	var fill func(v any) any
 	fill = func(v any) any {
@@ -104,7 +109,7 @@ func (c *templateCodec) body(t *Target, p dataset.Prompt, params map[string]any)
 			case scenarios.PlaceholderMessages:
 				return messages(p)
 			case scenarios.PlaceholderMaxTokens:
-				return p.OutputTokens
+				return maxTokensValue
 			case scenarios.PlaceholderModel:
 				return t.Model
 			case scenarios.PlaceholderStream:

@@ -36,6 +36,7 @@ func TestRequestBodies(t *testing.T) {
 	chat := dataset.Prompt{Messages: []dataset.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}},
 		Session: "s-1", InputTokens: 3, OutputTokens: 8}
 	pin := map[string]any{"ignore_eos": true}
+	unlimited := dataset.Prompt{Text: "one two", InputTokens: 2} // OutputTokens 0: no limit
 	for _, tc := range []struct {
 		name   string
 		spec   scenarios.Target
@@ -112,6 +113,28 @@ func TestRequestBodies(t *testing.T) {
 			name: "tgi stream", spec: scenarios.Target{Endpoint: EndpointTGI, URL: "http://127.0.0.1:8080"}, prompt: text,
 			params: map[string]any{"temperature": 0.5}, url: "http://127.0.0.1:8080/generate_stream",
 			body: `{"inputs":"one two three four five","parameters":{"details":true,"max_new_tokens":8,"temperature":0.5}}`,
+		},
+		{
+			name: "chat, no limit", spec: scenarios.Target{Endpoint: EndpointChat, MaxTokensField: scenarios.MaxCompletionTokens, Stream: &no},
+			prompt: unlimited, url: "http://127.0.0.1:8000/v1/chat/completions",
+			body: `{"messages":[{"role":"user","content":"one two"}],"model":"m"}`,
+		},
+		{
+			name: "completions, no limit", spec: scenarios.Target{Endpoint: EndpointCompletions, Stream: &no}, prompt: unlimited,
+			url: "http://127.0.0.1:8000/v1/completions", body: `{"model":"m","prompt":"one two"}`,
+		},
+		{
+			name: "responses, no limit", spec: scenarios.Target{Endpoint: EndpointResponses, Stream: &no}, prompt: unlimited,
+			url: "http://127.0.0.1:8000/v1/responses", body: `{"input":"one two","model":"m"}`,
+		},
+		{
+			name: "messages, no limit: the API requires one, AIPerf's 1024", spec: scenarios.Target{Endpoint: EndpointMessages, Stream: &no},
+			prompt: unlimited, url: "http://127.0.0.1:8000/v1/messages",
+			body: `{"max_tokens":1024,"messages":[{"role":"user","content":"one two"}],"model":"m"}`,
+		},
+		{
+			name: "tgi, no limit", spec: scenarios.Target{Endpoint: EndpointTGI, URL: "http://127.0.0.1:8080", Stream: &no}, prompt: unlimited,
+			url: "http://127.0.0.1:8080/generate", body: `{"inputs":"one two","parameters":{"details":true}}`,
 		},
 		{
 			name: "tgi, not streamed", spec: scenarios.Target{Endpoint: EndpointTGI, URL: "http://127.0.0.1:8080", Stream: &no}, prompt: text,

@@ -30,7 +30,9 @@ func (tgiCodec) generates() bool { return true }
 func (tgiCodec) body(_ *Target, p dataset.Prompt, params map[string]any) any {
 	parameters := make(map[string]any, len(params)+2)
 	maps.Copy(parameters, params)
-	parameters["max_new_tokens"] = p.OutputTokens
+	if p.OutputTokens > 0 {
+		parameters["max_new_tokens"] = p.OutputTokens
+	}
 	parameters["details"] = true
 	return map[string]any{"inputs": promptText(p), "parameters": parameters}
 }

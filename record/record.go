@@ -158,9 +158,10 @@ type Record struct {
 	// is the second attempt's.
 	ConnRetried bool
 	// KeepAliveWithheld is set when the target keeps connections alive but
-	// the request went out on a connection of its own, as its server closes
-	// connections right after its responses or had not yet been seen keeping
-	// one open (prober/conn.go).
+	// the request went out on a connection of its own, as its server was
+	// seen to close connections right after its responses (prober/conn.go).
+	// The few that go out on their own while a server's keep-alive is still
+	// being learnt are not: that says nothing of the server.
 	KeepAliveWithheld bool
 
 	Outcome Outcome

@@ -189,6 +189,15 @@ func (p *Probe) promptMemory(timeout time.Duration) float64 {
 		shared += float64(s.Prefix.Length)
 	}
 	turn := length(s.InputTokens) + length(s.OutputTokens)
+	switch {
+	case s.SequenceDistribution != nil:
+		turn = 0
+		for _, p := range s.SequenceDistribution {
+			turn = max(turn, length(p.InputTokens)+length(p.OutputTokens))
+		}
+	case s.RangeRatio != nil:
+		turn = s.InputTokens.Mean*(1+s.RangeRatio.Input) + s.OutputTokens.Mean*(1+s.RangeRatio.Output) + 2
+	}
 	tokens := shared + turn
 	if c := s.Conversation; c != nil {
 		turns := length(c.Turns)

@@ -246,6 +246,15 @@ type Synthetic struct {
 	InputTokens Lengths `yaml:"input_tokens"`
 	// OutputTokens is sent as max_tokens. Default mean 64, stddev 0.
 	OutputTokens Lengths `yaml:"output_tokens"`
+	// SequenceDistribution, when set, draws each request's lengths from a
+	// mix of (input, output) pairs instead of InputTokens and OutputTokens,
+	// a pair by its percent of the requests, as AIPerf's --seq-dist: a
+	// pair's stddev 0 sends its mean, else a normal draw rounded up.
+	SequenceDistribution []SequencePair `yaml:"sequence_distribution"`
+	// RangeRatio, when set, draws the input and output lengths uniformly
+	// from [floor(mean × (1 − r)), ceil(mean × (1 + r))] instead of
+	// normally, as AIPerf's --random-range-ratio (vLLM's style).
+	RangeRatio *RangeRatio `yaml:"range_ratio"`
 	// The fields below build the prefix-cache and multi-turn workloads, as
 	// AIPerf synthesises them (workload.go); every one is off by default.
 	// What they share between requests depends on the seed alone, not on
@@ -273,13 +282,34 @@ type Synthetic struct {
 	Conversation *Conversation `yaml:"conversation"`
 }
 
+// SequencePair is one (input, output) shape of a SequenceDistribution.
+type SequencePair struct {
+	// InputTokens and OutputTokens: means >= 1 and whole, stddevs >= 0.
+	InputTokens  Lengths `yaml:"input_tokens"`
+	OutputTokens Lengths `yaml:"output_tokens"`
+	// Percent is the pair's share of the requests, 0 to 100; the pairs'
+	// add up to 100.
+	Percent float64 `yaml:"percent"`
+}
+
+// RangeRatio is the half-width of a uniform length window, as a fraction
+// of the mean: each 0 to below 1.
+type RangeRatio struct {
+	Input  float64 `yaml:"input"`
+	Output float64 `yaml:"output"`
+}
+
 // Lengths is a normal distribution of token counts, truncated to at least 1.
 type Lengths struct {
-	// Mean is >= 1.
+	// Mean is >= 1; for an output length, 0 (with Stddev 0) asks for no
+	// limit: no max_tokens is sent.
 	Mean float64 `yaml:"mean"`
 	// Stddev is >= 0; 0 pins every request to Mean.
 	Stddev float64 `yaml:"stddev"`
 }
+
+// NoLimit reports whether an output length asks for no limit.
+func (ln Lengths) NoLimit() bool { return ln.Mean == 0 && ln.Stddev == 0 }
 
 // SLO thresholds; a request is good when it succeeded and met every one that is
 // set. Each is >= 0; 0 or absent means not set. The durations are maxima;

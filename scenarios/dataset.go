@@ -56,6 +56,10 @@ type File struct {
 	// where the trace's did. A block_size written in the file wins. >= 1;
 	// default 512.
 	BlockSize int `yaml:"block_size"`
+	// OutputTokens is the output length of the entries that give none,
+	// drawn as synthetic's; {mean: 0} sends them no limit, as AIPerf does
+	// without --osl. Default {mean: 64}.
+	OutputTokens Lengths `yaml:"output_tokens"`
 	// StartOffset and EndOffset replay only the window of the file between
 	// these timestamps (the file's own, as ms), both ends included: entries
 	// before StartOffset are skipped and the replay's time 0 is
@@ -125,6 +129,9 @@ func (d *Dataset) setDefaults(written func(field string) bool) {
 		if !written("dataset.file.block_size") {
 			f.BlockSize = defaultBlockSize
 		}
+		if !written("dataset.file.output_tokens.mean") {
+			f.OutputTokens.Mean = defaultOutputTokens
+		}
 	}
 }
 
@@ -154,7 +161,7 @@ func (d *Dataset) validate(l *loader, path string) {
 	}
 	if s := d.Synthetic; s != nil {
 		s.InputTokens.validate(l, join(path, "synthetic.input_tokens"), defaultInputTokens, &TokenBound)
-		s.OutputTokens.validate(l, join(path, "synthetic.output_tokens"), defaultOutputTokens, &TokenBound)
+		s.OutputTokens.validateOutput(l, join(path, "synthetic.output_tokens"))
 		s.validateWorkload(l, join(path, "synthetic"), l.written(join(path, "system_prompt")))
 	}
 	if p := d.Prompts; p != nil {
@@ -178,10 +185,11 @@ func (p *Prompts) validate(l *loader, path string) {
 			l.errorf(fmt.Sprintf("%s[%d]", join(path, "texts"), i), "is empty; remove it or write the prompt")
 		}
 	}
-	p.OutputTokens.validate(l, join(path, "output_tokens"), defaultOutputTokens, &TokenBound)
+	p.OutputTokens.validateOutput(l, join(path, "output_tokens"))
 }
 
 func (f *File) validate(l *loader, path string) {
+	f.OutputTokens.validateOutput(l, join(path, "output_tokens"))
 	format, known := LookupFormat(f.Format)
 	if !known {
 		l.errorf(join(path, "format"), "must be one of %s, not %q", strings.Join(FormatNames(), ", "), f.Format)

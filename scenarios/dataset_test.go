@@ -30,10 +30,10 @@ func TestDatasetDefaults(t *testing.T) {
 		want                   File
 	}{
 		{"trace replays", "", "{file: {path: trace.jsonl, format: mooncake}}",
-			File{Format: "mooncake", Timing: TimingReplay, Speedup: 1, BlockSize: 512}},
+			File{Format: "mooncake", Timing: TimingReplay, Speedup: 1, BlockSize: 512, OutputTokens: Lengths{Mean: 64}}},
 		{"jsonl follows arrival", "{rate: 1}", "{file: {path: trace.jsonl, format: single_turn}}",
-			File{Format: "single_turn", Timing: TimingArrival, Speedup: 1, BlockSize: 512}},
-		{"written values", "{max_concurrency: 4}", "{file: {path: trace.jsonl, format: azure, speedup: 10, block_size: 16}}",
+			File{Format: "single_turn", Timing: TimingArrival, Speedup: 1, BlockSize: 512, OutputTokens: Lengths{Mean: 64}}},
+		{"written values", "{max_concurrency: 4}", "{file: {path: trace.jsonl, format: azure, speedup: 10, block_size: 16, output_tokens: {mean: 0}}}",
 			File{Format: "azure", Timing: TimingReplay, Speedup: 10, BlockSize: 16}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,7 +57,13 @@ func TestDatasetErrors(t *testing.T) {
 		{"two sources", "{rate: 1}", "{synthetic: {}, prompts: {texts: [hi]}}", "probes.p.dataset: sets synthetic and prompts; keep exactly one source"},
 		{"no texts", "{rate: 1}", "{prompts: {texts: []}}", "probes.p.dataset.prompts.texts: must list at least one prompt"},
 		{"empty text", "{rate: 1}", `{prompts: {texts: [hi, " "]}}`, "probes.p.dataset.prompts.texts[1]: is empty; remove it or write the prompt"},
-		{"prompts output", "{rate: 1}", "{prompts: {texts: [hi], output_tokens: {mean: 0}}}", "probes.p.dataset.prompts.output_tokens.mean: must be >= 1, e.g. mean: 64"},
+		{"prompts output", "{rate: 1}", "{prompts: {texts: [hi], output_tokens: {mean: 0.5}}}", "probes.p.dataset.prompts.output_tokens.mean: must be >= 1 (or 0, with stddev 0, to send no max_tokens), e.g. mean: 64"},
+		{"sequences sum", "{rate: 1}", "{synthetic: {sequence_distribution: [{input_tokens: {mean: 64}, output_tokens: {mean: 32}, percent: 70}, {input_tokens: {mean: 256}, output_tokens: {mean: 128}, percent: 20}]}}", "probes.p.dataset.synthetic.sequence_distribution: percents add up to 90; they must add up to 100"},
+		{"sequence mean", "{rate: 1}", "{synthetic: {sequence_distribution: [{input_tokens: {mean: 64.5}, output_tokens: {mean: 32}, percent: 100}]}}", "probes.p.dataset.synthetic.sequence_distribution[0].input_tokens.mean: must be a whole number of tokens, not 64.5"},
+		{"sequences and ratio", "{rate: 1}", "{synthetic: {sequence_distribution: [{input_tokens: {mean: 64}, output_tokens: {mean: 32}, percent: 100}], range_ratio: {input: 0.1, output: 0.1}}}", "probes.p.dataset.synthetic.range_ratio: cannot be used with sequence_distribution"},
+		{"ratio", "{rate: 1}", "{synthetic: {range_ratio: {input: 1, output: 0.1}}}", "probes.p.dataset.synthetic.range_ratio.input: must be 0 to below 1"},
+		{"ratio stddev", "{rate: 1}", "{synthetic: {input_tokens: {mean: 100, stddev: 5}, range_ratio: {input: 0.2, output: 0.1}}}", "probes.p.dataset.synthetic.input_tokens.stddev: must be 0 with range_ratio"},
+		{"no limit drawn", "{rate: 1}", "{synthetic: {output_tokens: {mean: 0, stddev: 8}}}", "probes.p.dataset.synthetic.output_tokens.mean: must be >= 1 (or 0, with stddev 0, to send no max_tokens)"},
 		{"no path", "", "{file: {format: mooncake}}", "probes.p.dataset.file.path: is required: the dataset file, e.g. path: ./conversations.jsonl"},
 		{"missing file", "", "{file: {path: nope.jsonl, format: mooncake}}", "probes.p.dataset.file.path: cannot read"},
 		{"directory", "", "{file: {path: ., format: mooncake}}", "is not a regular file"},

@@ -69,7 +69,7 @@ probes:
 	if p.Arrival.Pattern != ArrivalConstant {
 		t.Errorf("pattern = %q", p.Arrival.Pattern)
 	}
-	if got, want := *p.Dataset.Synthetic, (Synthetic{InputTokens: Lengths{Mean: 128, Stddev: 16}, OutputTokens: Lengths{Mean: 256}}); got != want {
+	if got, want := *p.Dataset.Synthetic, (Synthetic{InputTokens: Lengths{Mean: 128, Stddev: 16}, OutputTokens: Lengths{Mean: 256}}); !reflect.DeepEqual(got, want) {
 		t.Errorf("synthetic = %+v, want %+v", got, want)
 	}
 }

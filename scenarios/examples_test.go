@@ -72,7 +72,7 @@ func TestDemo(t *testing.T) {
 	}
 	p := c.Probes["chat-steady"]
 	if p == nil || p.Target != "simulator" || !reflect.DeepEqual(p.Arrival, Arrival{Pattern: ArrivalPoisson, Rate: 4}) ||
-		*p.Dataset.Synthetic != (Synthetic{InputTokens: Lengths{Mean: 128, Stddev: 32}, OutputTokens: Lengths{Mean: 32}}) ||
+		!reflect.DeepEqual(*p.Dataset.Synthetic, Synthetic{InputTokens: Lengths{Mean: 128, Stddev: 32}, OutputTokens: Lengths{Mean: 32}}) ||
 		p.Params["ignore_eos"] != true ||
 		p.SLO != (SLO{TimeToFirstToken: Duration(500e6), InterTokenLatency: Duration(50e6)}) {
 		t.Errorf("chat-steady = %+v", p)

@@ -171,6 +171,19 @@ func (a *Arrival) validateSeries(l *loader, path string) {
 	}
 }
 
+// validateOutput is validate for an output length, which may also ask for
+// no limit.
+func (ln *Lengths) validateOutput(l *loader, path string) {
+	if ln.NoLimit() {
+		return
+	}
+	if !(ln.Mean >= 1) {
+		l.errorf(join(path, "mean"), "must be >= 1 (or 0, with stddev 0, to send no max_tokens), e.g. mean: %d", defaultOutputTokens)
+		return
+	}
+	ln.validate(l, path, defaultOutputTokens, &TokenBound)
+}
+
 func (ln *Lengths) validate(l *loader, path string, example int, b *Bound) {
 	if !(ln.Mean >= 1) {
 		l.errorf(join(path, "mean"), "must be >= 1, e.g. mean: %d", example)

@@ -1,6 +1,10 @@
 package scenarios
 
-import "strings"
+import (
+	"fmt"
+	"math"
+	"strings"
+)
 
 // The synthetic workloads people benchmark prefix caches and multi-turn
 // serving with, as NVIDIA AIPerf synthesises them (its --system-prompt,
@@ -40,6 +44,62 @@ type Delays struct {
 	Stddev Duration `yaml:"stddev"`
 }
 
+// validateShapes checks SequenceDistribution and RangeRatio.
+func (s *Synthetic) validateShapes(l *loader, path string) {
+	const example = "e.g. sequence_distribution: [{input_tokens: {mean: 256}, output_tokens: {mean: 128}, percent: 40}, {input_tokens: {mean: 512}, output_tokens: {mean: 256}, percent: 60}]"
+	if s.SequenceDistribution != nil && s.RangeRatio != nil {
+		l.errorf(join(path, "range_ratio"), "cannot be used with sequence_distribution; keep one of them")
+	}
+	if d := s.SequenceDistribution; d != nil {
+		dp := join(path, "sequence_distribution")
+		if len(d) == 0 {
+			l.errorf(dp, "lists no pair; %s", example)
+		}
+		var total float64
+		for i, p := range d {
+			pp := fmt.Sprintf("%s[%d]", dp, i)
+			for _, ln := range []struct {
+				name string
+				l    Lengths
+			}{{"input_tokens", p.InputTokens}, {"output_tokens", p.OutputTokens}} {
+				if ln.l.Mean != math.Trunc(ln.l.Mean) {
+					l.errorf(join(pp, ln.name+".mean"), "must be a whole number of tokens, not %v", ln.l.Mean)
+				}
+				ln.l.validate(l, join(pp, ln.name), 256, &TokenBound)
+			}
+			if !(p.Percent >= 0 && p.Percent <= 100) {
+				l.errorf(join(pp, "percent"), "must be 0 to 100, not %v", p.Percent)
+			}
+			total += p.Percent
+		}
+		if len(d) > 0 && math.Abs(total-100) > 1e-6 {
+			l.errorf(dp, "percents add up to %v; they must add up to 100, %s", total, example)
+		}
+	}
+	if r := s.RangeRatio; r != nil {
+		rp := join(path, "range_ratio")
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"input", r.Input}, {"output", r.Output}} {
+			if !(f.v >= 0 && f.v < 1) {
+				l.errorf(join(rp, f.name), "must be 0 to below 1 (the window's half-width as a fraction of the mean), not %v, e.g. range_ratio: {input: 0.3, output: 0.3}", f.v)
+			}
+		}
+		for _, f := range []struct {
+			name string
+			l    Lengths
+		}{{"input_tokens", s.InputTokens}, {"output_tokens", s.OutputTokens}} {
+			if f.l.Stddev != 0 {
+				l.errorf(join(path, f.name+".stddev"), "must be 0 with range_ratio, whose window sets the spread")
+			}
+		}
+		if s.OutputTokens.NoLimit() {
+			l.errorf(join(path, "output_tokens.mean"), "must be >= 1 with range_ratio: its window is around the mean")
+		}
+	}
+}
+
 // MultiTurn reports whether the synthetic entries are sessions of turns.
 func (s *Synthetic) MultiTurn() bool { return s.Conversation != nil }
 
@@ -55,6 +115,7 @@ func (d *Dataset) validateSystemPrompt(l *loader, path string) {
 // whether the dataset sets its own system prompt.
 func (s *Synthetic) validateWorkload(l *loader, path string, systemPrompt bool) {
 	written := l.under(path)
+	s.validateShapes(l, path)
 	tokens := func(field string, v int, example string) {
 		if written(field) && !TokenBound.Contains(float64(v)) {
 			l.errorf(join(path, field), "must be %s, not %d, e.g. %s", TokenBound.Range(), v, example)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
@@ -13,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // vllmText is a vLLM-style /metrics after n requests, each with a TTFT of
@@ -113,6 +116,27 @@ func TestCollectorCountsTheRunOnly(t *testing.T) {
 	}
 }
 
+// The client's TTFT less the engine's is a number only where it is at least
+// the width of the engine's bucket that percentile was interpolated in.
+func TestTTFTGapOnlyBeyondTheBucket(t *testing.T) {
+	var requests atomic.Int64
+	c := Start(Options{URLs: []string{fakeEngine(t, &requests)}, Interval: 10 * time.Millisecond})
+	start := c.Mark()
+	requests.Store(20) // 18 in (0.04, 0.06], 2 in (0.25, 0.5]
+	col := c.Stop(start)
+	engine := col.Summaries()[0].TTFT
+	// p50 and p90 in a bucket 20 ms wide, p99 in one 250 ms wide.
+	client := stats.Stats{Count: 20, P50: engine.P50 + 0.005, P90: engine.P90 + 0.1, P99: engine.P99 - 0.1}
+	r := col.Report(client)
+	g := r.Engines[0].TTFTGap
+	if g == nil || g.P50 != nil || g.P99 != nil || g.P90 == nil || math.Abs(*g.P90-0.1) > 1e-9 || !g.Unresolved() {
+		t.Fatalf("gap = %+v for client %+v against engine %+v; want p50 and p99 unresolved, p90 0.1", g, client, engine)
+	}
+	if js, err := json.Marshal(r); err != nil || !strings.Contains(string(js), `"p50":null`) {
+		t.Errorf("JSON %s (%v): want an unresolved percentile as null", js, err)
+	}
+}
+
 // A target without Prometheus metrics is off for the run, said once in the
 // log, and never an error.
 func TestCollectorOffWhenAbsent(t *testing.T) {
@@ -149,17 +173,17 @@ func TestQuantileAsPrometheus(t *testing.T) {
 	// 10 in (0, 1], 10 in (1, 2], none above.
 	b := []bucket{{1, 10}, {2, 20}, {math.Inf(1), 20}}
 	for _, c := range []struct{ q, want float64 }{{0.5, 1}, {0.25, 0.5}, {0.75, 1.5}, {1, 2}} {
-		if got := quantile(c.q, b, series{}); math.Abs(got-c.want) > 1e-9 {
-			t.Errorf("quantile(%g) = %g, want %g", c.q, got, c.want)
+		if got, w := quantile(c.q, b, series{}); math.Abs(got-c.want) > 1e-9 || w != 1 {
+			t.Errorf("quantile(%g) = %g in a bucket %g wide, want %g in one 1 wide", c.q, got, w, c.want)
 		}
 	}
 	// Above the highest finite bound: that bound, as histogram_quantile.
-	if got := quantile(0.99, []bucket{{1, 1}, {math.Inf(1), 10}}, series{}); got != 1 {
-		t.Errorf("quantile in +Inf = %g, want 1", got)
+	if got, w := quantile(0.99, []bucket{{1, 1}, {math.Inf(1), 10}}, series{}); got != 1 || !math.IsInf(w, 1) {
+		t.Errorf("quantile in +Inf = %g in a bucket %g wide, want 1 in an unbounded one", got, w)
 	}
 	// From a base: only the increase counts.
 	base := series{Buckets: []bucket{{1, 100}, {2, 100}, {math.Inf(1), 100}}}
-	if got := quantile(0.5, []bucket{{1, 100}, {2, 110}, {math.Inf(1), 110}}, base); got != 1.5 {
+	if got, _ := quantile(0.5, []bucket{{1, 100}, {2, 110}, {math.Inf(1), 110}}, base); got != 1.5 {
 		t.Errorf("quantile of the increase = %g, want 1.5", got)
 	}
 }

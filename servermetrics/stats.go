@@ -274,7 +274,7 @@ func histogramStats(last, base series, secs float64) (HistogramStats, *Buckets) 
 		st.CountRate, st.SumRate = &cr, &sr
 	}
 	if buckets != nil {
-		q := func(p float64) *float64 { v := quantile(p/100, last.Buckets, base); return &v }
+		q := func(p float64) *float64 { v, _ := quantile(p/100, last.Buckets, base); return &v }
 		st.P1, st.P5, st.P10, st.P25, st.P50 = q(1), q(5), q(10), q(25), q(50)
 		st.P75, st.P90, st.P95, st.P99 = q(75), q(90), q(95), q(99)
 	}
@@ -292,8 +292,9 @@ func baseCount(base series, le float64) float64 {
 
 // quantile is Prometheus's histogram_quantile of the buckets' increase
 // since base: linear within the bucket that holds the rank, the highest
-// finite bound when it falls in +Inf's.
-func quantile(q float64, last []bucket, base series) float64 {
+// finite bound when it falls in +Inf's. width is that bucket's: the true
+// quantile is anywhere in it (+Inf above the highest finite bound).
+func quantile(q float64, last []bucket, base series) (v, width float64) {
 	cum := make([]float64, len(last))
 	for i, b := range last {
 		cum[i] = b.Count - baseCount(base, b.UpperBound)
@@ -306,22 +307,23 @@ func quantile(q float64, last []bucket, base series) float64 {
 		}
 		if math.IsInf(last[i].UpperBound, 1) {
 			if i == 0 {
-				return 0
+				return 0, math.Inf(1)
 			}
-			return last[i-1].UpperBound
+			return last[i-1].UpperBound, math.Inf(1)
 		}
 		lower, below := 0.0, 0.0
 		if i > 0 {
 			lower, below = last[i-1].UpperBound, cum[i-1]
 		} else if last[i].UpperBound <= 0 {
-			return last[i].UpperBound
+			return last[i].UpperBound, 0
 		}
+		width = last[i].UpperBound - lower
 		if c == below {
-			return last[i].UpperBound
+			return last[i].UpperBound, width
 		}
-		return lower + (last[i].UpperBound-lower)*(rank-below)/(c-below)
+		return lower + width*(rank-below)/(c-below), width
 	}
-	return last[len(last)-1].UpperBound
+	return last[len(last)-1].UpperBound, 0
 }
 
 func formatLE(le float64) string {

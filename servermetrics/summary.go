@@ -1,6 +1,7 @@
 package servermetrics
 
 import (
+	"math"
 	"slices"
 
 	"github.com/inferprobe/inferprobe/stats"
@@ -24,7 +25,7 @@ type Summary struct {
 	// client.
 	TTFT       *Latency `json:"ttft_seconds,omitempty"`
 	ClientTTFT *Latency `json:"client_ttft_seconds,omitempty"`
-	TTFTGap    *Latency `json:"ttft_gap_seconds,omitempty"`
+	TTFTGap    *Gap     `json:"ttft_gap_seconds,omitempty"`
 	// Metrics are the engine's metrics read for each concept, and Lacks the
 	// concepts it did not export.
 	Metrics map[Concept]string `json:"metrics,omitempty"`
@@ -43,6 +44,35 @@ type Latency struct {
 	P50   float64 `json:"p50"`
 	P90   float64 `json:"p90"`
 	P99   float64 `json:"p99"`
+	// widths are, for an engine's histogram, the widths of the buckets P50,
+	// P90 and P99 were interpolated in; zero for exact percentiles.
+	widths [3]float64
+}
+
+// Gap is a client's latency less an engine's, per percentile, in seconds;
+// nil where it is smaller than the width of the engine's bucket that
+// percentile was interpolated in: the engine's true percentile is anywhere
+// in that bucket, so such a difference is not measured.
+type Gap struct {
+	Count int64    `json:"count"`
+	P50   *float64 `json:"p50"`
+	P90   *float64 `json:"p90"`
+	P99   *float64 `json:"p99"`
+}
+
+// Unresolved says some percentile's difference is within the engine's
+// resolution.
+func (g *Gap) Unresolved() bool { return g.P50 == nil || g.P90 == nil || g.P99 == nil }
+
+func gap(client, engine *Latency) *Gap {
+	diff := func(c, e, width float64) *float64 {
+		if d := c - e; math.Abs(d) >= width {
+			return &d
+		}
+		return nil
+	}
+	return &Gap{Count: client.Count, P50: diff(client.P50, engine.P50, engine.widths[0]),
+		P90: diff(client.P90, engine.P90, engine.widths[1]), P99: diff(client.P99, engine.P99, engine.widths[2])}
 }
 
 // Report is the server's side of a run, beside the client's: what the
@@ -77,7 +107,7 @@ func (c *Collection) Report(clientTTFT stats.Stats) *Report {
 			continue
 		}
 		s.ClientTTFT = client
-		s.TTFTGap = &Latency{Count: client.Count, P50: client.P50 - s.TTFT.P50, P90: client.P90 - s.TTFT.P90, P99: client.P99 - s.TTFT.P99}
+		s.TTFTGap = gap(client, s.TTFT)
 	}
 	return r
 }
@@ -160,7 +190,11 @@ func latency(ref, last *Scrape, name string) *Latency {
 	if st.Count == 0 || buckets == nil {
 		return nil
 	}
-	return &Latency{Count: st.Count, P50: *st.P50, P90: *st.P90, P99: *st.P99}
+	l := &Latency{Count: st.Count, P50: *st.P50, P90: *st.P90, P99: *st.P99}
+	for i, q := range []float64{0.5, 0.9, 0.99} {
+		_, l.widths[i] = quantile(q, now.Buckets, base)
+	}
+	return l
 }
 
 // merged adds up a histogram's series in a reading, bucket by bucket.

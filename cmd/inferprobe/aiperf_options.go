@@ -37,7 +37,7 @@ var aiperfOptions = []aiperfOption{
 	{"Endpoint", "--connection-reuse-strategy", supported, "connection-reuse-strategy", ""},
 	{"Endpoint", "--download-video-content", unsupported, "", whyModality},
 	{"Endpoint", "--request-content-type", unsupported, "", whyContentType},
-	{"Endpoint", "--session-header", unsupported, "", whySessionHeader},
+	{"Endpoint", "--session-header", supported, "session-header", ""},
 	{"Endpoint", "--uuid-and-strip", unsupported, "", whyModality},
 
 	// Input
@@ -168,8 +168,8 @@ var aiperfOptions = []aiperfOption{
 	{"Input Sequence Length (ISL)", "--prompt-input-tokens-mean --synthetic-input-tokens-mean --isl", supported, "synthetic-input-tokens-mean", ""},
 	{"Input Sequence Length (ISL)", "--prompt-input-tokens-stddev --synthetic-input-tokens-stddev --isl-stddev", supported, "synthetic-input-tokens-stddev", ""},
 	{"Input Sequence Length (ISL)", "--prompt-input-tokens-block-size --synthetic-input-tokens-block-size --isl-block-size", supported, "prompt-input-tokens-block-size", ""},
-	{"Input Sequence Length (ISL)", "--seq-dist --sequence-distribution", unsupported, "", whySeqDist},
-	{"Input Sequence Length (ISL)", "--random-range-ratio", unsupported, "", whySeqDist},
+	{"Input Sequence Length (ISL)", "--seq-dist --sequence-distribution", supported, "sequence-distribution", ""},
+	{"Input Sequence Length (ISL)", "--random-range-ratio", supported, "random-range-ratio", ""},
 	{"Input Sequence Length (ISL)", "--random-corpus-style", unsupported, "", whyCorpus},
 
 	// Output Sequence Length (OSL)
@@ -296,10 +296,10 @@ var aiperfOptions = []aiperfOption{
 	{"Multi-Run", "--convergence-threshold", supported, "convergence-threshold", ""},
 	{"Multi-Run", "--convergence-mode", supported, "convergence-mode", ""},
 	{"Multi-Run", "--parameter-sweep-cooldown-seconds", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--parameter-sweep-same-seed --no-parameter-sweep-same-seed", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--parameter-sweep-same-seed --no-parameter-sweep-same-seed", supported, "parameter-sweep-same-seed", ""},
 	{"Multi-Run", "--parameter-sweep-mode", unsupported, "", whyMultiRun},
 	{"Multi-Run", "--sweep-type", unsupported, "", whyMultiRun},
-	{"Multi-Run", "--no-sweep-table", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--no-sweep-table", supported, "sweep-table", ""},
 	{"Multi-Run", "--search-space", unsupported, "", whySearchSpace},
 	{"Multi-Run", "--search-metric", unsupported, "", whySearchSpace},
 	{"Multi-Run", "--search-stat", unsupported, "", whySearchSpace},
@@ -369,7 +369,6 @@ const (
 	whyPerChunkUsage     = "bench does not ask for continuous usage stats; token counts come from the final usage, and inter-token latency from the chunks' arrival times"
 	whyModality          = "bench sends text only: audio, image and video inputs and outputs are not generated or measured"
 	whyContentType       = "bench sends JSON bodies; describe another API with a template endpoint in a scenario file (inferprobe serve)"
-	whySessionHeader     = "bench sends no per-session affinity header; a fixed header is -H 'Name: value'"
 	whyDownload          = "inferprobe downloads nothing; download the dataset and give it as --input-file FILE --custom-dataset-type (ShareGPT's JSON is sharegpt)"
 	whyIgnoreTraceDelays = "give the trace a load instead: with --no-fixed-schedule and --concurrency or --request-rate, its requests are sent at that load and its timestamps ignored"
 	whyTraceFilter       = "bench sends every entry of --input-file; filter or sample the file first (e.g. with jq or duckdb)"
@@ -387,7 +386,6 @@ const (
 	whyScenarioLock      = "bench has no locked submission scenarios; --save-scenario writes the run as a scenario file to keep and rerun"
 	whyUserCentric       = "bench has no per-user rate mode; --request-rate with a multi-turn --input-file sends each session's turns in order"
 	whyTraceReplayKnob   = "bench's trace replay has no such knob; --fixed-schedule replays a trace at its timestamps, --no-fixed-schedule at --concurrency or --request-rate"
-	whySeqDist           = "bench draws lengths from a normal distribution: --isl/--isl-stddev and --osl/--osl-stddev; for a mix of shapes, give an --input-file of single-turn entries with their lengths"
 	whyCorpus            = "bench's synthetic prompts come from its one built-in corpus"
 	whyBatch             = "bench sends one input per request"
 	whyCacheBust         = "bench injects no cache-bust markers; every synthetic prompt is unique unless a prefix is shared"

@@ -108,6 +108,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if sweep && f.shard != "" {
 		return usage("--shard sends a share of one run, not of a sweep: give one --concurrency or --request-rate")
 	}
+	if f.sameSeed && !*f.set["random-seed"] {
+		return usage("--parameter-sweep-same-seed needs --random-seed, the seed every point draws from (as AIPerf)")
+	}
 	if sweep && f.saveScenario != "" {
 		return usage("--save-scenario writes one run as a burst, not a sweep: give one --concurrency or --request-rate")
 	}
@@ -144,7 +147,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		return exitCannotRun
 	}
 	defer drain(logger, p)
-	// GPU telemetry only feeds the report; nothing is served.
+	// GPU telemetry only feeds the report; nothing is served. AIPerf's
+	// --gpu-telemetry asks for it as --collector.gpu does.
+	gpus.asked = gpus.asked || *f.set["gpu-telemetry"] && f.gpuTelemetry
 	telemetry, err := gpus.start(logger, prometheus.NewRegistry())
 	if err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: %v; fix --collector.gpu.fields-file or turn GPU telemetry off with --no-collector.gpu\n", err)

@@ -9,11 +9,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -65,6 +67,20 @@ func (b *benchScenario) usage(stderr io.Writer, err error) int {
 	return 2
 }
 
+// hubName is a Hugging Face model name (namespace/name or name), which a
+// --tokenizer that is not a local file or directory may be, as in AIPerf;
+// anything else is a path.
+var hubName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?$`)
+
+// tokenizerMissing says why path is no tokenizer: err from its stat, or a
+// directory where a file was wanted.
+func tokenizerMissing(path string, err error) string {
+	if err != nil {
+		return strings.TrimPrefix(err.Error(), "stat ")
+	}
+	return path + " is a directory"
+}
+
 // apiKeyEnv carries --api-key to the scenario, which takes keys only from
 // files or the environment, so the key never lands in a generated file.
 const apiKeyEnv = "INFERPROBE_BENCH_API_KEY"
@@ -72,12 +88,13 @@ const apiKeyEnv = "INFERPROBE_BENCH_API_KEY"
 // scenario builds the scenario the flags describe. Its errors are about a
 // flag and name it.
 func (f *benchFlags) scenario() (*benchScenario, error) {
+	if f.inputFile != "" && !*f.set["custom-dataset-type"] {
+		f.datasetFormat = dataset.Detect(f.inputFile) // as AIPerf, from the file
+	}
 	// Two flags fill each mean, so neither can carry a kingpin default.
+	// Without an output length no limit is sent (mean 0), as AIPerf.
 	if !*f.set["synthetic-input-tokens-mean"] && !*f.set["isl"] {
 		f.islMean = 550
-	}
-	if !*f.set["output-tokens-mean"] && !*f.set["osl"] {
-		f.oslMean = 256
 	}
 	base, err := f.targetURL()
 	if err != nil {
@@ -127,6 +144,10 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 		t.KeepAlive = &f.keepAlive
 		b.set(benchTarget+".keep_alive", "--keep-alive")
 	}
+	if f.sessionHeader != "" {
+		t.SessionHeader = f.sessionHeader
+		b.set(benchTarget+".session_header", "--session-header")
+	}
 	if *f.set["request-ids"] {
 		t.RequestIDs = &f.requestIDs
 		b.set(benchTarget+".request_ids", "--request-ids")
@@ -171,11 +192,14 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			path = filepath.Join(path, "tokenizer.json")
 		}
-		if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		switch st, err := os.Stat(path); {
+		case err == nil && !st.IsDir():
 			t.Tokenizer = path
 			b.set(benchTarget+".tokenizer", "--tokenizer")
-		} else {
-			b.notes = append(b.notes, fmt.Sprintf("--tokenizer %s is neither a tokenizer.json file here nor a directory holding one, so it is ignored (inferprobe downloads nothing): token counts come from the server's usage", f.tokenizer))
+		case hubName.MatchString(f.tokenizer) && !strings.HasSuffix(f.tokenizer, ".json") && !strings.Contains(f.tokenizer, ".."):
+			b.notes = append(b.notes, fmt.Sprintf("--tokenizer %s is a Hugging Face model name, not a tokenizer.json file here nor a directory holding one, so it is ignored (inferprobe downloads nothing): token counts come from the server's usage", f.tokenizer))
+		default:
+			return nil, fmt.Errorf("--tokenizer %s: no tokenizer.json there (%s); give a tokenizer.json file or a directory holding one", f.tokenizer, tokenizerMissing(path, err))
 		}
 	}
 	if err := f.arrival(b, &p.Arrival); err != nil {

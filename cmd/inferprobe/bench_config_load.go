@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober"
@@ -58,19 +59,63 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 		b.set(path+".synthetic.input_tokens.stddev", "--synthetic-input-tokens-stddev")
 		b.set(path+".synthetic.output_tokens.mean", "--output-tokens-mean")
 		b.set(path+".synthetic.output_tokens.stddev", "--output-tokens-stddev")
-		return f.workload.apply(b, d, path)
+		if err := f.shapes(b, d.Synthetic, path); err != nil {
+			return err
+		}
+		var requests int
+		if *f.set["request-count"] {
+			requests = f.requestCount
+		}
+		return f.workload.apply(b, d, path, requests)
+	}
+	for flag, v := range map[string]string{"--seq-dist": f.seqDist, "--random-range-ratio": f.rangeRatio} {
+		if v != "" {
+			return fmt.Errorf("%s shapes synthetic prompts, and an --input-file's entries are sent as written; drop %s, or write the lengths into the file", flag, flag)
+		}
 	}
 	if f.fixedSchedule && f.datasetFormat == dataset.FormatRandomPool {
 		return errors.New("--fixed-schedule replays timestamps, which a random_pool does not keep: its entries are drawn at random; drop --fixed-schedule, or use --custom-dataset-type single_turn")
 	}
-	d.File = &scenarios.File{Path: f.inputFile, Format: f.datasetFormat, Timing: scenarios.TimingArrival}
+	// Entries that give no output length get --osl, else no limit, as AIPerf.
+	d.File = &scenarios.File{Path: f.inputFile, Format: f.datasetFormat, Timing: scenarios.TimingArrival,
+		OutputTokens: scenarios.Lengths{Mean: f.oslMean, Stddev: f.oslStddev}}
 	if f.replays() {
 		d.File.Timing = scenarios.TimingReplay
 	}
 	b.set(path+".file.path", "--input-file")
+	b.set(path+".file.output_tokens.mean", "--output-tokens-mean")
+	b.set(path+".file.output_tokens.stddev", "--output-tokens-stddev")
 	b.set(path+".file.format", "--custom-dataset-type")
 	b.set(path+".file.timing", "--fixed-schedule")
 	return f.workload.applyToFile(b, d, path)
+}
+
+// shapes applies --seq-dist and --random-range-ratio to s, the synthetic
+// dataset at path.
+func (f *benchFlags) shapes(b *benchScenario, s *scenarios.Synthetic, path string) error {
+	if f.seqDist != "" {
+		if f.rangeRatio != "" {
+			return errors.New("--random-range-ratio cannot be used with --seq-dist, as in AIPerf: keep one of them")
+		}
+		pairs, err := parseSequenceDistribution(f.seqDist)
+		if err != nil {
+			return err
+		}
+		s.SequenceDistribution = pairs
+		b.set(path+".synthetic.sequence_distribution", "--seq-dist")
+	}
+	if f.rangeRatio != "" {
+		if !(*f.set["synthetic-input-tokens-mean"] || *f.set["isl"]) || !(*f.set["output-tokens-mean"] || *f.set["osl"]) {
+			return errors.New("--random-range-ratio draws around --isl and --osl: give both, as AIPerf requires")
+		}
+		r, err := parseRangeRatio(f.rangeRatio)
+		if err != nil {
+			return err
+		}
+		s.RangeRatio = &r
+		b.set(path+".synthetic.range_ratio", "--random-range-ratio")
+	}
+	return nil
 }
 
 // replays reports whether the run sends at the input file's timestamps:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,6 +198,18 @@ func TestBenchKeepAlive(t *testing.T) {
 	}
 }
 
+// TestBenchSessionHeader: --session-header names the header of a session's
+// id, as AIPerf's does.
+func TestBenchSessionHeader(t *testing.T) {
+	sc, err := parseBench(t, "--model", "m", "--session-header", "X-Conversation").scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.cfg.Targets["bench"].SessionHeaderName(); got != "X-Conversation" || sc.flagFor("targets.bench.session_header") != "--session-header" {
+		t.Errorf("session header %q from %s, want X-Conversation from --session-header", got, sc.flagFor("targets.bench.session_header"))
+	}
+}
+
 func TestBenchTokenizer(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tokenizer.json")
 	if err := os.WriteFile(file, []byte("{}"), 0o644); err != nil {
@@ -216,6 +229,15 @@ func TestBenchTokenizer(t *testing.T) {
 		got := sc.cfg.Targets["bench"].Tokenizer
 		if got != tc.target || len(sc.notes) != tc.notes {
 			t.Errorf("--tokenizer %s: target tokenizer %q, notes %q; want %q and %d notes", tc.value, got, sc.notes, tc.target, tc.notes)
+		}
+	}
+	// A path that holds no tokenizer is bad flags (exit 2), not a note.
+	empty := t.TempDir()
+	for _, path := range []string{filepath.Join(empty, "nope", "tokenizer.json"), empty, "./tok", "tokenizer.json", "../models/qwen"} {
+		var stderr bytes.Buffer
+		if code := runBench(nil, io.Discard, &stderr, parseBench(t, "--model", "m", "--url", "127.0.0.1:1", "--tokenizer", path), nil, nil); code != 2 ||
+			!strings.Contains(stderr.String(), "--tokenizer "+path+": no tokenizer.json there") {
+			t.Errorf("--tokenizer %s: exit %d, stderr %q; want 2 naming the flag", path, code, stderr.String())
 		}
 	}
 }
@@ -265,6 +287,14 @@ func TestBaseURL(t *testing.T) {
 		{"https://h/api/v2", "cohere_rerank", "https://h/api/v2"},
 		{"localhost:8080", "tgi", "http://localhost:8080"},
 		{"http://tei:80", "tei_rerank", "http://tei:80"},
+		// A full endpoint URL, as AIPerf's docs write it, is called as written.
+		{"http://localhost:8000/v1/chat/completions", "chat", "http://localhost:8000/v1"},
+		{"localhost:8000/v1/completions/", "completions", "http://localhost:8000/v1"},
+		{"http://h/openai/chat/completions", "chat", "http://h/openai"},
+		{"http://h/chat/completions", "chat", "http://h"},
+		{"http://tgi:8080/generate_stream", "tgi", "http://tgi:8080"},
+		{"http://tgi:8080/generate", "tgi", "http://tgi:8080"},
+		{"http://h/v2/rerank", "cohere_rerank", "http://h/v2"},
 	} {
 		got, err := baseURL(tc.raw, tc.endpoint)
 		if err != nil || got != tc.want {

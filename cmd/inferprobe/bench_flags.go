@@ -30,6 +30,7 @@ type benchFlags struct {
 	duration                 float64
 	islMean, islStddev       float64
 	oslMean, oslStddev       float64
+	seqDist, rangeRatio      string
 	extraInputs              []string
 	seed                     uint64
 	apiKey                   string
@@ -37,6 +38,7 @@ type benchFlags struct {
 	timeout, stallTimeout    float64
 	keepAlive                bool
 	requestIDs               bool
+	sessionHeader            string
 	goodput                  string
 	warmupRequests           int
 	inputFile, datasetFormat string
@@ -71,7 +73,7 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	}
 	// The order is --help's: what to call, the load, the prompts, then the rest.
 	flag("model", "Model name sent in every request (AIPerf's --model-names). Required.").Short('m').StringVar(&f.model)
-	flag("url", "Server base URL; http:// is assumed without a scheme and /v1 is added when it has no path (AIPerf's conventions), so localhost:8000 is http://localhost:8000/v1.").Short('u').Default("http://localhost:8000").StringVar(&f.url)
+	flag("url", "Server base URL; http:// is assumed without a scheme and /v1 is added when it has no path (AIPerf's conventions), so localhost:8000 is http://localhost:8000/v1; a full endpoint URL (http://localhost:8000/v1/chat/completions) is called as written.").Short('u').Default("http://localhost:8000").StringVar(&f.url)
 	flag("endpoint-type", "API to call: "+scenarios.EndpointHelp()+". AIPerf's names work too: "+aiperfEndpointHelp()+". Embeddings and rankings do not stream.").Default("chat").SetValue(&aiperfChoice{what: "endpoint type", flag: "--endpoint-type", choices: aiperfEndpoints, target: &f.endpointType})
 	flag("streaming", "Stream responses (SSE). Needed for time to first token and inter-token latency; turned off, with a note, for an endpoint type that does not stream.").BoolVar(&f.streaming)
 	f.addSweepFlags(cmd, flag) // --concurrency, --request-rate, --failed-request-threshold
@@ -80,9 +82,12 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("synthetic-input-tokens-mean", "Mean prompt length in tokens (default 550), "+scenarios.TokenBound.Range()+"; also --isl, --prompt-input-tokens-mean.").Float64Var(&f.islMean)
 	flag("isl", "Alias of --synthetic-input-tokens-mean.").Hidden().Float64Var(&f.islMean)
 	flag("synthetic-input-tokens-stddev", "Standard deviation of the prompt length; also --isl-stddev, --prompt-input-tokens-stddev.").Default("0").Float64Var(&f.islStddev)
-	flag("output-tokens-mean", "Mean output length in tokens, sent as max_tokens (default 256), "+scenarios.TokenBound.Range()+"; also --osl, --prompt-output-tokens-mean.").Float64Var(&f.oslMean)
+	flag("output-tokens-mean", "Mean output length in tokens, sent as max_completion_tokens (max_tokens, or the endpoint's field); without it no limit is sent, as AIPerf; "+scenarios.TokenBound.Range()+"; also --osl, --prompt-output-tokens-mean.").Float64Var(&f.oslMean)
 	flag("osl", "Alias of --output-tokens-mean.").Hidden().Float64Var(&f.oslMean)
 	flag("output-tokens-stddev", "Standard deviation of the output length; also --osl-stddev, --prompt-output-tokens-stddev.").Default("0").Float64Var(&f.oslStddev)
+	flag("sequence-distribution", "A mix of (input, output) lengths, each a percent of the requests, in place of the means: ISL[|STDDEV],OSL[|STDDEV]:PERCENT;… (or AIPerf's bracket and JSON forms), as AIPerf's; also --seq-dist.").StringVar(&f.seqDist)
+	flag("seq-dist", "Alias of --sequence-distribution.").Hidden().StringVar(&f.seqDist)
+	flag("random-range-ratio", `Draw the input and output lengths uniformly from [mean × (1 − R), mean × (1 + R)], as AIPerf (vLLM's style): R from 0 to below 1, or {"input": R, "output": R}; needs --isl and --osl, and no stddev.`).StringVar(&f.rangeRatio)
 	flag("extra-inputs", `Merged into every request body: key:value (values are JSON when they parse as JSON: true, 128, 0.7; else strings) or a JSON object, several after one flag or the flag repeated. E.g. --extra-inputs min_tokens:128 ignore_eos:true, or '{"temperature": 0.7}'`).StringsVar(&f.extraInputs)
 	flag("random-seed", "Seed for every random choice; the same seed sends the same sequence (see the digest printed at the end).").Default("1").Uint64Var(&f.seed)
 	flag("arrival-pattern", "Gaps between requests at --request-rate: poisson, constant or gamma (also --request-rate-mode).").Default("poisson").SetValue(&aiperfChoice{what: "arrival pattern", flag: "--arrival-pattern", choices: aiperfArrivals, target: &f.arrivalPattern})
@@ -90,15 +95,16 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("warmup-request-count", "Requests sent first, at the same arrival pattern, and left out of the report and the artifacts; also --num-warmup-requests. Up to `+scenarios.RequestBound.Format(scenarios.RequestBound.Max)+`.").SetValue(whole("warmup-request-count", &f.warmupRequests, &scenarios.RequestBound))
 	flag("goodput", `SLOs for goodput, AIPerf's syntax: "time_to_first_token:500 inter_token_latency:50 request_latency:2000" (milliseconds; also time_to_first_output_token), or "output_token_throughput_per_user:20" (tokens per second, a minimum). A successful request that meets every one is good; goodput is good requests per second.`).StringVar(&f.goodput)
 	flag("input-file", "Dataset or trace file to send instead of synthetic prompts; see --custom-dataset-type.").StringVar(&f.inputFile)
-	flag("custom-dataset-type", "Format of --input-file: "+aiperfDatasetHelp()+". random-pool draws single-turn entries at random, with replacement, by --random-seed; a trace is replayed at its timestamps unless --no-fixed-schedule, --request-rate or --concurrency is given.").Default("single-turn").SetValue(&aiperfChoice{what: "dataset type", flag: "--custom-dataset-type", choices: aiperfDatasets, target: &f.datasetFormat})
+	flag("custom-dataset-type", "Format of --input-file: "+aiperfDatasetHelp()+"; without it, as AIPerf, the file's first line says: multi-turn (turns), mooncake-trace (input_length, hash_ids or text_input), else single-turn. random-pool draws single-turn entries at random, with replacement, by --random-seed; a trace is replayed at its timestamps unless --no-fixed-schedule, --request-rate or --concurrency is given.").Default("single-turn").SetValue(&aiperfChoice{what: "dataset type", flag: "--custom-dataset-type", choices: aiperfDatasets, target: &f.datasetFormat})
 	flag("fixed-schedule", "Send each request of --input-file at its timestamp (trace replay) instead of at --request-rate or --concurrency; --no-fixed-schedule keeps a trace from being replayed so.").BoolVar(&f.fixedSchedule)
 	flag("artifact-dir", "Where to write the artifacts (AIPerf 0.13's profile_export_aiperf.json and .csv, profile_export.jsonl, inputs.json, profile_export_console.txt, logs/; and report.html, command.txt); also --output-artifact-dir. Default artifacts/MODEL-ENDPOINT-LOAD, like AIPerf.").StringVar(&f.artifactDir)
-	flag("tokenizer", "A Hugging Face tokenizer.json, or a directory holding one, to count tokens with when the server sends no usage. A hub name (Qwen/Qwen3-0.6B) is ignored with a note: inferprobe downloads nothing.").StringVar(&f.tokenizer)
+	flag("tokenizer", "A Hugging Face tokenizer.json, or a directory holding one, to count tokens with when the server sends no usage. A hub name (Qwen/Qwen3-0.6B) is ignored with a note: inferprobe downloads nothing; a path that holds no tokenizer.json is an error.").StringVar(&f.tokenizer)
 	flag("api-key", "API key sent as a bearer token. Prefer the INFERPROBE_API_KEY environment variable: flags show up in ps.").Envar("INFERPROBE_API_KEY").StringVar(&f.apiKey)
 	flag("header", "Extra HTTP header 'Name: value' (or a JSON object of them), repeatable.").Short('H').StringsVar(&f.headers)
 	flag("request-timeout-seconds", "Longest a request may take.").Default("600").Float64Var(&f.timeout)
 	flag("stall-timeout-seconds", "Longest silence (no bytes at all) a stream may have before it counts as stalled; default --request-timeout-seconds, so that a long prefill gets through.").Float64Var(&f.stallTimeout)
 	flag("keep-alive", "Reuse connections between requests; --no-keep-alive opens one per request (the scenario's keep_alive; AIPerf's --connection-reuse-strategy pooled or never).").Default("true").BoolVar(&f.keepAlive)
+	flag("session-header", "The header that carries a multi-turn session's id (default "+scenarios.DefaultSessionHeader+"; the scenario's session_header).").StringVar(&f.sessionHeader)
 	flag("request-ids", "Send each request's ID (in the per-request export) in X-Request-ID and W3C traceparent headers; --no-request-ids sends neither (the scenario's request_ids).").Default("true").BoolVar(&f.requestIDs)
 	flag("progress", "Progress display: auto (a live line on a terminal, else a plain line every 5s), tty, plain or off; AIPerf's --ui-type dashboard, simple and none are auto, plain and off.").Default("auto").EnumVar(&f.progress, "auto", "tty", "plain", "off")
 	flag("save-scenario", "Also write the run as on-demand burst bench in a scenario file for inferprobe serve.").StringVar(&f.saveScenario)
@@ -132,7 +138,16 @@ func baseURL(raw, endpoint string) (string, error) {
 		}
 		return "", fmt.Errorf("--url is not a valid URL (%v); write host:port or http(s)://host:port/v1", err)
 	}
-	if e, _ := scenarios.LookupEndpoint(endpoint); (u.Path == "" || u.Path == "/") && !e.AtRoot {
+	e, _ := scenarios.LookupEndpoint(endpoint)
+	// A full endpoint URL, as AIPerf takes one: the base is what comes
+	// before the endpoint type's path, so the URL is called as written.
+	for _, p := range []string{e.PathFor(true), e.PathFor(false)} {
+		if base, ok := strings.CutSuffix(strings.TrimSuffix(u.Path, "/"), p); ok && p != "" {
+			u.Path = base
+			return u.String(), nil
+		}
+	}
+	if (u.Path == "" || u.Path == "/") && !e.AtRoot {
 		u.Path = "/v1"
 	}
 	return u.String(), nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,6 +41,71 @@ func TestLoadFlags(t *testing.T) {
 			sc, yml := scenarioYAML(t, tc.args, tc.want)
 			checkWritten(t, sc, yml)
 		})
+	}
+}
+
+// TestOutputLengthNoLimitByDefault: without --osl bench asks for no output
+// limit, as AIPerf sends no max_completion_tokens; with it, that length.
+func TestOutputLengthNoLimitByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want scenarios.Lengths
+	}{
+		{[]string{"--model", "m"}, scenarios.Lengths{}},
+		{[]string{"--model", "m", "--osl", "100", "--osl-stddev", "5"}, scenarios.Lengths{Mean: 100, Stddev: 5}},
+	} {
+		sc, err := parseBench(t, tc.args...).scenario()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sc.cfg.Probes["bench"].Dataset.Synthetic.OutputTokens; got != tc.want {
+			t.Errorf("%v: output tokens %+v, want %+v", tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestInputFileFormatDetected: an --input-file of Mooncake's shape given
+// without --custom-dataset-type is read as a trace and replayed, as AIPerf
+// detects it; --custom-dataset-type still decides when given.
+func TestInputFileFormatDetected(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(trace, []byte(`{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args           []string
+		format, timing string
+	}{
+		{nil, "mooncake", scenarios.TimingReplay},
+		{[]string{"--custom-dataset-type", "single_turn"}, "single_turn", scenarios.TimingArrival},
+	} {
+		sc, err := parseBench(t, append([]string{"--model", "m", "--input-file", trace}, tc.args...)...).scenario()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := sc.cfg.Probes["bench"].Dataset.File; f.Format != tc.format || f.Timing != tc.timing {
+			t.Errorf("%v: format %s, timing %s; want %s, %s", tc.args, f.Format, f.Timing, tc.format, tc.timing)
+		}
+	}
+}
+
+// TestInputFileOutputLength: the entries of an --input-file that give no
+// output length get --osl, else no limit, as AIPerf.
+func TestInputFileOutputLength(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want scenarios.Lengths
+	}{
+		{nil, scenarios.Lengths{}},
+		{[]string{"--osl", "10", "--osl-stddev", "2"}, scenarios.Lengths{Mean: 10, Stddev: 2}},
+	} {
+		sc, err := parseBench(t, append([]string{"--model", "m", "--input-file", "p.jsonl"}, tc.args...)...).scenario()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sc.cfg.Probes["bench"].Dataset.File.OutputTokens; got != tc.want {
+			t.Errorf("%v: output tokens %+v, want %+v", tc.args, got, tc.want)
+		}
 	}
 }
 

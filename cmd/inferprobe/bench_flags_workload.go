@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -48,7 +49,7 @@ func addWorkloadFlags(flag func(name, help string) *kingpin.FlagClause, set map[
 	flag("num-prefix-prompts", alias("prompt-prefix-pool-size")).SetValue(whole("num-prefix-prompts", &w.prefixPoolSize, &scenarios.EntryBound))
 	flag("prompt-prefix-length", "Tokens of each prefix of --prompt-prefix-pool-size.").SetValue(whole("prompt-prefix-length", &w.prefixLength, &scenarios.TokenBound))
 	flag("prefix-prompt-length", alias("prompt-prefix-length")).SetValue(whole("prefix-prompt-length", &w.prefixLength, &scenarios.TokenBound))
-	flag("user-context-prompt-length", "Tokens of a generated user message unique to each dataset entry, sent after the system message; needs --num-dataset-entries or --conversation-num.").SetValue(whole("user-context-prompt-length", &w.userContextLength, &scenarios.TokenBound))
+	flag("user-context-prompt-length", "Tokens of a generated user message unique to each dataset entry, sent after the system message; a pool of --num-dataset-entries entries (else --conversation-num, else --request-count, else 100, as AIPerf).").SetValue(whole("user-context-prompt-length", &w.userContextLength, &scenarios.TokenBound))
 	flag("conversation-num", "Synthetic conversations to send (the run's length, unless --request-count or --benchmark-duration is given), and the number of distinct ones, sent in a shuffled order, unless --num-dataset-entries is given.").SetValue(whole("conversation-num", &w.conversationNum, &scenarios.EntryBound))
 	flag("num-conversations", alias("conversation-num")).SetValue(whole("num-conversations", &w.conversationNum, &scenarios.EntryBound))
 	flag("num-sessions", alias("conversation-num")).SetValue(whole("num-sessions", &w.conversationNum, &scenarios.EntryBound))
@@ -142,8 +143,13 @@ func (w *workloadFlags) poolSize() int {
 // multiTurn reports whether the flags ask for conversations of several turns.
 func (w *workloadFlags) multiTurn() bool { return w.turnMean > 1 || w.turnStddev > 0 }
 
-// apply fills d, the synthetic dataset at path, from the flags.
-func (w *workloadFlags) apply(b *benchScenario, d *scenarios.Dataset, path string) error {
+// aiperfEntries is AIPerf's number of entries of a synthetic dataset when
+// none of the flags that name it is given (its SyntheticDataset.entries).
+const aiperfEntries = 100
+
+// apply fills d, the synthetic dataset at path, from the flags; requests is
+// --request-count when given, else 0.
+func (w *workloadFlags) apply(b *benchScenario, d *scenarios.Dataset, path string, requests int) error {
 	if err := w.applySystemPrompt(b, d, path); err != nil {
 		return err
 	}
@@ -169,8 +175,12 @@ func (w *workloadFlags) apply(b *benchScenario, d *scenarios.Dataset, path strin
 	}
 	s.Entries = w.poolSize()
 	if w.given(userContextFlags...) {
+		// Each entry has its own user context, so the dataset is a pool:
+		// without a flag that sizes it, as AIPerf sizes it, by
+		// --request-count, else its default.
 		if s.Entries == 0 {
-			return fmt.Errorf("--user-context-prompt-length needs --num-dataset-entries (or --conversation-num): each entry has its own user context, so say how many entries there are, e.g. --num-dataset-entries 100")
+			s.Entries = cmp.Or(requests, aiperfEntries)
+			b.set(path+".synthetic.entries", "--user-context-prompt-length")
 		}
 		s.UserContextLength = w.userContextLength
 		field("user_context_length", userContextFlags)

@@ -47,6 +47,36 @@ func TestWorkloadFlags(t *testing.T) {
 	}
 }
 
+// TestUserContextEntries: each entry has its own user context, so the
+// dataset is a pool, sized as AIPerf sizes it: --num-dataset-entries, else
+// --conversation-num, else --request-count, else 100 (AIPerf's command
+// line: --shared-system-prompt-length 20 --user-context-prompt-length 10
+// --request-count 3).
+func TestUserContextEntries(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--request-count", "3"}, 3},
+		{nil, aiperfEntries},
+		{[]string{"--request-count", "3", "--conversation-num", "5"}, 5},
+		{[]string{"--request-count", "3", "--num-dataset-entries", "7"}, 7},
+	} {
+		args := append([]string{"--model", "m", "--shared-system-prompt-length", "20", "--user-context-prompt-length", "10"}, tc.args...)
+		sc, err := parseBench(t, args...).scenario()
+		if err == nil {
+			err = scenarios.Check(sc.cfg, "bench", sc.written)
+		}
+		if err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		if s := sc.cfg.Probes["bench"].Dataset.Synthetic; s.Entries != tc.want || s.UserContextLength != 10 {
+			t.Errorf("%v: %d entries with user context %d, want %d with 10", tc.args, s.Entries, s.UserContextLength, tc.want)
+		}
+	}
+}
+
 // TestWorkloadFlagErrors: a bad combination is reported naming the flag.
 func TestWorkloadFlagErrors(t *testing.T) {
 	for _, tc := range []struct {
@@ -56,7 +86,6 @@ func TestWorkloadFlagErrors(t *testing.T) {
 		{[]string{"--system-prompt", "hi", "--shared-system-prompt-length", "10"}, "inferprobe bench: --shared-system-prompt-length: cannot be used with dataset.system_prompt"},
 		{[]string{"--prompt-prefix-pool-size", "4"}, "inferprobe bench: --prompt-prefix-length: must be 1 to 1,048,576 tokens (per prefix), not 0"},
 		{[]string{"--prompt-prefix-pool-size", "4", "--prompt-prefix-length", "8", "--shared-system-prompt-length", "10"}, "--shared-system-prompt-length: cannot be used with prefix"},
-		{[]string{"--user-context-prompt-length", "10"}, "--user-context-prompt-length needs --num-dataset-entries"},
 		{[]string{"--conversation-turn-mean", "3", "--conversation-turn-delay-mean=-5"}, "--conversation-turn-delay-mean: must be >= 0"},
 		{[]string{"--input-file", "p.jsonl", "--num-sessions", "3"}, "--conversation-num shapes synthetic prompts"},
 		{[]string{"--system-prompt", "a", "--system-prompt-file", "bench_test.go"}, "--system-prompt-file and --system-prompt both give the system prompt"},

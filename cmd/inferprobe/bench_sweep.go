@@ -23,6 +23,8 @@ type sweepFlags struct {
 	concurrencies   []int
 	rates           []float64
 	failedThreshold float64
+	sameSeed        bool // every point draws from the one seed
+	sweepTable      bool // print the sweep's table at its end
 }
 
 // addSweepFlags registers --concurrency and --request-rate, whose first
@@ -34,6 +36,8 @@ func (f *benchFlags) addSweepFlags(cmd *kingpin.CmdClause, flag func(name, help 
 		SetValue(&intList{flag: "--concurrency", first: &f.concurrency, all: &f.concurrencies})
 	flag("request-rate", "Open loop: requests per second, up to "+scenarios.RateBound.Format(scenarios.RateBound.Max)+", sent at --arrival-pattern times. With --concurrency too, concurrency caps the requests in flight. A comma-separated list (1,5,10) sweeps, as --concurrency does (rate_R directories).").
 		SetValue(&floatList{flag: "--request-rate", first: &f.requestRate, all: &f.rates})
+	flag("parameter-sweep-same-seed", "Every point of a sweep draws from --random-seed, which it then needs, so that the points send the same prompts (correlated comparisons); by default point i draws from the seed + i, as AIPerf.").BoolVar(&f.sameSeed)
+	flag("sweep-table", "Print the sweep's table when its last point ends; --no-sweep-table prints none (sweep_aggregate/ is written all the same).").Default("true").BoolVar(&f.sweepTable)
 	flag("failed-request-threshold", "End the run early (the requests in flight cancelled, the report kept) and exit 5 once more than this fraction (0 to 1) of the finished requests failed; armed from max(concurrency, 10) finished requests on, as AIPerf. Unset: never.").
 		Float64Var(&f.failedThreshold)
 }
@@ -151,8 +155,9 @@ func (p sweepPoint) label() string { return export.SweepPoint{Params: p.params}.
 
 // apply makes the flags describe point i of the sweep run by args. Each
 // point after the first draws from seed + i, as AIPerf's sweeps do by
-// default, so that the points do not send the same prompts; the command
-// that repeats a point (command.txt, cli_command) names its values and seed.
+// default, so that the points do not send the same prompts, unless
+// --parameter-sweep-same-seed; the command that repeats a point
+// (command.txt, cli_command) names its values and seed.
 func (f *benchFlags) apply(p sweepPoint, i int, seed uint64, args []string) {
 	if p.dir == "" {
 		return // not a sweep: the flags are the run
@@ -163,7 +168,10 @@ func (f *benchFlags) apply(p sweepPoint, i int, seed uint64, args []string) {
 	if p.rate > 0 {
 		f.requestRate = p.rate
 	}
-	f.seed = seed + uint64(i)
+	f.seed = seed
+	if !f.sameSeed {
+		f.seed += uint64(i)
+	}
 	f.args = pointArgs(args, map[string]string{
 		"--concurrency":  strconv.Itoa(p.concurrency),
 		"--request-rate": strconv.FormatFloat(p.rate, 'f', -1, 64),
@@ -256,7 +264,9 @@ func (b *bencher) sweep(runs []benchRun, base string) int {
 		}
 	}
 	if len(done) > 0 {
-		export.ConsoleSweep(b.stdout, done)
+		if b.f.sweepTable {
+			export.ConsoleSweep(b.stdout, done)
+		}
 		if err := export.WriteSweep(base, done); err != nil {
 			fmt.Fprintf(b.stderr, "inferprobe bench: writing the sweep summary: %v; choose a writable --artifact-dir\n", err)
 			return exitCannotRun

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -51,6 +52,35 @@ func TestSweepPoints(t *testing.T) {
 		if _, err := app.Parse([]string{"bench", "--model", "m", list}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", list, err, want)
 		}
+	}
+}
+
+// TestSweepSeeds: point i of a sweep draws from the seed + i, as AIPerf's;
+// with --parameter-sweep-same-seed every point draws from --random-seed,
+// which it then needs.
+func TestSweepSeeds(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []uint64
+	}{
+		{[]string{"--random-seed", "7"}, []uint64{7, 8, 9}},
+		{[]string{"--random-seed", "7", "--parameter-sweep-same-seed"}, []uint64{7, 7, 7}},
+	} {
+		f := parseBench(t, append([]string{"--model", "m", "--concurrency", "1,2,4"}, tc.args...)...)
+		seed, args := f.seed, f.args
+		var got []uint64
+		for i, p := range f.sweepPoints() {
+			f.apply(p, i, seed, args)
+			got = append(got, f.seed)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%v: seeds %v, want %v", tc.args, got, tc.want)
+		}
+	}
+	var stderr strings.Builder
+	if code := runBench(nil, io.Discard, &stderr, parseBench(t, "--model", "m", "--concurrency", "1,2", "--parameter-sweep-same-seed"), nil, nil); code != exitUsage ||
+		!strings.Contains(stderr.String(), "--parameter-sweep-same-seed needs --random-seed") {
+		t.Errorf("without --random-seed: exit %d, %q; want %d saying it needs one", code, stderr.String(), exitUsage)
 	}
 }
 

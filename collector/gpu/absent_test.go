@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,12 +24,31 @@ func skipWithGPULibrary(t *testing.T) {
 	}
 }
 
+// Unasked (on by default), a machine without GPUs is said once at debug
+// level, not warned about; asked for, their absence is a warning.
+func TestNoGPULibraryWarnsOnlyWhenAsked(t *testing.T) {
+	skipWithGPULibrary(t)
+	for asked, want := range map[bool]string{false: "level=DEBUG", true: "level=WARN"} {
+		logs := &logBuf{}
+		logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		c, err := New(Options{Logger: logger, Asked: asked}, prometheus.NewRegistry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the log line", func() bool { return logs.count() >= 1 })
+		c.Close()
+		if line := logs.lines()[0]; !strings.Contains(line, want) || !strings.Contains(line, "libnvidia-ml.so.1 not found") {
+			t.Errorf("asked %v: %s; want %s with the reason", asked, line, want)
+		}
+	}
+}
+
 // The public path, with the real go-dcgm and go-nvml failing to load.
 func TestNoGPULibrary(t *testing.T) {
 	skipWithGPULibrary(t)
 	logger, logs := newLogger()
 	reg := prometheus.NewPedanticRegistry()
-	c, err := New(Options{Logger: logger}, reg)
+	c, err := New(Options{Logger: logger, Asked: true}, reg)
 	if err != nil {
 		t.Fatalf("New must not fail without a GPU library: %v", err)
 	}
@@ -78,6 +98,7 @@ func TestNoGPULibraryLogsOnce(t *testing.T) {
 	}
 	logger, logs := newLogger()
 	c := newCollector(fields, open, logger, "hint", fastTiming)
+	c.asked = true
 	c.start()
 	defer c.Close()
 	waitFor(t, "retries", func() bool { return attempts.Load() >= 10 })

@@ -24,7 +24,12 @@ type Options struct {
 	// FieldsFile is a field list in dcgm-exporter's counters format; empty
 	// uses the built-in default-counters.csv.
 	FieldsFile string
-	Logger     *slog.Logger
+	// Asked says the user asked for GPU telemetry (a flag; a HostEngine
+	// asks too): only then is its absence a warning. Unasked, as on by
+	// default, a machine without GPUs is said once at debug level
+	// (inferprobe_gpu_telemetry_up says it too).
+	Asked  bool
+	Logger *slog.Logger
 }
 
 // Collector reads the GPUs in the background, once a second, and exports
@@ -32,6 +37,7 @@ type Options struct {
 type Collector struct {
 	logger *slog.Logger
 	hint   string // what to do when telemetry is unavailable
+	asked  bool   // Options.Asked
 	open   func([]Field) (Backend, error)
 	t      timing
 	// fields are read from the backend: the configured ones, then any the
@@ -114,6 +120,7 @@ func New(opts Options, reg prometheus.Registerer) (*Collector, error) {
 		hint = "start nv-hostengine there (port 5555 by default) or correct --collector.gpu.hostengine"
 	}
 	c := newCollector(fields, open, opts.Logger, hint, defaultTiming)
+	c.asked = opts.Asked || opts.HostEngine != ""
 	if err := reg.Register(c); err != nil {
 		return nil, err
 	}
@@ -231,8 +238,10 @@ func (c *Collector) down(lost string, err error, took time.Duration) {
 	switch {
 	case lost != "":
 		c.logger.Warn("GPU telemetry lost; reconnecting in the background", "backend", lost, "err", err)
-	case was == phaseStarting:
+	case was == phaseStarting && c.asked:
 		c.logger.Warn("GPU telemetry unavailable; "+c.hint+"; retrying in the background", "err", err)
+	case was == phaseStarting:
+		c.logger.Debug("No GPU telemetry (none asked for, none found); "+c.hint+"; retrying in the background", "err", err)
 	default:
 		c.logger.Debug("GPU telemetry still unavailable", "err", err)
 	}

@@ -86,6 +86,7 @@ func startFake(t *testing.T, e *fakeEngine, logger *slog.Logger) (*Collector, *p
 		t.Fatal(err)
 	}
 	c := newCollector(fields, e.open, logger, "test hint", fastTiming)
+	c.asked = true // a hostengine's, which asks
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
 	c.start()

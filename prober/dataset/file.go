@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"time"
 	"unsafe"
 
@@ -28,10 +29,18 @@ const (
 	// maxPool bounds the memory a random_pool file's entries take, as they
 	// are held to be drawn from at random.
 	maxPool = 256 << 20
-	// defaultOutput is the output length of entries that do not give one,
-	// as synthetic's default.
-	defaultOutput = 64
+	// outputAbsent is the output length of an entry that gives none: the
+	// dataset's output_tokens decides it.
+	outputAbsent = math.MinInt32
 )
+
+// outputText is an entry's output length as its errors show it.
+func outputText(out int) string {
+	if out == outputAbsent {
+		return "not given"
+	}
+	return strconv.Itoa(out) + " tokens"
+}
 
 // LineError is a bad entry in a dataset file.
 type LineError struct {
@@ -105,13 +114,15 @@ func registerFormat(desc scenarios.FileFormat, open opener) {
 // fileSource streams a file's records and turns them into items, pass after
 // pass.
 type fileSource struct {
-	cfg    scenarios.File
-	in     input
-	name   string
-	text   *Text
-	seed   uint64
-	rest   *rand.Rand // words of prompts beyond their hash blocks, and placeholders
-	replay bool
+	cfg  scenarios.File
+	in   input
+	name string
+	text *Text
+	seed uint64
+	rest *rand.Rand // words of prompts beyond their hash blocks, and placeholders
+	// outputs draws the output lengths of entries that give none.
+	outputs *rand.Rand
+	replay  bool
 
 	// From the check pass: the replay's time 0 (see zero) and the length
 	// of a pass in ms, the entries and the requests (a session's turns each
@@ -153,13 +164,14 @@ func (s *fileSource) Close() error {
 
 func newFileSource(cfg scenarios.File, in input, name string, text *Text, o Options) (*fileSource, error) {
 	s := &fileSource{
-		cfg:    cfg,
-		in:     in,
-		name:   name,
-		text:   text,
-		seed:   o.Seed,
-		rest:   seeded.New(o.Seed, o.Component+"/text"),
-		replay: cfg.Timing == scenarios.TimingReplay,
+		cfg:     cfg,
+		in:      in,
+		name:    name,
+		text:    text,
+		seed:    o.Seed,
+		rest:    seeded.New(o.Seed, o.Component+"/text"),
+		outputs: seeded.New(o.Seed, o.Component+"/outputs"),
+		replay:  cfg.Timing == scenarios.TimingReplay,
 	}
 	if cfg.Format == FormatRandomPool {
 		s.draw = seeded.New(o.Seed, o.Component+"/pool")
@@ -244,17 +256,17 @@ func (s *fileSource) validate(rec record, first bool, last float64) error {
 		return &LineError{File: s.name, Line: rec.line, Reason: fmt.Sprintf(format, args...)}
 	}
 	switch {
-	case rec.in < 0 || rec.out < 0:
-		return bad("negative length (input %d, output %d tokens); lengths are >= 0", rec.in, rec.out)
+	case rec.in < 0 || rec.out < 0 && rec.out != outputAbsent:
+		return bad("negative length (input %d tokens, output %s); lengths are >= 0", rec.in, outputText(rec.out))
 	case rec.in > maxTokens || rec.out > maxTokens:
-		return bad("length over %d tokens (input %d, output %d); this is taken for corrupt data", maxTokens, rec.in, rec.out)
+		return bad("length over %d tokens (input %d, output %s); this is taken for corrupt data", maxTokens, rec.in, outputText(rec.out))
 	case rec.text == "" && rec.turns == nil && rec.in == 0 && len(rec.hashIDs) == 0:
 		return bad("has no prompt: give text or an input length >= 1")
 	case rec.block < 0:
 		return bad("block_size %d; it must be >= 1", rec.block)
 	}
 	for _, t := range rec.turns {
-		if t.out < 0 || t.out > maxTokens || t.delay < 0 {
+		if t.out < 0 && t.out != outputAbsent || t.out > maxTokens || t.delay < 0 {
 			return bad("a turn has output_length %d or delay %g ms out of range (0 to %d tokens, delay >= 0)", t.out, t.delay, maxTokens)
 		}
 	}
@@ -364,7 +376,11 @@ func (s *fileSource) scaled(ms float64) time.Duration {
 func (s *fileSource) prompt(rec record, in int, text string) Prompt {
 	// An output length of 0 (a request that failed in the trace) still asks
 	// for one token.
-	p := Prompt{Session: rec.session, OutputTokens: max(rec.out, 1), Exact: s.text.Exact()}
+	out := max(rec.out, 1)
+	if rec.out == outputAbsent {
+		out = drawOutput(s.outputs, s.cfg.OutputTokens)
+	}
+	p := Prompt{Session: rec.session, OutputTokens: out, Exact: s.text.Exact()}
 	if text != "" {
 		p.Text, p.InputTokens = text, s.text.Count(text)
 		return p
@@ -397,8 +413,8 @@ func (s *fileSource) session(rec record, it *Item) {
 			history = append(history, Message{Role: "assistant", Content: s.text.Words(s.rest, turns[len(turns)-1].Prompt.OutputTokens)})
 		}
 		out := t.out
-		if out == 0 {
-			out = defaultOutput
+		if out <= 0 { // none given (or 0): the answer written next, else the dataset's
+			out = drawOutput(s.outputs, s.cfg.OutputTokens)
 			if i+1 < len(rec.turns) && rec.turns[i+1].assistant {
 				out = max(s.text.Count(rec.turns[i+1].text), 1)
 			}

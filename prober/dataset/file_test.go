@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -183,8 +184,8 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"not JSON", "mooncake", "replay", "{\"timestamp\": 0, \"input_length\": 1}\n{oops\n", `f:2: not a mooncake entry (invalid character 'o' looking for beginning of object key string); want e.g. {"timestamp": 0, "input_length": 1024, "output_length": 64, "hash_ids": [0, 1]}`},
 		{"wrong type", "mooncake", "replay", `{"timestamp": 0, "input_length": "5"}`, `f:1: not a mooncake entry (cannot unmarshal string into Go struct field .input_length of type int); want e.g. {"timestamp": 0, "input_length": 1024, "output_length": 64, "hash_ids": [0, 1]}`},
-		{"negative length", "mooncake", "replay", "\n\n{\"timestamp\": 0, \"input_length\": -5}", "f:3: negative length (input -5, output 64 tokens); lengths are >= 0"},
-		{"huge length", "mooncake", "arrival", `{"input_length": 1000000000000}`, "f:1: length over 1048576 tokens (input 1000000000000, output 64); this is taken for corrupt data"},
+		{"negative length", "mooncake", "replay", "\n\n{\"timestamp\": 0, \"input_length\": -5}", "f:3: negative length (input -5 tokens, output not given); lengths are >= 0"},
+		{"huge length", "mooncake", "arrival", `{"input_length": 1000000000000}`, "f:1: length over 1048576 tokens (input 1000000000000, output not given); this is taken for corrupt data"},
 		{"no prompt", "mooncake", "arrival", `{"output_length": 5}`, `f:1: has neither input_length nor text_input; want e.g. {"timestamp": 0, "input_length": 1024, "output_length": 64, "hash_ids": [0, 1]}`},
 		{"time goes back", "mooncake", "replay", "{\"timestamp\": 5, \"input_length\": 1}\n{\"timestamp\": 4, \"input_length\": 1}\n", "f:2: timestamp 4 ms is earlier than the one before (5 ms); replay needs them in order: sort the file by timestamp, or use timing: arrival"},
 		{"no timestamp", "single_turn", "replay", `{"text": "hi"}`, "f:1: has no timestamp, which timing: replay needs; add one, or use timing: arrival"},
@@ -197,11 +198,11 @@ func TestBadInput(t *testing.T) {
 		{"csv number", "azure", "replay", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03,12,3\n2023-11-16 18:17:04,x,3\n", `f:3: ContextTokens "x" is not a whole number`},
 		{"csv time", "azure", "replay", "TIMESTAMP,ContextTokens,GeneratedTokens\nyesterday,12,3\n", `f:2: TIMESTAMP "yesterday" is not a time like 2023-11-16 18:17:03.9799600`},
 		{"csv quote", "burstgpt", "replay", "Timestamp,Request tokens,Response tokens\n1,2,3\n2,\"3,4\n", `f:3: malformed CSV: extraneous or missing " in quoted-field`},
-		{"burstgpt negative", "burstgpt", "replay", "Timestamp,Request tokens,Response tokens\n1,2,-3\n", "f:2: negative length (input 2, output -3 tokens); lengths are >= 0"},
+		{"burstgpt negative", "burstgpt", "replay", "Timestamp,Request tokens,Response tokens\n1,2,-3\n", "f:2: negative length (input 2 tokens, output -3 tokens); lengths are >= 0"},
 		{"sharegpt not array", "sharegpt", "arrival", `{"id": 1}`, `f:1: a ShareGPT file is one JSON array, e.g. [{"id": "a", "conversations": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello!"}]}]`},
 		{"sharegpt bad entry", "sharegpt", "arrival", "[\n{\"conversations\": [{\"from\": \"human\", \"value\": \"q\"}, {\"from\": \"gpt\", \"value\": \"a\"}]},\n{\"conversations\": 7}]", `f:3: conversation 2: cannot unmarshal number into Go struct field .conversations of type []struct { From string "json:\"from\""; Value string "json:\"value\"" }; want e.g. [{"id": "a", "conversations": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello!"}]}]`},
 		{"weka missing t", "weka_agentx", "replay", "{\"id\": \"a\", \"requests\": [{\"t\": 0, \"in\": 1}]}\n{\"id\": \"b\", \"requests\": [{\"in\": 1}]}", `f:2: trace 2: request 1 of b lacks t or in; want e.g. {"id": "t1", "block_size": 64, "requests": [{"t": 0, "type": "n", "in": 900, "out": 40, "hash_ids": [1, 2]}]}`},
-		{"weka negative", "weka_agentx", "replay", `{"id": "a", "requests": [{"t": 0, "in": -1}]}`, "f:1: trace 1: request 1 of a has a negative length (in -1, out 64); lengths are >= 0"},
+		{"weka negative", "weka_agentx", "replay", `{"id": "a", "requests": [{"t": 0, "in": -1}]}`, "f:1: trace 1: request 1 of a has a negative length (in -1 tokens, out not given); lengths are >= 0"},
 		{"parquet garbage", "baseten", "replay", "PAR1 not really", "f: not a Parquet file: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -255,7 +256,7 @@ func TestMooncakePrefixSharing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := scenarios.File{Format: FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 1, BlockSize: 512}
+	cfg := scenarios.File{Format: FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 1, BlockSize: 512, OutputTokens: scenarios.Lengths{Mean: 64}}
 	s, err := newFileSource(cfg, bytes.NewReader(data), "mooncake", text, Options{Seed: 1, Component: "p"})
 	if err != nil {
 		t.Fatal(err)
@@ -328,7 +329,7 @@ func TestRandomPool(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := scenarios.File{Path: "f", Format: FormatRandomPool, Timing: scenarios.TimingArrival}
+		cfg := scenarios.File{Path: "f", Format: FormatRandomPool, Timing: scenarios.TimingArrival, OutputTokens: scenarios.Lengths{Mean: 64}}
 		s, err := newFileSource(cfg, bytes.NewReader(data), "f", text, Options{Seed: seed, Component: "p"})
 		if err != nil {
 			t.Fatal(err)
@@ -395,7 +396,7 @@ func TestReplayWindow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := scenarios.File{Path: "f", Format: FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 1, BlockSize: 4,
+			cfg := scenarios.File{Path: "f", Format: FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 1, BlockSize: 4, OutputTokens: scenarios.Lengths{Mean: 64},
 				StartOffset: scenarios.Duration(tc.start), EndOffset: scenarios.Duration(tc.end), AbsoluteTimestamps: tc.absolute}
 			src, err := newFileSource(cfg, bytes.NewReader(trace), "f", text, Options{Seed: 1, Component: "p"})
 			if err != nil {
@@ -418,9 +419,66 @@ func TestReplayWindow(t *testing.T) {
 		})
 	}
 	text, _ := NewText(nil)
-	cfg := scenarios.File{Path: "f", Format: FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 1, BlockSize: 4,
+	cfg := scenarios.File{Path: "f", Format: FormatMooncake, Timing: scenarios.TimingReplay, Speedup: 1, BlockSize: 4, OutputTokens: scenarios.Lengths{Mean: 64},
 		StartOffset: scenarios.Duration(ms(5000))}
 	if _, err := newFileSource(cfg, bytes.NewReader(trace), "f", text, Options{}); err == nil || !strings.Contains(err.Error(), "between start_offset") {
 		t.Errorf("a window with no entries: %v, want an error naming the window", err)
+	}
+}
+
+// TestDetect: a file given without a format is read as AIPerf infers one
+// from its first non-empty line.
+func TestDetect(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ text, want string }{
+		{"\n" + `{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}` + "\n", FormatMooncake},
+		{`{"input_length": 10}`, FormatMooncake},
+		{`{"text_input": "hi", "output_length": 4}`, FormatMooncake},
+		{`{"session_id": "a", "turns": [{"text": "hi"}]}`, FormatMultiTurn},
+		{`{"text": "hi"}`, FormatSingleTurn},
+		{"not json", FormatSingleTurn},
+		{"", FormatSingleTurn},
+	} {
+		path := filepath.Join(dir, "f.jsonl")
+		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := Detect(path); got != tc.want {
+			t.Errorf("%q: %s, want %s", tc.text, got, tc.want)
+		}
+	}
+	if got := Detect(filepath.Join(dir, "missing.jsonl")); got != FormatSingleTurn {
+		t.Errorf("a missing file: %s, want %s (its reader says it is missing)", got, FormatSingleTurn)
+	}
+}
+
+// TestFileOutputTokens: an entry without an output length gets the
+// dataset's output_tokens ({mean: 0}: no limit); one with its own keeps it.
+func TestFileOutputTokens(t *testing.T) {
+	text, _ := NewText(nil)
+	data := []byte(`{"text": "a b"}` + "\n" + `{"text": "c", "output_length": 7}` + "\n")
+	for _, tc := range []struct {
+		out  scenarios.Lengths
+		want []int
+	}{
+		{scenarios.Lengths{}, []int{0, 7}},
+		{scenarios.Lengths{Mean: 10}, []int{10, 7}},
+	} {
+		cfg := scenarios.File{Path: "f", Format: FormatSingleTurn, Timing: scenarios.TimingArrival, OutputTokens: tc.out}
+		s, err := newFileSource(cfg, bytes.NewReader(data), "f", text, Options{Seed: 1, Component: "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for range tc.want {
+			it, err := s.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, it.Prompt.OutputTokens)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("output_tokens %+v: lengths %v, want %v", tc.out, got, tc.want)
+		}
 	}
 }

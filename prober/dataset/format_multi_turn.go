@@ -51,7 +51,7 @@ func (r multiTurn) next() (record, error) {
 		if strings.TrimSpace(text) == "" {
 			return record{}, r.errorf("turn %d has no text", i+1)
 		}
-		tu := turn{text: text}
+		tu := turn{text: text, out: outputAbsent}
 		switch t.Role {
 		case "", "user":
 			users++

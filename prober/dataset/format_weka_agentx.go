@@ -100,7 +100,7 @@ func (w *weka) add(reqs []wekaRequest, session string, block, depth int) error {
 			return fmt.Errorf("request %d of %s lacks t or in; want e.g. %s", i+1, session, wekaExample)
 		}
 		if *r.In < 0 || r.Out != nil && *r.Out < 0 {
-			return fmt.Errorf("request %d of %s has a negative length (in %d, out %d); lengths are >= 0", i+1, session, *r.In, outputLength(r.Out))
+			return fmt.Errorf("request %d of %s has a negative length (in %d tokens, out %s); lengths are >= 0", i+1, session, *r.In, outputText(outputLength(r.Out)))
 		}
 		rec := record{ts: *r.T * 1000, hasTS: true, in: *r.In, out: outputLength(r.Out), block: block, session: session}
 		for _, id := range r.HashIDs {

@@ -55,6 +55,6 @@ func load(format, timing string, speedup float64, data []byte, tok *tokenizer.To
 	if err != nil {
 		return nil, err
 	}
-	cfg := scenarios.File{Path: "f", Format: format, Timing: timing, Speedup: speedup, BlockSize: 4}
+	cfg := scenarios.File{Path: "f", Format: format, Timing: timing, Speedup: speedup, BlockSize: 4, OutputTokens: scenarios.Lengths{Mean: 64}}
 	return newFileSource(cfg, bytes.NewReader(data), "f", text, Options{Seed: 1, Component: "p"})
 }

@@ -53,10 +53,10 @@ func (l *lines) decode(b []byte, v any, format, example string) error {
 	return nil
 }
 
-// outputLength is an entry's output length, defaultOutput when absent.
+// outputLength is an entry's output length, outputAbsent when it gives none.
 func outputLength(v *int) int {
 	if v == nil {
-		return defaultOutput
+		return outputAbsent
 	}
 	return *v
 }

@@ -108,6 +108,6 @@ func newPromptList(p scenarios.Prompts, text *Text, o Options) *promptList {
 
 func (l *promptList) Next() (Item, error) {
 	p := l.prompts[l.pick.IntN(len(l.prompts))]
-	p.OutputTokens = draw(l.lengths, l.out)
+	p.OutputTokens = drawOutput(l.lengths, l.out)
 	return Item{Prompt: p}, nil
 }

@@ -24,7 +24,8 @@ type Prompt struct {
 	// Exact says InputTokens was counted with the target's tokenizer; false
 	// marks an approximate length, so reports can say so.
 	Exact bool
-	// OutputTokens is the output length to ask for (max_tokens).
+	// OutputTokens is the output length to ask for (max_tokens); 0 asks
+	// for no limit, and the request sends none.
 	OutputTokens int
 }
 
@@ -64,13 +65,61 @@ func newSynthetic(cfg scenarios.Synthetic, seed uint64, component string, t *Tex
 // tokenizers that split words at spaces (GPT-2, Llama 3, Qwen and most BPE
 // tokenizers).
 func (s *Synthetic) Next() Prompt {
-	in := draw(s.lengths, s.cfg.InputTokens)
-	out := draw(s.lengths, s.cfg.OutputTokens)
+	in, out := drawLengths(s.lengths, s.cfg)
 	text := s.words.Words(s.text, in)
 	if s.words.Exact() {
 		in = s.words.Count(text)
 	}
 	return Prompt{Text: text, InputTokens: in, Exact: s.words.Exact(), OutputTokens: out}
+}
+
+// drawLengths draws a request's input and output lengths: from the
+// sequence distribution, the range ratio's windows, or the normal
+// distributions of cfg.
+func drawLengths(rng *rand.Rand, cfg scenarios.Synthetic) (in, out int) {
+	switch {
+	case cfg.SequenceDistribution != nil:
+		// AIPerf's: the first pair whose cumulative share passes a uniform draw.
+		u, cum := rng.Float64()*100, 0.0
+		pair := cfg.SequenceDistribution[len(cfg.SequenceDistribution)-1]
+		for _, p := range cfg.SequenceDistribution {
+			if cum += p.Percent; cum > u {
+				pair = p
+				break
+			}
+		}
+		return pairLength(rng, pair.InputTokens), pairLength(rng, pair.OutputTokens)
+	case cfg.RangeRatio != nil:
+		return uniform(rng, cfg.InputTokens.Mean, cfg.RangeRatio.Input), uniform(rng, cfg.OutputTokens.Mean, cfg.RangeRatio.Output)
+	}
+	return draw(rng, cfg.InputTokens), drawOutput(rng, cfg.OutputTokens)
+}
+
+// pairLength is a sequence distribution pair's length: its mean, or with a
+// stddev a normal draw rounded up (AIPerf's sample_positive_normal_integer).
+func pairLength(rng *rand.Rand, l scenarios.Lengths) int {
+	n := int(l.Mean)
+	if l.Stddev > 0 {
+		n = positiveInteger(rng, l.Mean, l.Stddev)
+	}
+	return min(n, int(scenarios.TokenBound.Max))
+}
+
+// uniform is a whole length drawn uniformly from [floor(mean × (1 − r)),
+// ceil(mean × (1 + r))], at least 1, as vLLM's random dataset (and AIPerf's
+// --random-range-ratio) draws it.
+func uniform(rng *rand.Rand, mean, r float64) int {
+	lo := max(int(math.Floor(mean*(1-r))), 1)
+	hi := max(int(math.Ceil(mean*(1+r))), lo)
+	return min(lo+rng.IntN(hi-lo+1), int(scenarios.TokenBound.Max))
+}
+
+// drawOutput is draw for an output length: 0, no limit, for a mean of 0.
+func drawOutput(rng *rand.Rand, l scenarios.Lengths) int {
+	if l.NoLimit() {
+		return 0
+	}
+	return draw(rng, l)
 }
 
 // draw samples a length from N(mean, stddev), rounded and truncated to

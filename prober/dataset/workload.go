@@ -134,7 +134,8 @@ func turnCount(s scenarios.Synthetic, rng *rand.Rand) int {
 }
 
 // positiveInteger draws as AIPerf's sample_positive_normal_integer does,
-// for turn counts and think times (in ms): normal(mean, stddev) truncated
+// for turn counts, think times (in ms) and the lengths of a sequence
+// distribution's pairs: normal(mean, stddev) truncated
 // at 0 (redrawn below it), rounded up, at least 1; with stddev 0, mean
 // rounded. Rounding up puts the mean about half a unit above mean.
 func positiveInteger(rng *rand.Rand, mean, stddev float64) int {
@@ -170,8 +171,7 @@ func (w *workload) conversation(st entryStreams) Item {
 	n := turnCount(w.cfg, st.turns)
 	var it Item
 	for t := range n {
-		in := draw(st.lengths, w.cfg.InputTokens)
-		out := draw(st.lengths, w.cfg.OutputTokens)
+		in, out := drawLengths(st.lengths, w.cfg)
 		text := w.words.Words(st.text, in)
 		if t == 0 && w.cfg.Prefix != nil {
 			// As AIPerf: the prefix starts the conversation's first user message.

@@ -269,7 +269,7 @@ func TestSystemPromptOnFiles(t *testing.T) {
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := scenarios.Dataset{SystemPrompt: "Be brief.", File: &scenarios.File{Path: path, Format: FormatMultiTurn, Timing: scenarios.TimingArrival, BlockSize: 4}}
+	d := scenarios.Dataset{SystemPrompt: "Be brief.", File: &scenarios.File{Path: path, Format: FormatMultiTurn, Timing: scenarios.TimingArrival, BlockSize: 4, OutputTokens: scenarios.Lengths{Mean: 64}}}
 	src, err := New(d, Options{Seed: 1, Component: "probe/p"})
 	if err != nil {
 		t.Fatal(err)

@@ -130,10 +130,11 @@ func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
 	}
 	dataset = append(dataset, kv{"random_seed", c.Seed})
 	if c.Dataset == "synthetic" {
-		dataset = append(dataset, kv{"prompts", obj{
-			{"isl", obj{{"mean", c.ISLMean}, {"stddev", c.ISLStd}}},
-			{"osl", obj{{"mean", c.OSLMean}, {"stddev", c.OSLStd}}},
-		}})
+		prompts := obj{{"isl", obj{{"mean", c.ISLMean}, {"stddev", c.ISLStd}}}}
+		if c.OSLMean > 0 { // none: no output limit was asked for, as AIPerf without --osl
+			prompts = append(prompts, kv{"osl", obj{{"mean", c.OSLMean}, {"stddev", c.OSLStd}}})
+		}
+		dataset = append(dataset, kv{"prompts", prompts})
 	}
 	var phases []obj
 	if c.WarmupRequests > 0 {
@@ -546,7 +547,7 @@ func connectionNote(s report.Summary) string {
 	}
 	if n := s.KeepAliveWithheld; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests went out on a connection of their own although keep-alive was on, as the server "+
-			"closes connections right after its responses (or had not yet been seen keeping one open); --no-keep-alive says so", n))
+			"closes connections right after its responses; --no-keep-alive says so", n))
 	}
 	if len(s.CompressedResponses) > 0 {
 		encs := make([]string, 0, len(s.CompressedResponses))

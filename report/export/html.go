@@ -109,10 +109,12 @@ func compareView(r Run) *comparisonView {
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"f2":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
-	"ms":  func(v float64) string { return strconv.FormatFloat(v*ms, 'f', 2, 64) },
-	"pct": func(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) },
-	"slo": func(s report.SLO) bool { return s != report.SLO{} },
+	"f2":      func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+	"ms":      func(v float64) string { return strconv.FormatFloat(v*ms, 'f', 2, 64) },
+	"gapms":   gapMS,
+	"gapnote": func() string { return gapUnresolvedNote },
+	"pct":     func(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) },
+	"slo":     func(s report.SLO) bool { return s != report.SLO{} },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -179,8 +181,8 @@ figure{flex:1 1 45%}h2{break-after:avoid}table{font-size:8pt}td,th{padding:1px 4
 {{with .TTFT}}<table><tr><th>Time to First Token (ms)</th><th>p50</th><th>p90</th><th>p99</th></tr>
 <tr><td>server ({{.Count}} requests)</td><td>{{ms .P50}}</td><td>{{ms .P90}}</td><td>{{ms .P99}}</td></tr>{{end}}
 {{with .ClientTTFT}}<tr><td>client</td><td>{{ms .P50}}</td><td>{{ms .P90}}</td><td>{{ms .P99}}</td></tr>{{end}}
-{{with .TTFTGap}}<tr><td>client − server</td><td>{{ms .P50}}</td><td>{{ms .P90}}</td><td>{{ms .P99}}</td></tr>{{end}}
-{{if .TTFT}}</table>{{if .TTFTGap}}<p>Client − server is the network, queueing outside the engine (its HTTP layer, a proxy) and the client.</p>{{end}}{{end}}
+{{with .TTFTGap}}<tr><td>client − server</td><td>{{gapms .P50}}</td><td>{{gapms .P90}}</td><td>{{gapms .P99}}</td></tr>{{end}}
+{{if .TTFT}}</table>{{with .TTFTGap}}<p>Client − server is the network, queueing outside the engine (its HTTP layer, a proxy) and the client.{{if .Unresolved}} {{gapnote}}{{end}}</p>{{end}}{{end}}
 {{with .Lacks}}<p>The engine exports no {{range $i, $c := .}}{{if $i}}, {{end}}{{$c}}{{end}}.</p>{{end}}
 {{end}}</section>
 {{end}}{{range .Groups}}<h2>{{.Title}}</h2>

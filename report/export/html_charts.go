@@ -245,6 +245,29 @@ func (t timeline) index(at time.Time) int {
 	return min(max(int(at.Sub(t.start)/t.bin), 0), t.n-1)
 }
 
+// spread adds amount to the bins over [from, to], in proportion to the
+// time each bin shares with it (the first and last bins take what lies
+// outside the timeline, so nothing is lost); all to to's bin when the span
+// is empty.
+func (t timeline) spread(bins []float64, from, to time.Time, amount float64) {
+	span := to.Sub(from)
+	if span <= 0 {
+		bins[t.index(to)] += amount
+		return
+	}
+	first, last := t.index(from), t.index(to)
+	for i := first; i <= last; i++ {
+		lo, hi := from, to
+		if i > first {
+			lo = t.start.Add(time.Duration(i) * t.bin)
+		}
+		if i < last {
+			hi = t.start.Add(time.Duration(i+1) * t.bin)
+		}
+		bins[i] += amount * float64(hi.Sub(lo)) / float64(span)
+	}
+}
+
 // x is the middle of bin i, in seconds since the start.
 func (t timeline) x(i int) float64 { return (float64(i) + 0.5) * t.bin.Seconds() }
 
@@ -274,7 +297,7 @@ func overTimeFigures(r Run) []figure {
 		{id: "itl-time", title: "Inter-token latency over time", xLabel: "seconds since start (send time)", yLabel: "ms"},
 		{id: "concurrency-time", title: "Requests in flight over time", xLabel: "seconds since start", yLabel: "requests", floor: float64(r.Config.Concurrency)},
 		{id: "lag-time", title: "Schedule lag over time", xLabel: "seconds since start (scheduled time)", yLabel: "ms"},
-		{id: "throughput-time", title: "Output token throughput over time", xLabel: "seconds since start (end time)", yLabel: "tokens/s"},
+		{id: "throughput-time", title: "Output token throughput over time", xLabel: "seconds since start (as generated)", yLabel: "tokens/s"},
 		{id: "requests-time", title: "Requests and errors over time", xLabel: "seconds since start (end time)", yLabel: "per second"},
 	}
 	if !ok {
@@ -372,8 +395,8 @@ func (t timeline) inFlight(r Run) (mean, peak []point) {
 	return mean, peak
 }
 
-// overTime bins the run by end time: output tokens, completed requests and
-// errors per second.
+// overTime bins the run: output tokens per second as they were generated,
+// completed requests and errors per second by end time.
 func overTime(r Run) (tokens, reqs, errs []point) {
 	t, ok := newTimeline(r)
 	if !ok {
@@ -385,9 +408,17 @@ func overTime(r Run) (tokens, reqs, errs []point) {
 			continue
 		}
 		// By end time, failures too (their Latency is zero).
-		i := t.index(q.Sent.Add(q.Duration))
+		end := q.Sent.Add(q.Duration)
+		i := t.index(end)
 		if q.Outcome == record.OutcomeOK {
-			tok[i] += float64(q.OutputTokens)
+			// Spread over the stream from its first token to its end: all at
+			// the end, a steady run's bins would each get one or two whole
+			// requests' tokens, and the chart would jump between the two.
+			from := end
+			if q.HasTTFT {
+				from = q.Sent.Add(q.TTFT)
+			}
+			t.spread(tok, from, end, float64(q.OutputTokens))
 			done[i]++
 		} else {
 			bad[i]++

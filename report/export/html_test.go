@@ -298,6 +298,33 @@ func TestInFlight(t *testing.T) {
 	}
 }
 
+// TestThroughputOverTimeSteady: a steady run, a request of 256 tokens
+// ending every 0.7 s, has a steady output throughput, about 256/0.7
+// tokens/s in every second but the ramp at either end; binned by end time
+// its seconds would hold one or two requests' tokens, 256 or 512.
+func TestThroughputOverTimeSteady(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const every, ttft, decode, n = 700 * time.Millisecond, 100 * time.Millisecond, 2560 * time.Millisecond, 40
+	var reqs []report.RequestRecord
+	for i := range n {
+		reqs = append(reqs, report.RequestRecord{Sent: t0.Add(time.Duration(i) * every), Contribution: report.Contribution{
+			HasLag: true, HasTTFT: true, TTFT: ttft, Duration: ttft + decode, OutputTokens: 256, Outcome: record.OutcomeOK}})
+	}
+	run := Run{Summary: report.Summary{Start: t0, Duration: (n-1)*every + ttft + decode}, Requests: reqs}
+	pts := figureOf(t, run, "throughput-time").series[0].points
+	want := 256 / every.Seconds()
+	var total float64
+	for _, p := range pts {
+		total += p.y
+		if p.x > (ttft+decode).Seconds()+1 && p.x < (n-1)*every.Seconds()-1 && math.Abs(p.y-want) > 0.1*want {
+			t.Errorf("%.1f s: %.0f tokens/s, want about %.0f", p.x, p.y, want)
+		}
+	}
+	if math.Abs(total-256*n) > 1e-6 {
+		t.Errorf("%.1f tokens over the chart, want %d", total, 256*n)
+	}
+}
+
 // TestLagOverTime: schedule lag is charted at the scheduled time, its
 // maximum per second included.
 func TestLagOverTime(t *testing.T) {

@@ -271,10 +271,11 @@ func ConsoleServerMetrics(w io.Writer, r Run) {
 			row(fmt.Sprintf("server (%d requests)", e.TTFT.Count), e.TTFT)
 			if e.ClientTTFT != nil {
 				row("client", e.ClientTTFT)
-				row("client - server", e.TTFTGap)
+				g := e.TTFTGap
+				fmt.Fprintf(w, "  %-36s %10s %10s %10s\n", "client - server", gapMS(g.P50), gapMS(g.P90), gapMS(g.P99))
 				fmt.Fprintln(w, "  client - server: the network, queueing outside the engine (its HTTP layer, a proxy) and the client; the server's percentiles are interpolated in its histogram's buckets.")
-				if g := e.TTFTGap; min(g.P50, g.P90, g.P99) < 0 {
-					fmt.Fprintln(w, "  A negative difference is within the width of the engine's buckets around that percentile, not time the client saved.")
+				if g.Unresolved() {
+					fmt.Fprintln(w, "  "+gapUnresolvedNote)
 				}
 			}
 		}
@@ -287,6 +288,20 @@ func ConsoleServerMetrics(w io.Writer, r Run) {
 		}
 	}
 }
+
+// gapMS is a difference of the client's TTFT and the engine's in ms, or
+// gapUnresolved where it is within the engine's bucket.
+func gapMS(d *float64) string {
+	if d == nil {
+		return gapUnresolved
+	}
+	return strconv.FormatFloat(*d*ms, 'f', 2, 64)
+}
+
+const (
+	gapUnresolved     = "< bucket"
+	gapUnresolvedNote = gapUnresolved + ": smaller than the width of the engine's histogram bucket around that percentile, where its true value may lie anywhere; not measured."
+)
 
 // nonNil writes an empty list as [] rather than null, as AIPerf does.
 func nonNil[T any](s []T) []T {

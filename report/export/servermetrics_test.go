@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,8 +18,8 @@ import (
 )
 
 // collected scrapes a vLLM-style endpoint over a run in which it served 10
-// requests, each with a server TTFT of 50–60 ms.
-func collected(t *testing.T) *servermetrics.Collection {
+// requests, each with a server TTFT of 50 ms to le seconds.
+func collected(t *testing.T, le string) *servermetrics.Collection {
 	t.Helper()
 	var served atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -27,7 +28,7 @@ func collected(t *testing.T) *servermetrics.Collection {
 		fmt.Fprintf(w, "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name=\"m\"} 0.5\n")
 		fmt.Fprintf(w, "# HELP vllm:generation_tokens_total Number of generation tokens processed.\n# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{model_name=\"m\"} %d\n", 8*n)
 		fmt.Fprintf(w, "# HELP vllm:time_to_first_token_seconds Histogram of time to first token in seconds.\n# TYPE vllm:time_to_first_token_seconds histogram\n")
-		fmt.Fprintf(w, "vllm:time_to_first_token_seconds_bucket{le=\"0.05\",model_name=\"m\"} 0\nvllm:time_to_first_token_seconds_bucket{le=\"0.06\",model_name=\"m\"} %d\nvllm:time_to_first_token_seconds_bucket{le=\"+Inf\",model_name=\"m\"} %d\n", n, n)
+		fmt.Fprintf(w, "vllm:time_to_first_token_seconds_bucket{le=\"0.05\",model_name=\"m\"} 0\nvllm:time_to_first_token_seconds_bucket{le=%q,model_name=\"m\"} %d\nvllm:time_to_first_token_seconds_bucket{le=\"+Inf\",model_name=\"m\"} %d\n", le, n, n)
 		fmt.Fprintf(w, "vllm:time_to_first_token_seconds_sum{model_name=\"m\"} %g\nvllm:time_to_first_token_seconds_count{model_name=\"m\"} %d\n", 0.055*float64(n), n)
 		fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the cache config.\n# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{block_size=\"16\"} 1\n")
 	}))
@@ -43,7 +44,7 @@ func collected(t *testing.T) *servermetrics.Collection {
 
 func TestServerMetricsArtifacts(t *testing.T) {
 	run := fixedRun(t)
-	run.ServerMetrics = collected(t)
+	run.ServerMetrics = collected(t, "0.06")
 	run.Config.ServerMetrics = ServerMetricsConfig{Enabled: true, Formats: []string{"json", "csv"}}
 	dir := t.TempDir()
 	if err := WriteArtifacts(dir, run); err != nil {
@@ -123,13 +124,36 @@ func TestServerMetricsArtifacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := extras.Inferprobe.ServerMetrics.Engines
-	if len(e) != 1 || e[0].TTFT == nil || e[0].ClientTTFT == nil || e[0].TTFTGap == nil ||
-		e[0].TTFTGap.P50 != e[0].ClientTTFT.P50-e[0].TTFT.P50 {
+	if len(e) != 1 || e[0].TTFT == nil || e[0].ClientTTFT == nil || e[0].TTFTGap == nil || e[0].TTFTGap.P50 == nil ||
+		*e[0].TTFTGap.P50 != e[0].ClientTTFT.P50-e[0].TTFT.P50 {
 		t.Errorf("profile_export's inferprobe.server_metrics = %+v", extras.Inferprobe.ServerMetrics)
 	}
 	page, _ := HTML(run)
 	if !strings.Contains(string(page), "The server's own metrics") || !strings.Contains(string(page), "client − server") {
 		t.Error("the HTML report lacks the server's metrics")
+	}
+}
+
+// A difference of the client's TTFT and the engine's smaller than the width
+// of the engine's bucket is not printed as a number, on the console or in
+// report.html.
+func TestServerTTFTGapWithinTheBucket(t *testing.T) {
+	run := fixedRun(t)
+	run.ServerMetrics = collected(t, "0.5") // the engine's TTFTs anywhere in (50 ms, 500 ms]
+	var console bytes.Buffer
+	ConsoleServerMetrics(&console, run)
+	var gapRow string
+	for line := range strings.Lines(console.String()) {
+		if strings.HasPrefix(strings.TrimSpace(line), "client - server ") {
+			gapRow = line
+		}
+	}
+	if strings.Count(gapRow, gapUnresolved) != 3 || strings.ContainsAny(gapRow, "0123456789") || !strings.Contains(console.String(), gapUnresolvedNote) {
+		t.Errorf("console: want every percentile of client - server as %q, with its note:\n%s", gapUnresolved, console.String())
+	}
+	page, _ := HTML(run)
+	if !strings.Contains(string(page), "<tr><td>client − server</td><td>"+template.HTMLEscapeString(gapUnresolved)+"</td>") {
+		t.Errorf("report.html: want client − server as %q", gapUnresolved)
 	}
 }
 

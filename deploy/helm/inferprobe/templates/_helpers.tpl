@@ -32,6 +32,18 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if and .Values.webConfig.secret .Values.webConfig.tls }}https{{ else }}http{{ end -}}
 {{- end -}}
 
+{{/* The relabelings of a scrape endpoint (its values as .): the job label the rules and
+dashboards select (mixin/config.libsonnet's selector, job="inferprobe"), whatever the release's
+name (the Prometheus Operator would name the job after the Service, or the PodMonitor), then
+the endpoint's own. */}}
+{{- define "inferprobe.relabelings" -}}
+- targetLabel: job
+  replacement: inferprobe
+{{- with get . "relabelings" }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
 {{/* The checks a release must pass before anything renders. */}}
 {{- define "inferprobe.validate" -}}
 {{- if and .Values.serviceMonitor.enabled .Values.podMonitor.enabled -}}
