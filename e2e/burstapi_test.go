@@ -118,8 +118,9 @@ func TestBurstAPI(t *testing.T) {
 		} `json:"bursts"`
 	}
 	if status, _, body := apiCall(t, "GET", api, "", nil, &list); status != http.StatusOK ||
-		len(list.Bursts) != 1 || list.Bursts[0].Name != "demo-burst" || !list.Bursts[0].OnDemand {
-		t.Fatalf("GET %s: %d %s, want the on-demand demo-burst", api, status, body)
+		len(list.Bursts) != 2 || list.Bursts[0].Name != "demo-burst" || !list.Bursts[0].OnDemand ||
+		list.Bursts[1].Name != "demo-capacity" || !list.Bursts[1].OnDemand {
+		t.Fatalf("GET %s: %d %s, want the demo's on-demand demo-burst and demo-capacity", api, status, body)
 	}
 
 	probesBefore := probeRequests(t, base)

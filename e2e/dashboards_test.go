@@ -16,9 +16,9 @@ import (
 	"time"
 )
 
-// TestDashboardQueriesReturnData runs the demo with a burst, lets two real
-// Prometheus servers scrape it, one storing native histograms and one only
-// the classic buckets, and then evaluates every query of every Grafana
+// TestDashboardQueriesReturnData runs the demo with a burst and a capacity
+// search, lets two real Prometheus servers scrape it, one storing native
+// histograms and one only the classic buckets, and then evaluates every query of every Grafana
 // dashboard (panels, annotations, variables) on each the way Grafana would:
 // each must be valid and return data on both. A panel that stays empty on a
 // demo run is a panel with a wrong metric, label or function, or one that
@@ -43,29 +43,36 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	// Probe traffic first, then a short burst beside it, so that probe and
 	// burst series exist side by side.
 	time.Sleep(8 * time.Second)
-	var run struct {
-		ID        string `json:"id"`
-		StatusURL string `json:"status_url"`
-	}
-	if code := dashboardCall(t, "POST", base+"/api/v1/bursts/demo-burst", `{"duration":"8s"}`, &run); code != http.StatusAccepted || run.StatusURL == "" {
-		t.Fatalf("POST /api/v1/bursts/demo-burst: status %d (%+v), want 202 with a status_url", code, run)
-	}
-	eventually(t, 60*time.Second, "burst run "+run.ID+" ends", func() error {
-		var info struct{ State string }
-		dashboardCall(t, "GET", base+run.StatusURL, "", &info)
-		if info.State != "succeeded" {
-			if info.State != "queued" && info.State != "running" {
-				t.Fatalf("burst run %s ended %q, want succeeded", run.ID, info.State)
-			}
-			return fmt.Errorf("state %s", info.State)
+	// The demo's burst, and its capacity search (for the capacity panels).
+	for _, burst := range []string{"demo-burst", "demo-capacity"} {
+		var run struct {
+			ID        string `json:"id"`
+			StatusURL string `json:"status_url"`
 		}
-		return nil
-	})
+		body := `{"duration":"8s"}`
+		if burst == "demo-capacity" {
+			body = `{}`
+		}
+		if code := dashboardCall(t, "POST", base+"/api/v1/bursts/"+burst, body, &run); code != http.StatusAccepted || run.StatusURL == "" {
+			t.Fatalf("POST /api/v1/bursts/%s: status %d (%+v), want 202 with a status_url", burst, code, run)
+		}
+		eventually(t, 90*time.Second, "burst run "+run.ID+" ends", func() error {
+			var info struct{ State string }
+			dashboardCall(t, "GET", base+run.StatusURL, "", &info)
+			if info.State != "succeeded" {
+				if info.State != "queued" && info.State != "running" {
+					t.Fatalf("burst run %s ended %q, want succeeded", run.ID, info.State)
+				}
+				return fmt.Errorf("state %s", info.State)
+			}
+			return nil
+		})
+	}
 	for _, p := range []*dashboardPrometheus{prom, classic} {
 		eventually(t, 15*time.Second, "Prometheus has scraped the burst's results", func() error {
-			res, err := p.query(`inferprobe_burst_last_end_timestamp_seconds`)
+			res, err := p.query(`inferprobe_capacity_concurrency`)
 			if err == nil && len(res) == 0 {
-				err = fmt.Errorf("no inferprobe_burst_last_end_timestamp_seconds yet")
+				err = fmt.Errorf("no inferprobe_capacity_concurrency yet")
 			}
 			return err
 		})

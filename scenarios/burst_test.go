@@ -130,7 +130,7 @@ func TestBurstBothLimits(t *testing.T) {
 	}
 }
 
-// TestDemoBurst: the demo ships one on-demand burst against the simulator.
+// TestDemoBurst: the demo ships an on-demand burst against the simulator.
 func TestDemoBurst(t *testing.T) {
 	c, err := Parse(Demo, DemoFilename)
 	if err != nil {
