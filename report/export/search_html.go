@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bytes"
 	"html/template"
 	"image/color"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/inferprobe/inferprobe/capacity"
 )
@@ -112,15 +110,6 @@ func searchChart(f capacity.Filter, r *capacity.Result, points []SweepPoint) (te
 		p.Legend.Add("SLA: "+f.Op+" "+strconv.FormatFloat(f.Threshold, 'g', -1, 64), threshold)
 	}
 	p.Legend.Top, p.Legend.Left = true, true
-	canvas := vgsvg.New(20*vg.Centimeter, 10*vg.Centimeter)
-	p.Draw(draw.New(canvas))
-	var svg bytes.Buffer
-	if _, err := canvas.WriteTo(&svg); err != nil {
-		return "", false, err
-	}
-	b := svg.Bytes()
-	if i := bytes.Index(b, []byte("<svg")); i > 0 {
-		b = b[i:]
-	}
-	return template.HTML(b), true, nil // #nosec: gonum's own SVG
+	svg, err := inlineSVG(p, 20*vg.Centimeter, 10*vg.Centimeter)
+	return svg, err == nil, err
 }

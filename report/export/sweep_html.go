@@ -95,18 +95,24 @@ func sweepChart(curve sweepCurve, points []SweepPoint) (template.HTML, bool, err
 	}
 	p.X.Max += 0.35 * xr
 	p.Y.Max += 0.08 * yr
-	canvas := vgsvg.New(20*vg.Centimeter, 12*vg.Centimeter)
+	svg, err := inlineSVG(p, 20*vg.Centimeter, 12*vg.Centimeter)
+	return svg, err == nil, err
+}
+
+// inlineSVG draws p as SVG of the given size, without the XML prolog a standalone file has, to
+// sit inline in a page.
+func inlineSVG(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
+	canvas := vgsvg.New(w, h)
 	p.Draw(draw.New(canvas))
 	var svg bytes.Buffer
 	if _, err := canvas.WriteTo(&svg); err != nil {
-		return "", false, err
+		return "", err
 	}
-	// Inline, without the XML prolog a standalone file has.
 	b := svg.Bytes()
 	if i := bytes.Index(b, []byte("<svg")); i > 0 {
 		b = b[i:]
 	}
-	return template.HTML(b), true, nil // #nosec: gonum's own SVG
+	return template.HTML(b), nil // #nosec: gonum's own SVG
 }
 
 var sweepPage = template.Must(template.New("sweep").Parse(`<!DOCTYPE html>
