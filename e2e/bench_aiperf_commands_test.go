@@ -33,6 +33,7 @@ var aiperfCommands = []struct {
 	{"nim-embeddings", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --endpoint-type nim-embeddings --request-count 5`, 5, ""},
 	{"nim-rankings", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --endpoint-type nim-rankings --request-count 5`, 5, ""},
 	{"cohere-rankings", `aiperf profile -m Qwen/Qwen3-0.6B --url {url}/v2 --endpoint-type cohere-rankings --request-count 5`, 5, ""},
+	{"cohere-rankings, bare host: /v2/rerank as AIPerf", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --endpoint-type cohere-rankings --request-count 5`, 5, ""},
 	{"hf-tei-rankings", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --endpoint-type hf-tei-rankings --request-count 5`, 5, ""},
 	{"huggingface-generate", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --endpoint-type huggingface-generate --streaming --request-count 5 --osl 16`, 5, ""},
 	{"use-server-token-count, connection reuse", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --use-server-token-count --connection-reuse-strategy never --request-count 5`, 5, ""},

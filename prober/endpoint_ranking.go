@@ -22,7 +22,7 @@ func init() {
 		Description: "NVIDIA NIM reranking, url http://HOST/v1",
 	}, statelessCodec(rankingCodec{api: nimRanking}))
 	registerEndpoint(scenarios.EndpointType{
-		Name: EndpointCohereRerank, Path: "/rerank",
+		Name: EndpointCohereRerank, Path: "/rerank", Version: "/v2",
 		Description: "Cohere rerank v2, url https://api.cohere.com/v2",
 	}, statelessCodec(rankingCodec{api: cohereRerank}))
 	registerEndpoint(scenarios.EndpointType{

@@ -23,6 +23,9 @@ type EndpointType struct {
 	// AtRoot is whether the API sits at the server root rather than under a
 	// versioned prefix such as /v1 (TGI, TEI).
 	AtRoot bool
+	// Version is the versioned prefix a bare server URL gets when the API
+	// is not AtRoot; "" is /v1 (Cohere's rerank is /v2, as in AIPerf).
+	Version string
 	// APIKeyHeader carries the API key, written as APIKeyPrefix followed by
 	// the key; without an APIKeyHeader, "Authorization: Bearer KEY".
 	APIKeyHeader string

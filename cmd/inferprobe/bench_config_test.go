@@ -287,6 +287,9 @@ func TestBaseURL(t *testing.T) {
 		{"https://h/api/v2", "cohere_rerank", "https://h/api/v2"},
 		{"localhost:8080", "tgi", "http://localhost:8080"},
 		{"http://tei:80", "tei_rerank", "http://tei:80"},
+		// Cohere's API is versioned /v2: AIPerf sends a bare host to /v2/rerank.
+		{"localhost:8000", "cohere_rerank", "http://localhost:8000/v2"},
+		{"http://h:8000/", "cohere_rerank", "http://h:8000/v2"},
 		// A full endpoint URL, as AIPerf's docs write it, is called as written.
 		{"http://localhost:8000/v1/chat/completions", "chat", "http://localhost:8000/v1"},
 		{"localhost:8000/v1/completions/", "completions", "http://localhost:8000/v1"},

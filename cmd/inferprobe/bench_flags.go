@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -123,8 +124,8 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 }
 
 // baseURL applies AIPerf's conventions to --url: http:// when no scheme is
-// given, /v1 when there is no path — except for the APIs served at the
-// server root (TGI, TEI).
+// given, /v1 (Cohere's rerank: /v2) when there is no path — except for the
+// APIs served at the server root (TGI, TEI).
 func baseURL(raw, endpoint string) (string, error) {
 	if !strings.Contains(raw, "://") {
 		raw = "http://" + raw
@@ -148,7 +149,7 @@ func baseURL(raw, endpoint string) (string, error) {
 		}
 	}
 	if (u.Path == "" || u.Path == "/") && !e.AtRoot {
-		u.Path = "/v1"
+		u.Path = cmp.Or(e.Version, "/v1")
 	}
 	return u.String(), nil
 }
