@@ -57,6 +57,8 @@ var aiperfCommands = []struct {
 	{"gamma, vllm-burstiness, capped", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --request-rate 50 --arrival-pattern gamma --vllm-burstiness 2 --concurrency 2 --request-count 10 --osl 16`, 10, ""},
 	{"benchmark duration", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --concurrency 2 --benchmark-duration 1 --osl 16`, 1, ""},
 	{"num-warmup-requests", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --num-warmup-requests 3 --request-count 5`, 5, ""},
+	{"warmup at its own rate", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --concurrency 2 --warmup-request-count 4 --warmup-request-rate 50 --warmup-arrival-pattern constant --warmup-concurrency 4 --request-count 5 --osl 16`, 5, ""},
+	{"warmup sessions, duration and grace", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --num-warmup-sessions 2 --conversation-turn-mean 2 --warmup-duration 1 --warmup-grace-period 0.5 --warmup-concurrency 2 --warmup-concurrency-ramp-duration 0.2 --request-count 6 --osl 16`, 6, ""},
 	// Goodput, both forms.
 	{"goodput quoted", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --goodput "time_to_first_token:500 inter_token_latency:50" --request-count 5`, 5, "Goodput"},
 	{"goodput several values", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --goodput time_to_first_token:500 request_latency:5000 --request-count 5`, 5, "Goodput"},
@@ -76,6 +78,7 @@ var aiperfCommands = []struct {
 var aiperfRefusals = []struct{ command, say string }{
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --public-dataset sharegpt`, "--public-dataset is an AIPerf option that inferprobe does not support: inferprobe downloads nothing"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --num-profile-runs 3 --parameter-sweep-mode independent`, "--parameter-sweep-mode is an AIPerf option that inferprobe does not support"},
+	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --warmup-request-count 3 --warmup-grace-period 1`, "--warmup-grace-period applies to a --warmup-duration warmup"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --reset-kv-cache`, "--reset-kv-cache is an AIPerf option that inferprobe does not support"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --endpoint-type image-generation`, "--endpoint-type image-generation is an AIPerf endpoint type that inferprobe does not support"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --input-file trace.jsonl --custom-dataset-type bailian-trace`, "--custom-dataset-type bailian-trace is an AIPerf dataset type that inferprobe does not support"},

@@ -43,9 +43,16 @@ type Spec struct {
 	// Limit ends the measured requests. Zero sends one pass through a file
 	// dataset of known length, else defaultRequests.
 	Limit prober.Limit
-	// Warmup is sent first, with the same arrival and dataset but no
-	// request cancellation; zero: none.
+	// Warmup is sent first, with the same dataset but no request
+	// cancellation; zero: none.
 	Warmup prober.Limit
+	// WarmupArrival is the warmup's own load (AIPerf's --warmup-request-rate,
+	// --warmup-concurrency…); nil: the probe's.
+	WarmupArrival *scenarios.Arrival
+	// WarmupGrace is how long the warmup requests still in flight when its
+	// last is sent may take before they are cut; nil waits for them all, as
+	// AIPerf without --warmup-grace-period.
+	WarmupGrace *time.Duration
 	// Grace is how long the requests still in flight after the last send
 	// of a duration run may take before they are cut; NoGrace waits for
 	// them. A request-count run always waits for them (GraceFor).
@@ -56,7 +63,8 @@ type Spec struct {
 type Plan struct {
 	Main, Warmup       *prober.Probe // Warmup is nil without one
 	Limit, WarmupLimit prober.Limit
-	Grace              time.Duration // GraceFor the limit
+	Grace              time.Duration  // GraceFor the limit
+	WarmupGrace        *time.Duration // Spec.WarmupGrace
 
 	SLO report.SLO
 }
@@ -64,7 +72,7 @@ type Plan struct {
 // NewPlan builds the probes of one run: its own sequences, so every run
 // with the same seed and spec sends the same requests.
 func NewPlan(s Spec) (*Plan, error) {
-	p := &Plan{Limit: s.Limit, WarmupLimit: s.Warmup, Grace: s.Grace, SLO: report.NewSLO(s.Probe.SLO)}
+	p := &Plan{Limit: s.Limit, WarmupLimit: s.Warmup, Grace: s.Grace, WarmupGrace: s.WarmupGrace, SLO: report.NewSLO(s.Probe.SLO)}
 	var err error
 	if p.Main, err = prober.NewProbe(s.Name, s.Probe, s.Target, s.Seed, s.Shard); err != nil {
 		return nil, err
@@ -86,6 +94,9 @@ func NewPlan(s Spec) (*Plan, error) {
 		// AIPerf: a warmup warms the server up with whole requests.
 		warmup := *s.Probe
 		warmup.Dataset.Cancel = nil
+		if s.WarmupArrival != nil {
+			warmup.Arrival = *s.WarmupArrival
+		}
 		if p.Warmup, err = prober.NewProbe(s.WarmupName, &warmup, s.Target, s.Seed, s.Shard); err != nil {
 			return nil, err
 		}

@@ -156,7 +156,7 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 	if p := r.plan.Warmup; p != nil {
 		warmup := r.Progress()
 		r.startPhase(warmup)
-		p.Run(ctx, reqCtx, r.exec, warmup.Report)
+		r.runWarmup(ctx, reqCtx, p, warmup.Report)
 		if ctx.Err() != nil {
 			if server != nil {
 				server.Stop(time.Now())
@@ -214,6 +214,34 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 		res.GPU = &st
 	}
 	return res
+}
+
+// runWarmup sends the warmup and waits for its requests; with a warmup
+// grace period, those still in flight that long after its last send are cut.
+func (r *Run) runWarmup(ctx, reqCtx context.Context, p *prober.Probe, rec prober.Recorder) {
+	if r.plan.WarmupGrace == nil {
+		p.Run(ctx, reqCtx, r.exec, rec)
+		return
+	}
+	cutCtx, cut := context.WithCancel(reqCtx)
+	defer cut()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-p.SendingEnded():
+		case <-done:
+			return
+		}
+		t := time.NewTimer(*r.plan.WarmupGrace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cut()
+		case <-done:
+		}
+	}()
+	p.Run(ctx, cutCtx, r.exec, rec)
 }
 
 // sampleUtilisation samples the executor's load, when it can tell it, until

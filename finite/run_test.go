@@ -330,3 +330,64 @@ func TestVerdictAllLost(t *testing.T) {
 		t.Errorf("every request lost: verdict %v %q, want all failed, saying they were lost", o, why)
 	}
 }
+
+// hangFirstExec leaves its first n requests unanswered until their context
+// ends (cancelled) and answers the rest at once.
+type hangFirstExec struct {
+	n    int64
+	sent atomic.Int64
+}
+
+func (h *hangFirstExec) Do(ctx context.Context, _ *prober.Target, req *prober.Request) *record.Record {
+	rec := &record.Record{Seq: req.Seq, Scheduled: req.Scheduled, Sent: time.Now(), Status: 200,
+		Chunks: []time.Duration{time.Millisecond}, OutputTokens: 1, InputTokens: req.InputTokens}
+	if h.sent.Add(1) <= h.n {
+		<-ctx.Done()
+		rec.Outcome = record.OutcomeCancelled
+	}
+	rec.Duration = time.Since(rec.Sent)
+	return rec
+}
+
+// TestWarmupArrivalAndGrace: the warmup is sent at its own arrival (here an
+// open loop, while the measured requests are a closed loop of one), and its
+// requests still in flight a warmup grace period after its last send are
+// cut, so profiling starts; without a grace period the warmup waits for them.
+func TestWarmupArrivalAndGrace(t *testing.T) {
+	s := spec(t, nil)
+	s.Probe.Arrival = scenarios.Arrival{Pattern: scenarios.ArrivalConcurrency, Concurrency: 1}
+	s.Limit, s.Warmup = prober.Limit{Requests: 3}, prober.Limit{Requests: 2, Duration: time.Hour}
+	s.WarmupArrival = &scenarios.Arrival{Pattern: scenarios.ArrivalConstant, Rate: 1000}
+	grace := 20 * time.Millisecond
+	s.WarmupGrace = &grace
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := &hangFirstExec{n: 2}
+	done := make(chan Result)
+	go func() { done <- New(p, exec).Execute(context.Background(), context.Background()) }()
+	select {
+	case res := <-done:
+		if res.Summary.OK != 3 || res.Summary.Cancelled != 0 || exec.sent.Load() != 5 {
+			t.Errorf("ok %d, cancelled %d, sent %d; want the 2 warmup requests sent together and cut, then 3 measured",
+				res.Summary.OK, res.Summary.Cancelled, exec.sent.Load())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the warmup grace period did not cut the warmup's requests")
+	}
+
+	s.WarmupGrace = nil
+	if p, err = NewPlan(s); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	go func() { done <- New(p, &hangFirstExec{n: 2}).Execute(ctx, ctx) }()
+	select {
+	case <-done:
+		t.Error("without a warmup grace period the run went on before the warmup's requests ended")
+	case <-time.After(100 * time.Millisecond):
+	}
+	stop()
+	<-done
+}

@@ -128,17 +128,17 @@ var aiperfOptions = []aiperfOption{
 	// Warmup
 	{"Warmup", "--warmup-request-count --num-warmup-requests", supported, "warmup-request-count", ""},
 	{"Warmup", "--warmup-duration", supported, "warmup-duration", ""},
-	{"Warmup", "--agentic-cache-warmup-duration", unsupported, "", whyWarmupPhase},
-	{"Warmup", "--agentic-warmup-grace-period", unsupported, "", whyWarmupPhase},
-	{"Warmup", "--num-warmup-sessions", unsupported, "", whyWarmupPhase},
-	{"Warmup", "--warmup-concurrency", unsupported, "", whyWarmupPhase},
-	{"Warmup", "--warmup-prefill-concurrency", unsupported, "", whyWarmupPhase},
-	{"Warmup", "--warmup-request-rate", unsupported, "", whyWarmupPhase},
-	{"Warmup", "--warmup-arrival-pattern", unsupported, "", whyWarmupPhase},
-	{"Warmup", "--warmup-grace-period", unsupported, "", whyWarmupPhase},
-	{"Warmup", "--warmup-concurrency-ramp-duration", unsupported, "", whyWarmupPhase},
-	{"Warmup", "--warmup-prefill-concurrency-ramp-duration", unsupported, "", whyWarmupPhase},
-	{"Warmup", "--warmup-request-rate-ramp-duration", unsupported, "", whyWarmupPhase},
+	{"Warmup", "--agentic-cache-warmup-duration", unsupported, "", whyAgentic},
+	{"Warmup", "--agentic-warmup-grace-period", unsupported, "", whyAgentic},
+	{"Warmup", "--num-warmup-sessions", supported, "num-warmup-sessions", ""},
+	{"Warmup", "--warmup-concurrency", supported, "warmup-concurrency", ""},
+	{"Warmup", "--warmup-prefill-concurrency", unsupported, "", whyPrefill},
+	{"Warmup", "--warmup-request-rate", supported, "warmup-request-rate", ""},
+	{"Warmup", "--warmup-arrival-pattern", supported, "warmup-arrival-pattern", ""},
+	{"Warmup", "--warmup-grace-period", supported, "warmup-grace-period", ""},
+	{"Warmup", "--warmup-concurrency-ramp-duration", supported, "warmup-concurrency-ramp-duration", ""},
+	{"Warmup", "--warmup-prefill-concurrency-ramp-duration", unsupported, "", whyPrefill},
+	{"Warmup", "--warmup-request-rate-ramp-duration", supported, "warmup-request-rate-ramp-duration", ""},
 
 	// User-Centric Rate
 	{"User-Centric Rate", "--user-centric-rate", unsupported, "", whyUserCentric},
@@ -394,7 +394,6 @@ const (
 	whyAPI               = "bench serves no API; inferprobe serve has /metrics and the burst API"
 	whyControl           = "bench sends no control requests to the server; call the endpoint yourself before the run (e.g. curl -X POST URL/reset_prefix_cache)"
 	whyNetworkLatency    = "bench does not subtract network latency; run it next to the server, or compare with a run against the built-in simulator (inferprobe simulate)"
-	whyWarmupPhase       = "the warmup is sent at the run's own load; its length is --warmup-request-count"
 	whyAccuracy          = "bench measures performance, not accuracy; use an evaluation harness (e.g. lm-evaluation-harness)"
 	whyMultiRun          = "bench sweeps --concurrency and --request-rate lists, repeats one run with --num-profile-runs and searches with --search-recipe; for other sweeps, run it once per setting (a shell loop) and compare runs with --compare"
 	whySearchSpace       = "bench runs no free or Bayesian search (it would not repeat); its capacity searches are AIPerf's deterministic recipes: --search-recipe max-concurrency-under-sla (or max-goodput-under-slo, concurrency-ramp) with --search-style smooth_isotonic, monotonic or grid"

@@ -143,7 +143,7 @@ func sampleValue(flag string) string {
 		return "chat"
 	case "custom-dataset-type":
 		return "single_turn"
-	case "arrival-pattern":
+	case "arrival-pattern", "warmup-arrival-pattern":
 		return "gamma"
 	case "log-level":
 		return "DEBUG"

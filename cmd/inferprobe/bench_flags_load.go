@@ -36,6 +36,7 @@ type loadFlags struct {
 	autoOffset         bool
 	blockSize          int
 	legacyMaxTokens    bool
+	warmup             *warmupFlags
 	set                map[string]*bool
 }
 
@@ -55,6 +56,7 @@ func addLoadFlags(f *benchFlags, flag func(name, help string) *kingpin.FlagClaus
 	flag("fixed-schedule-auto-offset", "Start the replay at the trace's first timestamp (the default, as in AIPerf 0.13, unless --fixed-schedule-start-offset is given).").BoolVar(&l.autoOffset)
 	flag("prompt-input-tokens-block-size", "Tokens per hash id of a trace's hash_ids (mooncake; default 512).").SetValue(whole("prompt-input-tokens-block-size", &l.blockSize, &scenarios.TokenBound))
 	flag("use-legacy-max-tokens", "Send the chat output length as max_tokens instead of max_completion_tokens.").BoolVar(&l.legacyMaxTokens)
+	l.warmup = addWarmupFlags(f, flag)
 	return l
 }
 
@@ -85,34 +87,59 @@ func (l *loadFlags) apply(f *benchFlags, b *benchScenario) error {
 
 func (l *loadFlags) arrival(f *benchFlags, b *benchScenario, a *scenarios.Arrival) error {
 	const path = benchProbe + ".arrival"
-	if l.given("request-rate-ramp-duration") {
+	if err := ramp(a, l.value("request-rate-ramp-duration", l.rateRamp), l.value("concurrency-ramp-duration", l.concRamp), ""); err != nil {
+		return err
+	}
+	switch {
+	case a.RampOver > 0 && a.Pattern == scenarios.ArrivalConcurrency:
+		b.set(path+".ramp_to", "--concurrency")
+		b.set(path+".ramp_over", "--concurrency-ramp-duration")
+	case a.RampOver > 0:
+		b.set(path+".ramp_to", "--request-rate")
+		b.set(path+".ramp_over", "--request-rate-ramp-duration")
+	}
+	if a.MaxConcurrencyRampOver > 0 {
+		b.set(path+".max_concurrency_ramp_over", "--concurrency-ramp-duration")
+	}
+	return nil
+}
+
+// value is a float flag's value when it was given; nil when not.
+func (l *loadFlags) value(name string, v float64) *float64 {
+	if !l.given(name) {
+		return nil
+	}
+	return &v
+}
+
+// ramp applies AIPerf's ramps to a: a rate ramp over rateRamp seconds and a
+// concurrency ramp over concRamp (nil: none); prefix is "warmup-" for the
+// warmup's flags, which the errors name.
+func ramp(a *scenarios.Arrival, rateRamp, concRamp *float64, prefix string) error {
+	rateFlag, concFlag := "--"+prefix+"request-rate-ramp-duration", "--"+prefix+"concurrency-ramp-duration"
+	if rateRamp != nil {
 		if a.Pattern == scenarios.ArrivalConcurrency || a.Rate <= 0 {
-			return errors.New("--request-rate-ramp-duration ramps --request-rate; give one, or ramp a closed loop with --concurrency-ramp-duration")
+			return fmt.Errorf("%s ramps --%srequest-rate; give one, or ramp a closed loop with %s", rateFlag, prefix, concFlag)
 		}
-		over, err := seconds("--request-rate-ramp-duration", l.rateRamp)
+		over, err := seconds(rateFlag, *rateRamp)
 		if err != nil {
 			return err
 		}
 		a.RampTo, a.RampOver = a.Rate, scenarios.Duration(over)
 		a.Rate *= float64(rateRampStep) / float64(over)
-		b.set(path+".ramp_to", "--request-rate")
-		b.set(path+".ramp_over", "--request-rate-ramp-duration")
 	}
-	if l.given("concurrency-ramp-duration") {
-		over, err := seconds("--concurrency-ramp-duration", l.concRamp)
+	if concRamp != nil {
+		over, err := seconds(concFlag, *concRamp)
 		if err != nil {
 			return err
 		}
 		switch {
 		case a.Pattern == scenarios.ArrivalConcurrency:
 			a.RampTo, a.RampOver, a.Concurrency = float64(a.Concurrency), scenarios.Duration(over), 1
-			b.set(path+".ramp_to", "--concurrency")
-			b.set(path+".ramp_over", "--concurrency-ramp-duration")
 		case a.MaxConcurrency > 0: // a rate or a replay under a cap: the cap ramps
 			a.MaxConcurrencyRampOver = scenarios.Duration(over)
-			b.set(path+".max_concurrency_ramp_over", "--concurrency-ramp-duration")
 		default:
-			return errors.New("--concurrency-ramp-duration ramps --concurrency from 1; give --concurrency (with --request-rate it caps the requests in flight, and the cap ramps)")
+			return fmt.Errorf("%s ramps --%sconcurrency from 1; give --%sconcurrency (with --%srequest-rate it caps the requests in flight, and the cap ramps)", concFlag, prefix, prefix, prefix)
 		}
 	}
 	return nil
@@ -175,7 +202,9 @@ func (l *loadFlags) file(f *benchFlags, b *benchScenario, fl *scenarios.File) er
 // period, in AIPerf's terms.
 func (l *loadFlags) limits(f *benchFlags) (limit, warmup prober.Limit, grace time.Duration, err error) {
 	limit = f.limit()
-	warmup.Requests = uint64(f.warmupRequests)
+	if warmup.Requests, err = l.warmup.requests(f); err != nil {
+		return
+	}
 	if l.given("warmup-duration") {
 		if warmup.Duration, err = seconds("--warmup-duration", l.warmupDuration); err != nil {
 			return

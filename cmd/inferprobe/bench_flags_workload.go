@@ -211,10 +211,15 @@ func (w *workloadFlags) apply(b *benchScenario, d *scenarios.Dataset, path strin
 // conversations, every turn counted as a request (a random_pool's entries
 // are single requests), as the bench probe will draw them.
 func (w *workloadFlags) limit(seed uint64) prober.Limit {
+	return prober.Limit{Requests: w.sessionRequests(seed, strings.TrimPrefix(benchProbe, "probes."), w.conversationNum)}
+}
+
+// sessionRequests is how many requests the first sessions of the synthetic
+// conversations of the probe named name take.
+func (w *workloadFlags) sessionRequests(seed uint64, name string, sessions int) uint64 {
 	s := scenarios.Synthetic{Entries: w.poolSize()}
 	if w.multiTurn() {
 		s.Conversation = &scenarios.Conversation{Turns: scenarios.Lengths{Mean: w.turnMean, Stddev: w.turnStddev}}
 	}
-	sessions := w.conversationNum
-	return prober.Limit{Requests: dataset.SessionRequests(s, seed, dataset.Component(strings.TrimPrefix(benchProbe, "probes.")), sessions)}
+	return dataset.SessionRequests(s, seed, dataset.Component(name), sessions)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
@@ -51,6 +52,15 @@ func (f *benchFlags) planRun(stderr io.Writer, notes bool) (benchRun, error) {
 		sc.usage(stderr, err)
 		return benchRun{}, err
 	}
+	warmupArrival, err := f.load.warmup.arrival(f)
+	var warmupGrace *time.Duration
+	if err == nil {
+		warmupGrace, err = f.load.warmup.graceFor(warmup.Duration > 0)
+	}
+	if err != nil {
+		sc.usage(stderr, err)
+		return benchRun{}, err
+	}
 	if f.multi.skipWarmup {
 		warmup = prober.Limit{}
 	}
@@ -59,12 +69,10 @@ func (f *benchFlags) planRun(stderr io.Writer, notes bool) (benchRun, error) {
 		fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)
 		return benchRun{}, err
 	}
-	// The warmup's own name gives it its own random streams, so warming up
-	// does not change the measured sequence or its digest.
 	plan, err := finite.NewPlan(finite.Spec{
-		Name: "bench", WarmupName: "bench-warmup", Probe: sc.cfg.Probes["bench"], Target: targets["bench"],
+		Name: "bench", WarmupName: benchWarmup, Probe: sc.cfg.Probes["bench"], Target: targets["bench"],
 		Seed: sc.cfg.Global.Seed, Shard: shard, StartAt: startAt,
-		Limit: limit, Warmup: warmup, Grace: grace,
+		Limit: limit, Warmup: warmup, Grace: grace, WarmupArrival: warmupArrival, WarmupGrace: warmupGrace,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)

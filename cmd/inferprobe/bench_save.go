@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,9 @@ import (
 // inferprobe serve. The API key is read from INFERPROBE_API_KEY there, and
 // credential headers are written as REDACTED for the user to fill in.
 func saveScenario(f *benchFlags, sc *benchScenario, plan *finite.Plan) error {
+	if plan.Warmup != nil && (plan.WarmupGrace != nil || f.load.warmup.ownLoad()) {
+		return errors.New("a burst's warmup is sent at the burst's load and waits for its requests: drop the --warmup-* load and grace options to save the run")
+	}
 	t := *sc.cfg.Targets["bench"]
 	p := sc.cfg.Probes["bench"]
 	if t.APIKeyEnv != "" {
