@@ -55,6 +55,7 @@ var aiperfCommands = []struct {
 	// Load generator and warmup.
 	{"request rate, request-rate-mode", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --request-rate 50 --request-rate-mode constant --num-requests 10 --osl 16`, 10, ""},
 	{"gamma, vllm-burstiness, capped", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --request-rate 50 --arrival-pattern gamma --vllm-burstiness 2 --concurrency 2 --request-count 10 --osl 16`, 10, ""},
+	{"request-rate series", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --request-rate-series series.json --request-rate-mode constant --request-count 10 --osl 16`, 10, ""},
 	{"benchmark duration", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --concurrency 2 --benchmark-duration 1 --osl 16`, 1, ""},
 	{"num-warmup-requests", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --num-warmup-requests 3 --request-count 5`, 5, ""},
 	{"warmup at its own rate", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --concurrency 2 --warmup-request-count 4 --warmup-request-rate 50 --warmup-arrival-pattern constant --warmup-concurrency 4 --request-count 5 --osl 16`, 5, ""},
@@ -94,7 +95,8 @@ func TestBenchAIPerfCommandLines(t *testing.T) {
 		fmt.Fprintf(&trace, `{"timestamp": %d, "input_length": %d, "output_length": 8, "hash_ids": [%d]}`+"\n", 50*i, 64+i, i%3)
 		fmt.Fprintf(&prompts, `{"text": "prompt number %d about the sea", "output_length": 8}`+"\n", i)
 	}
-	for name, s := range map[string]string{"trace.jsonl": trace.String(), "prompts.jsonl": prompts.String()} {
+	series := `{"points": [{"time_s": 0, "qps": 20}, {"time_s": 0.5, "qps": 60}]}`
+	for name, s := range map[string]string{"trace.jsonl": trace.String(), "prompts.jsonl": prompts.String(), "series.json": series} {
 		if err := os.WriteFile(filepath.Join(work, name), []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -220,8 +220,9 @@ type Step struct {
 	// Required.
 	Rate float64 `yaml:"rate"`
 	// Duration is how long the step lasts; > 0. Required in every step but
-	// the last, and not allowed there: the last step holds.
-	Duration Duration `yaml:"duration"`
+	// the last, and not allowed there: the last step holds (so a written
+	// scenario leaves it out).
+	Duration Duration `yaml:"duration,omitempty"`
 }
 
 // Dataset says what the requests contain. Exactly one source (synthetic,

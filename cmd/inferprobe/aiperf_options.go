@@ -113,7 +113,7 @@ var aiperfOptions = []aiperfOption{
 	{"Load Generator", "--concurrency-ramp-duration", supported, "concurrency-ramp-duration", ""},
 	{"Load Generator", "--prefill-concurrency-ramp-duration", unsupported, "", whyPrefill},
 	{"Load Generator", "--request-rate-ramp-duration", supported, "request-rate-ramp-duration", ""},
-	{"Load Generator", "--request-rate-series", unsupported, "", whyRateSeries},
+	{"Load Generator", "--request-rate-series", supported, "request-rate-series", ""},
 	{"Load Generator", "--failed-request-threshold", supported, "failed-request-threshold", ""},
 	{"Load Generator", "--trajectory-start-min-ratio", unsupported, "", whyAgentic},
 	{"Load Generator", "--trajectory-start-max-ratio", unsupported, "", whyAgentic},
@@ -382,7 +382,6 @@ const (
 	whyTraceTiming       = "the console shows no HTTP timing table; profile_export.jsonl has each request's http_req_* timings"
 	whyChatTemplate      = "bench counts the prompt as sent, and the server's usage.prompt_tokens (chat template included) when it reports usage"
 	whyPrefill           = "bench does not limit requests waiting for their first token; --concurrency limits the requests in flight"
-	whyRateSeries        = "a rate series is a scenario's arrival (inferprobe serve, or a burst); bench runs one --request-rate"
 	whyScenarioLock      = "bench has no locked submission scenarios; --save-scenario writes the run as a scenario file to keep and rerun"
 	whyUserCentric       = "bench has no per-user rate mode; --request-rate with a multi-turn --input-file sends each session's turns in order"
 	whyTraceReplayKnob   = "bench's trace replay has no such knob; --fixed-schedule replays a trace at its timestamps, --no-fixed-schedule at --concurrency or --request-rate"

@@ -12,14 +12,21 @@ import (
 
 func (f *benchFlags) arrival(b *benchScenario, a *scenarios.Arrival) error {
 	const path = benchProbe + ".arrival"
-	if f.arrivalPattern == "concurrency-burst" && *f.set["request-rate"] {
+	if f.arrivalPattern == "concurrency-burst" && (*f.set["request-rate"] || *f.set["request-rate-series"]) {
 		return errors.New("--arrival-pattern concurrency-burst sends at --concurrency without a rate; drop --request-rate, or choose poisson, constant or gamma")
 	}
 	switch {
-	case *f.set["request-rate"]:
-		a.Pattern, a.Rate = f.arrivalPattern, f.requestRate
+	case *f.set["request-rate"] || *f.set["request-rate-series"]:
+		if *f.set["request-rate-series"] {
+			if err := f.rateSeries(b, a); err != nil {
+				return err
+			}
+		} else {
+			a.Rate = f.requestRate
+			b.set(path+".rate", "--request-rate")
+		}
+		a.Pattern = f.arrivalPattern
 		b.set(path+".pattern", "--arrival-pattern")
-		b.set(path+".rate", "--request-rate")
 		if f.arrivalPattern == scenarios.ArrivalGamma {
 			a.Smoothness = f.smoothness
 			b.set(path+".smoothness", "--arrival-smoothness")
@@ -41,6 +48,32 @@ func (f *benchFlags) arrival(b *benchScenario, a *scenarios.Arrival) error {
 		}
 		b.set(path+".pattern", "--concurrency")
 		b.set(path+".concurrency", "--concurrency")
+	}
+	return nil
+}
+
+// rateSeries sets a's rate series from --request-rate-series.
+func (f *benchFlags) rateSeries(b *benchScenario, a *scenarios.Arrival) error {
+	switch {
+	case *f.set["request-rate"]:
+		return errors.New("--request-rate and --request-rate-series are mutually exclusive, as in AIPerf: keep one")
+	case *f.set["request-rate-ramp-duration"]:
+		return errors.New("--request-rate-ramp-duration cannot be used with --request-rate-series here; start the series with the ramp's points instead (e.g. {\"time_s\": 0, \"qps\": 0.1}, {\"time_s\": 30, \"qps\": 10})")
+	}
+	points, err := readRateSeries(f.load.rateSeries)
+	if err != nil {
+		return err
+	}
+	a.Series = rateSteps(points)
+	// The list's path is for --save-scenario, which writes it whole; its
+	// steps' fields are for the check, which looks at each.
+	const path = benchProbe + ".arrival.series"
+	b.set(path, "--request-rate-series")
+	for i, s := range a.Series {
+		b.set(fmt.Sprintf("%s[%d].rate", path, i), "--request-rate-series")
+		if s.Duration > 0 {
+			b.set(fmt.Sprintf("%s[%d].duration", path, i), "--request-rate-series")
+		}
 	}
 	return nil
 }
@@ -123,7 +156,7 @@ func (f *benchFlags) shapes(b *benchScenario, s *scenarios.Synthetic, path strin
 // rate, a concurrency or --no-fixed-schedule.
 func (f *benchFlags) replays() bool {
 	return f.inputFile != "" && (f.fixedSchedule ||
-		isTrace(f.datasetFormat) && !*f.set["fixed-schedule"] && !*f.set["request-rate"] && !*f.set["concurrency"])
+		isTrace(f.datasetFormat) && !*f.set["fixed-schedule"] && !*f.set["request-rate"] && !*f.set["request-rate-series"] && !*f.set["concurrency"])
 }
 
 // limit is the length the flags give the run (--conversation-num: each

@@ -26,6 +26,7 @@ const defaultGracePeriod = 30 * time.Second
 // schedule options, with AIPerf's names and meanings.
 type loadFlags struct {
 	warmupDuration     float64
+	rateSeries         string
 	gracePeriod        string
 	rateRamp, concRamp float64
 	cancelRate         float64
@@ -47,6 +48,7 @@ func addLoadFlags(f *benchFlags, flag func(name, help string) *kingpin.FlagClaus
 	flag("warmup-duration", "Longest the warmup may send, in seconds; with --warmup-request-count, whichever ends first.").Float64Var(&l.warmupDuration)
 	flag("benchmark-grace-period", "Seconds the requests still in flight when --benchmark-duration ends may take; then they are cancelled (counted cancelled, not failed). 'inf' waits for them all. Only with --benchmark-duration; default 30.").StringVar(&l.gracePeriod)
 	flag("request-rate-ramp-duration", "Seconds over which --request-rate rises linearly from rate × 0.1 s / duration (AIPerf's start) to the rate. Ramp requests are measured and reported with the rest.").Float64Var(&l.rateRamp)
+	flag("request-rate-series", `A JSON file of {"time_s": S, "qps": R} points (an array, or {"points": [...]}), as AIPerf's: the rate follows the straight lines between them, updated every 0.1 s as AIPerf does, from the first point's rate until the first point, and holds the last point's rate after it; at --arrival-pattern times. Instead of --request-rate.`).StringVar(&l.rateSeries)
 	flag("concurrency-ramp-duration", "Seconds over which --concurrency rises from 1, one step at a time: the closed loop's requests in flight, or with --request-rate the cap on them. Ramp requests are measured and reported with the rest.").Float64Var(&l.concRamp)
 	flag("request-cancellation-rate", "Percentage (0-100) of requests the client cancels, chosen by --random-seed; counted as cancelled, not as errors.").Float64Var(&l.cancelRate)
 	flag("request-cancellation-delay", "Seconds after a request was sent whole before it is cancelled; 0 hangs up at once. Needs --request-cancellation-rate.").Float64Var(&l.cancelDelay)

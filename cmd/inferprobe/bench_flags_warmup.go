@@ -52,9 +52,10 @@ func (w *warmupFlags) ownLoad() bool { return slices.ContainsFunc(warmupLoadFlag
 // phase: each warmup option, else the run's; a rate makes an open loop
 // (capped by a concurrency when one is given), else a closed loop at the
 // concurrency (1 by default). Nil when no warmup load option is given: the
-// warmup then runs at the run's load, which is what AIPerf derives too.
+// warmup then runs at the run's load, which is what AIPerf derives too —
+// but for a --request-rate-series, which AIPerf's warmup does not follow.
 func (w *warmupFlags) arrival(f *benchFlags) (*scenarios.Arrival, error) {
-	if !w.ownLoad() {
+	if !w.ownLoad() && !*f.set["request-rate-series"] {
 		return nil, nil
 	}
 	if f.replays() {

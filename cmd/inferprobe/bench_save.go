@@ -59,6 +59,9 @@ func saveScenario(f *benchFlags, sc *benchScenario, plan *finite.Plan) error {
 	}
 	written := []string{"bursts.bench.on_demand"}
 	for _, path := range sc.written {
+		if strings.Contains(path, "[") {
+			continue // a list's items: the list is written whole
+		}
 		if rest, ok := strings.CutPrefix(path, benchProbe+"."); ok {
 			path = "bursts.bench." + rest
 		}
