@@ -19,11 +19,9 @@ const targetErrorsCSS = `table.errors{border-collapse:collapse}table.errors td,t
 table.errors .failing{color:#c00;font-weight:bold}`
 
 var targetErrorsHTML = template.Must(template.New("target errors").Funcs(template.FuncMap{
-	"at":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"ago": func(now, t time.Time) string { return now.Sub(t).Round(time.Second).String() },
-	"percent": func(part, whole int) string {
-		return strconv.FormatFloat(100*float64(part)/float64(whole), 'f', 1, 64) + " %"
-	},
+	"at":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"ago":        func(now, t time.Time) string { return now.Sub(t).Round(time.Second).String() },
+	"percent":    percent,
 	"ms":         milliseconds,
 	"pathEscape": url.PathEscape,
 	"add":        func(a, b int) int { return a + b },
@@ -51,6 +49,11 @@ curl -H "Authorization: Bearer $TOKEN" {{.BaseURL}}/api/v1/bursts
 curl -H "Authorization: Bearer $TOKEN" -O {{.BaseURL}}/api/v1/bursts/runs/RUN/report.html
 curl -H "Authorization: Bearer $TOKEN" -X POST {{.BaseURL}}/api/v1/bursts/BURST</pre>
 {{else}}<p><a href="/api/v1/bursts">The configured bursts and the recent runs</a> (JSON); start an on-demand burst with <code>curl -X POST {{.BaseURL}}/api/v1/bursts/BURST</code>.</p>{{end}}{{end}}`))
+
+// percent writes part of whole as a percentage, to a tenth.
+func percent(part, whole int) string {
+	return strconv.FormatFloat(100*float64(part)/float64(whole), 'f', 1, 64) + " %"
+}
 
 // milliseconds writes seconds as milliseconds with three significant digits or more.
 func milliseconds(seconds float64) string {

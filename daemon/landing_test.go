@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -88,6 +89,31 @@ probes:
 			t.Errorf("broken's row lacks %q: %s", want, broken)
 		}
 	}
+	// The demo's live lines say the same, one a probe.
+	lines := d.LiveLines(time.Now())
+	wantLines := []*regexp.Regexp{
+		regexp.MustCompile(`^\d\d:\d\d:\d\d broken → down: errors 100\.0 % \((\d+) of (\d+), last 5 min\)$`),
+		regexp.MustCompile(`^\d\d:\d\d:\d\d steady → sim: TTFT p50 \d+\.\d+ ms, p99 \d+\.\d+ ms; ITL p50 \d+\.\d+ ms; errors 0\.0 % \(0 of \d+, last 5 min\)$`),
+	}
+	if len(lines) != len(wantLines) {
+		t.Fatalf("live lines %q, want one a probe", lines)
+	}
+	for i, re := range wantLines {
+		if !re.MatchString(lines[i]) {
+			t.Errorf("live line %q does not match %s", lines[i], re)
+		}
+	}
+	var live syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { d.WriteLive(ctx, &live, time.Millisecond); close(done) }()
+	waitFor(t, "WriteLive to write both probes' lines", func() bool {
+		s := live.String()
+		return strings.Contains(s, " steady → sim: TTFT p50 ") && strings.Contains(s, " broken → down: errors ")
+	})
+	cancel()
+	<-done
+
 	if strings.Contains(strings.ToLower(body), "<script") {
 		t.Error("the landing page carries a script; it is meant to be plain server-side HTML")
 	}
