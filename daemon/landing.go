@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -59,10 +60,10 @@ func percent(part, whole int) string {
 func milliseconds(seconds float64) string {
 	ms := seconds * 1000
 	prec := 0
-	switch {
-	case ms < 10:
+	switch { // by the value as rounded: 9.996 is "10.0", not "10.00"
+	case ms < 9.995:
 		prec = 2
-	case ms < 100:
+	case ms < 99.95:
 		prec = 1
 	}
 	return strconv.FormatFloat(ms, 'f', prec, 64) + " ms"
@@ -148,7 +149,8 @@ func verdicts(r RunInfo) []verdictText {
 		if m.Regressed {
 			v.Text = m.Metric + ": regressed"
 		}
-		v.Text += fmt.Sprintf(" (p99 %+.1f %% vs %d earlier runs)", 100*m.P99Change, r.Report.Regression.EarlierRuns)
+		change := math.Round(1000*m.P99Change) / 10
+		v.Text += fmt.Sprintf(" (p99 %+.1f %% vs %d earlier runs)", change+0, r.Report.Regression.EarlierRuns) // +0: no "-0.0"
 		out = append(out, v)
 	}
 	return out
