@@ -3,6 +3,8 @@ package daemon_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -215,4 +217,47 @@ func TestBurstArtifactsNeedTheToken(t *testing.T) {
 	if !strings.Contains(row, `<a href="#burst-api">with the token</a>`) || strings.Contains(row, "report.html") {
 		t.Errorf("the run's row with a token: %s", row)
 	}
+}
+
+// TestBurstArtifactsOfCancelledRuns: a run cancelled while measuring keeps the artifacts of
+// what it measured, its cancelled requests included; one cancelled in its warmup measured
+// nothing and keeps none.
+func TestBurstArtifactsOfCancelledRuns(t *testing.T) {
+	exec := newFakeExec()
+	open := exec.gate("tb")
+	d, _, _ := startBursts(t, burstYAML(
+		"measuring: {target: tb, on_demand: true, duration: 1h, arrival: {pattern: concurrency, concurrency: 3}}",
+		"warming: {target: tb, on_demand: true, duration: 1h, warmup: {requests: 2}, arrival: {pattern: concurrency, concurrency: 2}}",
+	), exec)
+	for _, c := range []struct {
+		burst string
+		lines int // of profile_export.jsonl; -1: no artifacts
+	}{{"measuring", 3}, {"warming", -1}} {
+		ri := trigger(t, d, c.burst, daemon.BurstOverrides{})
+		waitFor(t, c.burst+"'s held requests", func() bool { return exec.running() > 0 })
+		if _, err := d.CancelBurst(ri.ID); err != nil {
+			t.Fatalf("cancel %s: %v", c.burst, err)
+		}
+		ri = waitRun(t, d, ri.ID, daemon.RunCancelled)
+		names, err := d.BurstArtifacts(ri.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := d.BurstArtifact(ri.ID, "profile_export.jsonl")
+		if c.lines < 0 {
+			if len(names) != 0 || !errors.Is(err, daemon.ErrNoArtifact) {
+				t.Errorf("%s, cancelled in its warmup: artifacts %v (%v); want none", c.burst, names, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.burst, err)
+		}
+		b, _ := io.ReadAll(a.Content)
+		a.Close()
+		if n := strings.Count(string(b), "\n"); n != c.lines || !strings.Contains(string(b), `"was_cancelled":true`) {
+			t.Errorf("%s: %d JSONL lines, want its %d cancelled requests: %.300s", c.burst, n, c.lines, b)
+		}
+	}
+	open()
 }

@@ -693,8 +693,8 @@ func (m *burstManager) finish(r *burstRun, res finite.Result, search *SearchRepo
 		}
 	}
 	// A search's report is one step's, and a share's is part of a run: neither is a run
-	// of its own to describe.
-	if search == nil && r.run != nil && m.onGauges(final) {
+	// of its own to describe; nor is a run cancelled in its warmup, which measured nothing.
+	if search == nil && r.run != nil && res.Measured && m.onGauges(final) {
 		m.keepArtifacts(r, final.ID, result == RunCancelled, report, res)
 	}
 	report.dropSamples() // the history keeps the report, and need not keep them
