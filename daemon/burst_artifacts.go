@@ -87,17 +87,7 @@ func burstExportConfig(spec *burstSpec, plan *finite.Plan) export.Config {
 		RequestCount: int(plan.Limit.Requests), Duration: plan.Limit.Duration.Seconds(),
 		FixedSchedule: p.Dataset.Replays(),
 	}
-	switch d := p.Dataset; {
-	case d.Synthetic != nil:
-		c.Dataset = "synthetic"
-		c.ISLMean, c.ISLStd = d.Synthetic.InputTokens.Mean, d.Synthetic.InputTokens.Stddev
-		c.OSLMean, c.OSLStd = d.Synthetic.OutputTokens.Mean, d.Synthetic.OutputTokens.Stddev
-		c.Entries = c.RequestCount
-	case d.File != nil:
-		c.Dataset, c.DatasetPath, c.DatasetFormat = "file", d.File.Path, d.File.Format
-	default:
-		c.Dataset = "custom"
-	}
+	c.SetDataset(p.Dataset)
 	if p.Arrival.Pattern == scenarios.ArrivalConcurrency {
 		c.Concurrency = p.Arrival.Concurrency
 	} else {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/scenarios"
 	"github.com/inferprobe/inferprobe/servermetrics"
 	"github.com/inferprobe/inferprobe/stats"
 )
@@ -99,6 +100,23 @@ type ServerMetricsConfig struct {
 	Enabled bool
 	URLs    []string
 	Formats []string
+}
+
+// SetDataset sets c's dataset as AIPerf's input_config describes it: synthetic
+// with its lengths and, as entries, c.RequestCount (so set that first), or a
+// file by AIPerf's name of its format.
+func (c *Config) SetDataset(d scenarios.Dataset) {
+	switch {
+	case d.Synthetic != nil:
+		c.Dataset = "synthetic"
+		c.ISLMean, c.ISLStd = d.Synthetic.InputTokens.Mean, d.Synthetic.InputTokens.Stddev
+		c.OSLMean, c.OSLStd = d.Synthetic.OutputTokens.Mean, d.Synthetic.OutputTokens.Stddev
+		c.Entries = c.RequestCount
+	case d.File != nil:
+		c.Dataset, c.DatasetPath, c.DatasetFormat = "file", d.File.Path, scenarios.AIPerfDatasetType(d.File.Format)
+	default:
+		c.Dataset = "custom"
+	}
 }
 
 // phaseType is AIPerf's phase type for the load: a replay's
