@@ -97,7 +97,7 @@ var aiperfOptions = []aiperfOption{
 
 	// Tokenizer
 	{"Tokenizer", "--tokenizer", supported, "tokenizer", ""},
-	{"Tokenizer", "--tokenizer-revision", ignored, "", whyTokenizerRevision},
+	{"Tokenizer", "--tokenizer-revision", supported, "tokenizer-revision", ""},
 	{"Tokenizer", "--tokenizer-trust-remote-code", ignored, "", whyNoTokenizerCode},
 	{"Tokenizer", "--apply-chat-template", unsupported, "", whyChatTemplate},
 
@@ -408,7 +408,6 @@ const (
 	whyHTTP                = "bench sends HTTP, as AIPerf does"
 	whyExportLevel         = "bench always writes the summary and per-request records, and keeps no raw bodies"
 	whyReportHTML          = "bench writes report.html every run, and aiperf plot reads the artifact directory too"
-	whyTokenizerRevision   = "inferprobe downloads no tokenizer; --tokenizer names a local tokenizer.json or its directory"
 	whyNoTokenizerCode     = "inferprobe runs no tokenizer code"
 	whyRecords             = "bench's workers compute each request's record as it ends"
 	whyStatsInterval       = "the progress line is rewritten every second on a terminal, else printed every 5 s"

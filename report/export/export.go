@@ -73,10 +73,12 @@ type Config struct {
 	Entries                    int
 	ISLMean, ISLStd            float64
 	OSLMean, OSLStd            float64
-	Tokenizer                  string
-	Concurrency                int
-	RequestRate                float64
-	ArrivalPattern             string
+	// Tokenizer is --tokenizer as given (a path or a model name), and
+	// TokenizerRevision its revision when one was given.
+	Tokenizer, TokenizerRevision string
+	Concurrency                  int
+	RequestRate                  float64
+	ArrivalPattern               string
 	// FixedSchedule is set when the run replays its dataset's timestamps.
 	FixedSchedule  bool
 	RequestCount   int
@@ -164,7 +166,11 @@ func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
 		out = append(out, kv{"slos", slos})
 	}
 	if c.Tokenizer != "" {
-		out = append(out, kv{"tokenizer", obj{{"name", c.Tokenizer}}})
+		tok := obj{{"name", c.Tokenizer}}
+		if c.TokenizerRevision != "" {
+			tok = append(tok, kv{"revision", c.TokenizerRevision})
+		}
+		out = append(out, kv{"tokenizer", tok})
 	}
 	return append(out,
 		kv{"gpu_telemetry", obj{{"enabled", gpu}}},
