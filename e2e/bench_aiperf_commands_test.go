@@ -73,7 +73,7 @@ var aiperfCommands = []struct {
 // aiperfRefusals are AIPerf 0.13 command lines that bench cannot run: each
 // must be refused with exit status 2 and one line saying why.
 var aiperfRefusals = []struct{ command, say string }{
-	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --public-dataset sharegpt`, "--public-dataset is an AIPerf option that inferprobe does not support: inferprobe downloads nothing"},
+	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --public-dataset sharegpt`, "--public-dataset is an AIPerf option that inferprobe does not support: inferprobe downloads no datasets"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --num-profile-runs 3 --parameter-sweep-mode independent`, "--parameter-sweep-mode is an AIPerf option that inferprobe does not support"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --reset-kv-cache`, "--reset-kv-cache is an AIPerf option that inferprobe does not support"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --endpoint-type image-generation`, "--endpoint-type image-generation is an AIPerf endpoint type that inferprobe does not support"},

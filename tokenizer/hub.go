@@ -74,10 +74,11 @@ func isTrue(v string) bool {
 // hubName is a Hub repository id: NAME or ORG/NAME.
 var hubName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?$`)
 
-// IsHubName reports whether s can be a Hub model name, as huggingface_hub
-// validates one (no "--" or "..", at most 96 characters a part).
+// IsHubName reports whether s, which is no file, can be a Hub model name,
+// as huggingface_hub validates one (no "--" or "..", at most 96 characters
+// a part); a name ending in .json is taken for a missing file.
 func IsHubName(s string) bool {
-	if !hubName.MatchString(s) || strings.Contains(s, "--") || strings.Contains(s, "..") {
+	if !hubName.MatchString(s) || strings.Contains(s, "--") || strings.Contains(s, "..") || strings.HasSuffix(s, ".json") {
 		return false
 	}
 	for part := range strings.SplitSeq(s, "/") {

@@ -249,7 +249,7 @@ func TestIsHubName(t *testing.T) {
 	for s, want := range map[string]bool{
 		"Qwen/Qwen3-0.6B": true, "gpt2": true, "meta-llama/Llama-3.1-8B-Instruct": true,
 		"./tok": false, "../models/qwen": false, "/abs/path": false, "a/b/c": false,
-		"a--b/c": false, "a/b..c": false, strings.Repeat("x", 97): false,
+		"a--b/c": false, "a/b..c": false, strings.Repeat("x", 97): false, "tokenizer.json": false, "models/tok.json": false,
 	} {
 		if got := IsHubName(s); got != want {
 			t.Errorf("IsHubName(%q) = %v, want %v", s, got, want)

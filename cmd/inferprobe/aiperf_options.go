@@ -369,7 +369,7 @@ const (
 	whyPerChunkUsage     = "bench does not ask for continuous usage stats; token counts come from the final usage, and inter-token latency from the chunks' arrival times"
 	whyModality          = "bench sends text only: audio, image and video inputs and outputs are not generated or measured"
 	whyContentType       = "bench sends JSON bodies; describe another API with a template endpoint in a scenario file (inferprobe serve)"
-	whyDownload          = "inferprobe downloads nothing; download the dataset and give it as --input-file FILE --custom-dataset-type (ShareGPT's JSON is sharegpt)"
+	whyDownload          = "inferprobe downloads no datasets; download the dataset and give it as --input-file FILE --custom-dataset-type (ShareGPT's JSON is sharegpt)"
 	whyIgnoreTraceDelays = "give the trace a load instead: with --no-fixed-schedule and --concurrency or --request-rate, its requests are sent at that load and its timestamps ignored"
 	whyTraceFilter       = "bench sends every entry of --input-file; filter or sample the file first (e.g. with jq or duckdb)"
 	whySampling          = "bench sends --input-file in order; --custom-dataset-type random-pool draws single-turn entries at random, with replacement"

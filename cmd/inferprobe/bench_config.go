@@ -116,7 +116,7 @@ func (f *benchFlags) tokenizerFile() benchTokenizer {
 		}
 	case f.tokenizer == builtinTokenizer:
 		bt.note = "--tokenizer builtin (AIPerf's tiktoken o200k_base) is ignored: inferprobe has no such tokenizer, so token counts come from the server's usage; give a model's name or its tokenizer.json to count with it"
-	case tokenizer.IsHubName(f.tokenizer) && !strings.HasSuffix(f.tokenizer, ".json"):
+	case tokenizer.IsHubName(f.tokenizer):
 		hub := tokenizer.HubFromEnv(os.Getenv)
 		var downloaded bool
 		bt.path, downloaded, bt.err = hub.Resolve(context.Background(), f.tokenizer, f.tokenizerRevision)
