@@ -379,7 +379,7 @@ const (
 	whySlices            = "bench reports the whole run; report.html plots latency and throughput over time, and inferprobe serve's Prometheus series give any window"
 	whyOutputs           = "bench keeps no generated text; profile_export.jsonl has each request's metrics"
 	whyHTTPTrace         = "profile_export.jsonl always has each request's http_req_* timings, as AIPerf's does; the raw trace (timestamps, headers, socket) is not written"
-	whyTraceTiming       = "the console shows no HTTP timing table; profile_export.jsonl has each request's http_req_* timings"
+	whyTraceTiming       = "the console shows no HTTP timing table; profile_export_aiperf.json and .csv summarise the http_req_* timings, and profile_export.jsonl has each request's"
 	whyChatTemplate      = "bench counts the prompt as sent, and the server's usage.prompt_tokens (chat template included) when it reports usage"
 	whyPrefill           = "bench does not limit requests waiting for their first token; --concurrency limits the requests in flight"
 	whyRateSeries        = "a rate series is a scenario's arrival (inferprobe serve, or a burst); bench runs one --request-rate"
