@@ -26,11 +26,11 @@ import (
 //	CACHE/models--ORG--NAME/snapshots/COMMIT/tokenizer.json -> ../../blobs/ETAG
 //	CACHE/models--ORG--NAME/blobs/ETAG               the file
 type Hub struct {
-	Endpoint string // the Hub, e.g. https://huggingface.co
-	Token    string // sent as a bearer token when set
-	Cache    string // the hub cache directory
-	Offline  bool   // never download
-	Client   *http.Client
+	Endpoint string       // the Hub, e.g. https://huggingface.co
+	Token    string       // sent as a bearer token when set
+	Cache    string       // the hub cache directory
+	Offline  bool         // never download
+	Client   *http.Client // nil: net/http's defaults, no timeout
 }
 
 // HubFromEnv is the Hub that huggingface_hub's environment variables
@@ -170,7 +170,10 @@ func (h *Hub) download(ctx context.Context, model, revision, repo string) (strin
 	// The Hub's own headers (the commit, the file's etag) are on its answer,
 	// which for a large file is a redirect to a CDN; net/http drops the
 	// Authorization header when a redirect leaves the Hub's host.
-	client := *h.Client
+	var client http.Client
+	if h.Client != nil {
+		client = *h.Client
+	}
 	var hops []*http.Response
 	client.CheckRedirect = func(r *http.Request, via []*http.Request) error {
 		hops = append(hops, r.Response)
@@ -181,6 +184,10 @@ func (h *Hub) download(ctx context.Context, model, revision, repo string) (strin
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // it names the URL again
+		}
 		return "", fmt.Errorf("cannot download %s: %w; check the network (or HF_ENDPOINT), or give a tokenizer.json path", u, err)
 	}
 	defer resp.Body.Close()
