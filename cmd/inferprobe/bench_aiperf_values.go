@@ -115,7 +115,7 @@ func datasetChoices() map[string]choice {
 	return m
 }
 
-const whySpeedBench = "SPEED-Bench is a downloaded dataset and inferprobe downloads nothing; save its prompts as single_turn JSONL"
+const whySpeedBench = "SPEED-Bench is a downloaded dataset and inferprobe downloads no datasets; save its prompts as single_turn JSONL"
 
 func aiperfDatasetHelp() string {
 	return "single-turn, multi-turn, random-pool, mooncake-trace, baseten-trace, burst-gpt-trace, weka-trace (AIPerf's names; _ works for -), or inferprobe's " +

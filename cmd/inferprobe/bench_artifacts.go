@@ -22,11 +22,18 @@ func (f *benchFlags) exportConfig(limit, warmup prober.Limit, cfg *scenarios.Con
 	base, _ := f.targetURL() // validated before the run
 	c := export.Config{
 		Model: target.Model, EndpointType: f.endpointType, Streaming: f.streaming, URL: base, Seed: cfg.Global.Seed,
-		ExtraInputs: probe.Params, Tokenizer: target.Tokenizer, WarmupRequests: int(warmup.Requests),
+		ExtraInputs: probe.Params, WarmupRequests: int(warmup.Requests),
 		RequestCount: int(limit.Requests), Duration: limit.Duration.Seconds(), Command: repeatCommand(f.args),
 		FixedSchedule: f.replays(), ServerMetrics: f.server.exportConfig(),
 	}
 	c.SetDataset(probe.Dataset)
+	// AIPerf writes the tokenizer it was given, a model's name or a path.
+	if target.Tokenizer != "" {
+		c.Tokenizer = f.tokenizer
+		if *f.set["tokenizer-revision"] {
+			c.TokenizerRevision = f.tokenizerRevision
+		}
+	}
 	if *f.set["request-rate"] {
 		c.RequestRate, c.ArrivalPattern = f.requestRate, f.arrivalPattern
 	}
