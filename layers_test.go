@@ -27,7 +27,7 @@ var layers = map[string][]string{
 	"record":            {},
 	"record/recordtest": {"record"},
 	"stats":             {},
-	"scenarios":         {"capacity"},
+	"scenarios":         {"capacity", "tokenizer"},
 	"tokenizer":         {},
 	"cluster":           {},
 	"simulator":         {},

@@ -146,6 +146,9 @@ func (r *Requests) Series(l Labels, slo report.SLO) *Series {
 		}
 		s.errors.WithLabelValues(string(reason))
 	}
+	for _, e := range record.Encodings {
+		s.compressed.WithLabelValues(e.String())
+	}
 	return s
 }
 

@@ -631,8 +631,8 @@ func TestForget(t *testing.T) {
 	beforeA, beforeB := families()
 	// Every request family: 10 histograms and 7 stages, 4 outcomes, every
 	// reason but worker_lost (a loss, not an error), 3 token sources, 3
-	// connection origins, 8 counters, 1 encoding, 1 gauge.
-	if len(beforeA) != 37+len(record.Reasons)-1 || !maps.Equal(beforeA, beforeB) {
+	// connection origins, 8 counters, every encoding, 1 gauge.
+	if len(beforeA) != 36+len(record.Encodings)+len(record.Reasons)-1 || !maps.Equal(beforeA, beforeB) {
 		t.Fatalf("before Forget: a has %d series %v, b has %v", len(beforeA), slices.Sorted(maps.Keys(beforeA)), slices.Sorted(maps.Keys(beforeB)))
 	}
 
@@ -694,6 +694,34 @@ func TestErrorReasonsStartAtZero(t *testing.T) {
 	for _, r := range record.Reasons {
 		if k := "inferprobe_request_errors_total{reason=" + string(r) + "}"; got[k] == r.ClientLoss() {
 			t.Errorf("%s exported: %v, want %v (the client's losses are not errors)", k, got[k], !r.ClientLoss())
+		}
+	}
+}
+
+// TestCountersStartAtZero: every counter of a stream whose label values are known in
+// advance (outcome, reason, token source, connection, encoding, none) is exported at 0
+// from the stream's start, so that increase() over a window holding its first count sees it.
+func TestCountersStartAtZero(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	collector.NewRequests(reg).Series(labelsA, report.SLO{})
+	got := scenarioSamples(gather(t, reg), "a")
+	want := []string{
+		"inferprobe_input_tokens_total", "inferprobe_output_tokens_total", "inferprobe_reasoning_tokens_total",
+		"inferprobe_good_requests_total", "inferprobe_output_length_mismatches_total", "inferprobe_connection_retries_total",
+		"inferprobe_keep_alive_withheld_total", "inferprobe_client_paused_requests_total",
+	}
+	for _, o := range []string{"ok", "error", "cancelled", "lost"} {
+		want = append(want, "inferprobe_requests_total{outcome="+o+"}")
+	}
+	for _, e := range []string{"gzip", "deflate", "br", "zstd"} {
+		want = append(want, "inferprobe_compressed_responses_total{encoding="+e+"}")
+	}
+	for _, c := range []string{"dialled", "reused", "opened_ahead"} {
+		want = append(want, "inferprobe_requests_by_connection_total{connection="+c+"}")
+	}
+	for _, k := range want {
+		if v, ok := got[k]; !ok || v.value != 0 {
+			t.Errorf("%s before any request: exported %v, value %v; want exported at 0", k, ok, v.value)
 		}
 	}
 }

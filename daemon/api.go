@@ -29,6 +29,10 @@ type BurstControl interface {
 	BurstRun(id string) (RunInfo, bool)
 	CancelBurst(id string) (RunInfo, error)
 	BurstRuns() []RunInfo
+	// BurstArtifacts lists a run's artifacts and BurstArtifact opens one;
+	// each fails with ErrUnknownRun, BurstArtifact also with ErrNoArtifact.
+	BurstArtifacts(id string) ([]string, error)
+	BurstArtifact(id, name string) (*Artifact, error)
 }
 
 // BurstAPIOptions configure the burst API (docs/http-api.md, Burst API).
@@ -201,13 +205,30 @@ func (a *burstAPI) serve(c *call) {
 		if c.allow(http.MethodGet, http.MethodDelete) {
 			a.run(c)
 		}
+	case strings.HasPrefix(rest, "/runs/"):
+		id, file, _ := strings.Cut(rest[len("/runs/"):], "/")
+		c.run = id
+		switch name, isFile := strings.CutPrefix(file, "artifacts/"); {
+		case !isSegment(id):
+			c.fail(http.StatusNotFound, "no such burst API path; a run's paths are /api/v1/bursts/runs/{id}, …/report.html, …/artifacts and …/artifacts/{file}")
+		case file == "report.html" || isFile && isSegment(name):
+			if c.allow(http.MethodGet, http.MethodHead) {
+				a.artifact(c, strings.TrimPrefix(file, "artifacts/"))
+			}
+		case file == "artifacts":
+			if c.allow(http.MethodGet) {
+				a.artifacts(c)
+			}
+		default:
+			c.fail(http.StatusNotFound, "no such burst API path; a run's paths are /api/v1/bursts/runs/{id}, …/report.html, …/artifacts and …/artifacts/{file}")
+		}
 	case strings.HasPrefix(rest, "/") && isSegment(rest[1:]):
 		c.burst = rest[1:]
 		if c.allow(http.MethodPost) {
 			a.trigger(c)
 		}
 	default:
-		c.fail(http.StatusNotFound, "no such burst API path; use /api/v1/bursts, /api/v1/bursts/{name}, /api/v1/bursts/runs or /api/v1/bursts/runs/{id}")
+		c.fail(http.StatusNotFound, "no such burst API path; use /api/v1/bursts, /api/v1/bursts/{name}, /api/v1/bursts/runs, /api/v1/bursts/runs/{id} or its report.html and artifacts")
 	}
 }
 
@@ -304,6 +325,57 @@ func (a *burstAPI) run(c *call) {
 	c.json(http.StatusOK, run)
 }
 
+// artifacts lists the artifacts of the run c.run.
+func (a *burstAPI) artifacts(c *call) {
+	names, err := a.ctl.BurstArtifacts(c.run)
+	if err != nil {
+		a.controlError(c, err)
+		return
+	}
+	base := runsPath + "/" + url.PathEscape(c.run)
+	files := make([]map[string]string, len(names))
+	for i, n := range names {
+		files[i] = map[string]string{"name": n, "url": base + "/artifacts/" + url.PathEscape(n)}
+	}
+	c.json(http.StatusOK, map[string]any{"report_url": base + "/report.html", "files": files})
+}
+
+// artifact serves the file name of the run c.run's artifacts. The report is a page of this
+// origin, so it may run nothing and load nothing (it needs neither).
+func (a *burstAPI) artifact(c *call, name string) {
+	f, err := a.ctl.BurstArtifact(c.run, name)
+	if err != nil {
+		a.controlError(c, err)
+		return
+	}
+	defer f.Close()
+	h := c.w.Header()
+	h.Set("Content-Type", artifactType(name))
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	if name != "report.html" {
+		h.Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	}
+	c.status = http.StatusOK
+	http.ServeContent(c.w, c.r, name, f.Modified, f.Content)
+}
+
+// artifactType is the media type of an artifact, by its extension.
+func artifactType(name string) string {
+	switch {
+	case strings.HasSuffix(name, ".html"):
+		return "text/html; charset=utf-8"
+	case strings.HasSuffix(name, ".jsonl"):
+		return "application/jsonl"
+	case strings.HasSuffix(name, ".json"):
+		return "application/json"
+	case strings.HasSuffix(name, ".csv"):
+		return "text/csv; charset=utf-8"
+	}
+	return "application/octet-stream"
+}
+
 // controlError answers an error of the burst controls with its status code.
 func (a *burstAPI) controlError(c *call, err error) {
 	var busy *BusyError
@@ -315,6 +387,8 @@ func (a *burstAPI) controlError(c *call, err error) {
 		c.fail(http.StatusNotFound, fmt.Sprintf("no burst named %q is configured; GET %s lists them", c.burst, burstAPIPath))
 	case errors.Is(err, ErrNotOnDemand):
 		c.fail(http.StatusForbidden, err.Error())
+	case errors.Is(err, ErrNoArtifact):
+		c.fail(http.StatusNotFound, fmt.Sprintf("run %q has no such artifact; GET %s/%s/artifacts lists them (a search, a run that failed to start, a share of a cluster run and runs whose artifacts no longer fit in memory have none)", c.run, runsPath, url.PathEscape(c.run)))
 	case errors.Is(err, ErrUnknownRun):
 		c.fail(http.StatusNotFound, fmt.Sprintf("no run %q is running or kept in the history; GET %s lists them", c.run, runsPath))
 	case errors.Is(err, ErrRunFinished):

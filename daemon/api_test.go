@@ -105,6 +105,20 @@ func (f *fakeControl) BurstRuns() []RunInfo {
 	return append([]RunInfo(nil), f.runs...)
 }
 
+func (f *fakeControl) BurstArtifacts(id string) ([]string, error) {
+	if _, ok := f.BurstRun(id); !ok {
+		return nil, ErrUnknownRun
+	}
+	return nil, nil
+}
+
+func (f *fakeControl) BurstArtifact(id, _ string) (*Artifact, error) {
+	if _, ok := f.BurstRun(id); !ok {
+		return nil, ErrUnknownRun
+	}
+	return nil, ErrNoArtifact
+}
+
 // apiRequest is one call in a test.
 type apiRequest struct {
 	method, path, body string

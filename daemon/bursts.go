@@ -667,7 +667,7 @@ func (m *burstManager) finish(r *burstRun, res finite.Result, search *SearchRepo
 		result = RunCancelled
 	}
 	r.mu.Unlock()
-	report := &BurstReport{Summary: res.Summary, Digest: res.Digest.String(), RunID: res.RunID.String(), GPU: res.GPU, samples: res.Report.Samples()}
+	report := &BurstReport{Summary: res.Summary, Digest: res.Digest.String(), RunID: res.RunID.String(), GPU: res.GPU, samples: res.Report.Samples(), requests: res.Report.Requests()}
 	r.mu.Lock()
 	final := r.info
 	r.mu.Unlock()
@@ -691,6 +691,11 @@ func (m *burstManager) finish(r *burstRun, res finite.Result, search *SearchRepo
 		if search != nil {
 			m.metrics.SetCapacity(r.info.Burst, r.info.Target, search.gauges(unixSeconds(now)))
 		}
+	}
+	// A search's report is one step's, and a share's is part of a run: neither is a run
+	// of its own to describe; nor is a run cancelled in its warmup, which measured nothing.
+	if search == nil && r.run != nil && res.Measured && m.onGauges(final) {
+		m.keepArtifacts(r, final.ID, result == RunCancelled, report, res)
 	}
 	report.dropSamples() // the history keeps the report, and need not keep them
 	m.metrics.Running(r.info.Burst, r.info.Target, false)

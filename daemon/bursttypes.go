@@ -163,9 +163,12 @@ type BurstReport struct {
 	// burst and target; nil for a run not on this replica's gauges or
 	// without an earlier run since the start.
 	Regression *Regression `json:"regression,omitempty"`
-	// samples are the run's raw samples, to judge it by.
-	samples report.Samples
+	// samples are the run's raw samples, to judge it by, and requests its
+	// requests, for its artifacts.
+	samples  report.Samples
+	requests []report.RequestRecord
 }
 
-// dropSamples lets the samples go once the run is judged.
-func (b *BurstReport) dropSamples() { b.samples = report.Samples{} }
+// dropSamples lets the samples and requests go once the run is judged and its
+// artifacts kept.
+func (b *BurstReport) dropSamples() { b.samples, b.requests = report.Samples{}, nil }

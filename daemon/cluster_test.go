@@ -1,7 +1,10 @@
 package daemon_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -125,6 +128,25 @@ func TestClusterGather(t *testing.T) {
 	}
 	if _, ok := metric(t, rs[0].d, "inferprobe_burst_last_request_throughput", map[string]string{"burst": "s"}); ok {
 		t.Error("a replica that did not gather shows its share on the last-run gauges")
+	}
+	// The gatherer keeps the whole run's artifacts, one JSONL line per request of every
+	// share; the other replicas, whose shares are parts of it, keep none.
+	for i, r := range rs {
+		a, err := r.d.BurstArtifact(started.ID, "profile_export.jsonl")
+		if i != 1 {
+			if !errors.Is(err, daemon.ErrNoArtifact) {
+				t.Errorf("replica %d, not the gatherer: artifacts %v, want ErrNoArtifact", i, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("the gatherer's artifacts: %v", err)
+		}
+		b, _ := io.ReadAll(a.Content)
+		a.Close()
+		if n := bytes.Count(b, []byte("\n")); n != want.Report.Summary.OK {
+			t.Errorf("the gatherer's profile_export.jsonl has %d lines, want the whole run's %d requests", n, want.Report.Summary.OK)
+		}
 	}
 }
 

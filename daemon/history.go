@@ -31,6 +31,10 @@ type history struct {
 
 	mu   sync.Mutex
 	runs []RunInfo // oldest first
+	// memory holds each run's artifacts by file name, without a directory;
+	// memoryBytes is their size (burst_artifacts.go).
+	memory      map[string]map[string][]byte
+	memoryBytes int
 }
 
 func newHistory(logger *slog.Logger, dir string, size int, writeErrors prometheus.Counter) *history {
@@ -58,7 +62,7 @@ func (h *history) load() {
 		name := e.Name()
 		switch {
 		case strings.HasPrefix(name, ".run-"): // a write cut short by a crash
-			_ = os.Remove(filepath.Join(h.dir, name))
+			_ = os.RemoveAll(filepath.Join(h.dir, name))
 			continue
 		case e.IsDir() || !strings.HasSuffix(name, ".json"):
 			continue
@@ -133,8 +137,9 @@ func (h *history) trim() {
 		return
 	}
 	for _, r := range h.runs[:n] {
+		h.dropArtifacts(r.ID)
 		if h.dir == "" {
-			break
+			continue
 		}
 		if err := os.Remove(filepath.Join(h.dir, r.ID+".json")); err != nil && !errors.Is(err, os.ErrNotExist) {
 			h.logger.Warn("cannot remove an old burst run file", "run", r.ID, "err", err)

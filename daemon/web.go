@@ -65,12 +65,12 @@ func (d *Daemon) Handler(enableLifecycle bool, burstAPI BurstAPIOptions) (http.H
 		Profiling: "false",
 		ExtraHTML: targetErrorsMark,
 		ExtraCSS:  targetErrorsCSS,
-		Links:     landingLinks(burstAPI.Enabled),
+		Links:     landingLinks(burstAPI),
 	})
 	if err != nil {
 		return nil, err
 	}
-	page, err := d.landingPage(landing)
+	page, err := d.landingPage(landing, burstAPI)
 	if err != nil {
 		return nil, err
 	}
@@ -84,13 +84,17 @@ type promhttpLogger struct{ d *Daemon }
 func (l promhttpLogger) Println(v ...any) { l.d.logger.Error(fmt.Sprint(v...)) }
 
 // landingLinks are the landing page's links; the burst API's only when it is on, since
-// off it answers every request 403.
-func landingLinks(burstAPI bool) []web.LandingLinks {
+// off it answers every request 403. With a token, a browser's click would answer 401: the
+// link then goes to the page's own section that says how to call it.
+func landingLinks(burstAPI BurstAPIOptions) []web.LandingLinks {
 	links := []web.LandingLinks{
 		{Address: "/metrics", Text: "Metrics", Description: "TTFT, inter-token latency and the rest, as native histograms"},
 		{Address: "/api/v1/status", Text: "Status", Description: "Configuration state, running probes and the last error of each target (JSON)"},
 	}
-	if burstAPI {
+	switch {
+	case burstAPI.Enabled && burstAPI.Token != "":
+		links = append(links, web.LandingLinks{Address: "#burst-api", Text: "Bursts", Description: "the burst API needs the bearer token of --web.burst-api.token-file, which a browser cannot send: see below how to call it with curl"})
+	case burstAPI.Enabled:
 		links = append(links, web.LandingLinks{Address: burstAPIPath, Text: "Bursts", Description: "Configured bursts and recent runs (JSON); POST /api/v1/bursts/NAME starts one"})
 	}
 	return append(links, web.LandingLinks{Address: "/-/healthy", Text: "Health"}, web.LandingLinks{Address: "/-/ready", Text: "Readiness"})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,6 +117,57 @@ func TestAIPerfReadsArtifacts(t *testing.T) {
 		if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
 			t.Errorf("aiperf plot did not render %s (%v, %d bytes)", png, err, len(b))
 		}
+	}
+}
+
+// TestAIPerfReadsBurstArtifacts: the artifacts of a daemon's burst run, downloaded from the
+// burst API, are what bench writes: real AIPerf 0.13 reads them with its own code, one
+// per-request record for each request of the run's report.
+func TestAIPerfReadsBurstArtifacts(t *testing.T) {
+	venv := requireAIPerf(t)
+	base := startBurstDemo(t, "--web.enable-burst-api")
+	var started struct{ ID string }
+	if code, _, body := apiCall(t, "POST", base+"/api/v1/bursts/demo-burst", `{"duration":"3s"}`, nil, &started); code != http.StatusAccepted {
+		t.Fatalf("POST demo-burst: %d %s", code, body)
+	}
+	if run := waitRunEnds(t, base, started.ID, time.Minute); run.State != "succeeded" {
+		t.Fatalf("run %s ended %s: %s", run.ID, run.State, run.Error)
+	}
+	var full struct {
+		Report struct {
+			Summary struct{ OK, Failed int } `json:"summary"`
+		} `json:"report"`
+	}
+	apiCall(t, "GET", base+"/api/v1/bursts/runs/"+started.ID, "", nil, &full)
+	var list struct {
+		Files []struct{ Name, URL string }
+	}
+	if code, _, body := apiCall(t, "GET", base+"/api/v1/bursts/runs/"+started.ID+"/artifacts", "", nil, &list); code != http.StatusOK {
+		t.Fatalf("GET artifacts: %d %s", code, body)
+	}
+	dir := t.TempDir()
+	for _, f := range list.Files {
+		code, _, body := apiCall(t, "GET", base+f.URL, "", nil, nil)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s: %d", f.URL, code)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.Name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checked := runAIPerf(t, 2*time.Minute, nil, filepath.Join(venv, "bin", "python"),
+		filepath.Join(repoRoot(t), "e2e", "testdata", "aiperf", "check_artifacts.py"), dir)
+	var loaded struct {
+		Records        int    `json:"jsonl_records"`
+		LoadedRequests int    `json:"loaded_requests"`
+		Schema         string `json:"schema_version"`
+	}
+	if err := json.Unmarshal(checked, &loaded); err != nil {
+		t.Fatalf("check_artifacts.py printed %q: %v", checked, err)
+	}
+	n := full.Report.Summary.OK + full.Report.Summary.Failed
+	if n == 0 || loaded.Records != n || loaded.LoadedRequests != n || loaded.Schema != "1.4" {
+		t.Errorf("AIPerf loaded %+v; want every one of the run's %d requests and schema 1.4", loaded, n)
 	}
 }
 

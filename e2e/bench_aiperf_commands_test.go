@@ -21,7 +21,7 @@ var aiperfCommands = []struct {
 	want          int
 	say           string
 }{
-	{"chat streaming profile", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --streaming --url {url} --synthetic-input-tokens-mean 128 --synthetic-input-tokens-stddev 0 --output-tokens-mean 32 --output-tokens-stddev 0 --extra-inputs min_tokens:32 --extra-inputs ignore_eos:true --concurrency 4 --request-count 20 --warmup-request-count 4 --tokenizer Qwen/Qwen3-0.6B`, 20, "--tokenizer Qwen/Qwen3-0.6B is a Hugging Face model name"},
+	{"chat streaming profile", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --streaming --url {url} --synthetic-input-tokens-mean 128 --synthetic-input-tokens-stddev 0 --output-tokens-mean 32 --output-tokens-stddev 0 --extra-inputs min_tokens:32 --extra-inputs ignore_eos:true --concurrency 4 --request-count 20 --warmup-request-count 4 --tokenizer Qwen/Qwen3-0.6B`, 20, "--tokenizer Qwen/Qwen3-0.6B: downloaded its tokenizer.json"},
 	{"trace fixed schedule", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --streaming --url {url} --input-file trace.jsonl --custom-dataset-type mooncake_trace --fixed-schedule --output-artifact-dir out/trace`, 10, "Artifacts: out/trace"},
 	// Endpoint: names, aliases, spellings.
 	{"model-names and short names", `aiperf profile --model-names Qwen/Qwen3-0.6B -u {url} --num-requests 6`, 6, ""},
@@ -77,7 +77,7 @@ var aiperfCommands = []struct {
 // aiperfRefusals are AIPerf 0.13 command lines that bench cannot run: each
 // must be refused with exit status 2 and one line saying why.
 var aiperfRefusals = []struct{ command, say string }{
-	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --public-dataset sharegpt`, "--public-dataset is an AIPerf option that inferprobe does not support: inferprobe downloads nothing"},
+	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --public-dataset sharegpt`, "--public-dataset is an AIPerf option that inferprobe does not support: inferprobe downloads no datasets"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --num-profile-runs 3 --parameter-sweep-mode independent`, "--parameter-sweep-mode is an AIPerf option that inferprobe does not support"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --warmup-request-count 3 --warmup-grace-period 1`, "--warmup-grace-period applies to a --warmup-duration warmup"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --reset-kv-cache`, "--reset-kv-cache is an AIPerf option that inferprobe does not support"},
@@ -90,6 +90,12 @@ var aiperfRefusals = []struct{ command, say string }{
 func TestBenchAIPerfCommandLines(t *testing.T) {
 	url := startBlogSimulator(t)
 	work := t.TempDir()
+	// --tokenizer Qwen/Qwen3-0.6B comes from a Hub of our own, into a
+	// cache of the test's.
+	hub, _ := fakeHub(t)
+	t.Setenv("HF_ENDPOINT", hub.URL)
+	t.Setenv("HF_HUB_CACHE", filepath.Join(work, "hf"))
+	t.Setenv("HF_HUB_OFFLINE", "")
 	var trace, prompts strings.Builder
 	for i := range 10 { // one request every 50 ms
 		fmt.Fprintf(&trace, `{"timestamp": %d, "input_length": %d, "output_length": 8, "hash_ids": [%d]}`+"\n", 50*i, 64+i, i%3)

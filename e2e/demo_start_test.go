@@ -3,6 +3,8 @@ package e2e
 import (
 	"errors"
 	"net"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -46,4 +48,23 @@ func TestDemoBannerAfterBind(t *testing.T) {
 		t.Fatalf("banner printed, but %s does not accept connections: %v", addr, err)
 	}
 	c.Close()
+}
+
+// TestDemoLiveLine: after its banner, demo prints a line per probe with a latency number
+// (the simulator's TTFT of its default profile) and the error ratio.
+func TestDemoLiveLine(t *testing.T) {
+	addr := freeAddr(t)
+	p := inferprobe(t, "inferprobe demo", t.TempDir(), "demo", "--web.listen-address="+addr)
+	line := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d chat-steady → simulator: TTFT p50 (\d+(?:\.\d+)?) ms, p99 \d+(?:\.\d+)? ms; ITL p50 \d+(?:\.\d+)? ms; errors \d+\.\d % \(\d+ of \d+, last 5 min\)$`)
+	var m []string
+	eventually(t, 30*time.Second, "demo prints chat-steady's latency line", func() error {
+		p.checkRunning(t)
+		if m = line.FindStringSubmatch(p.out.String()); m == nil {
+			return errors.New("no latency line yet")
+		}
+		return nil
+	})
+	if ms, _ := strconv.ParseFloat(m[1], 64); ms <= 0 {
+		t.Errorf("TTFT p50 %s ms in %q", m[1], m[0])
+	}
 }

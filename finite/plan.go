@@ -61,6 +61,8 @@ type Spec struct {
 
 // Plan is a finite run, ready to send.
 type Plan struct {
+	// Probe is the probe the plan sends, as its artifacts describe it.
+	Probe              *scenarios.Probe
 	Main, Warmup       *prober.Probe // Warmup is nil without one
 	Limit, WarmupLimit prober.Limit
 	Grace              time.Duration  // GraceFor the limit
@@ -72,7 +74,7 @@ type Plan struct {
 // NewPlan builds the probes of one run: its own sequences, so every run
 // with the same seed and spec sends the same requests.
 func NewPlan(s Spec) (*Plan, error) {
-	p := &Plan{Limit: s.Limit, WarmupLimit: s.Warmup, Grace: s.Grace, WarmupGrace: s.WarmupGrace, SLO: report.NewSLO(s.Probe.SLO)}
+	p := &Plan{Probe: s.Probe, Limit: s.Limit, WarmupLimit: s.Warmup, Grace: s.Grace, WarmupGrace: s.WarmupGrace, SLO: report.NewSLO(s.Probe.SLO)}
 	var err error
 	if p.Main, err = prober.NewProbe(s.Name, s.Probe, s.Target, s.Seed, s.Shard); err != nil {
 		return nil, err

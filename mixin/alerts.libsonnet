@@ -30,42 +30,56 @@ local lib = import 'lib.libsonnet';
       ]),
 
     // The body alert, on the typical request (its statistic recorded only over windows of at
-    // least minSamples requests); its value is how many times its statistic grew.
-    // It fires on a step: the statistic over the last window against its mean over the
-    // `before` preceding it, more than factor x the larger of the steps the same hours took
-    // baselineOffsets earlier. It also fires, and so keeps firing once the step has become the
-    // recent past, while the statistic is above levelFactor x the larger of its means around
-    // the same time of day baselineOffsets earlier.
+    // least minSamples requests). It starts on a step: the statistic over the last window
+    // against its mean over the `before` preceding it, more than factor x the larger of the
+    // steps the same hours took baselineOffsets earlier, and more than sigmas standard errors of
+    // the statistic (recorded from the window's histogram) clear of its noise, so that a wide or
+    // bimodal latency at a low probe rate needs a larger step. Once firing, it keeps firing
+    // while the statistic is above levelFactor x the larger of its means around the same time
+    // of day baselineOffsets earlier, so that a regression that lasts stays paged after its
+    // step has become the recent past. The level alone starts a page only above
+    // levelAloneFactor: a day busier than the day and the week before moves it by a quarter
+    // without any step, while a regression whose step went unseen (the probe paused across a
+    // deploy) must still page. "Firing" is read from ALERTS over the last 10m, so that a group
+    // evaluated every 5m (the left-open lookback drops a sample exactly 5m old) still sees it.
+    // Its value is the step's excess over the earlier days' (the
+    // level's ratio while only the level holds).
     local b = l.body,
     local bodyRegression(x) =
       local s = lib.bodyRecord(x.metric, l.window);
-      local earlierStep(o) =
-        '    label_replace(\n      avg_over_time(%s[%s] offset %s)\n        / avg_over_time(%s[%s] offset %s),\n      "baseline", "%s", "", ""\n    )'
-        % [s, b.shapeWindow, lib.centredOffset(o, b.shapeWindow), s, b.before, lib.duration(lib.seconds(o) + lib.seconds(l.window)), o];
+      local e = lib.stepRecord(x.metric, l.window);
       alert(
         'Inferprobe%sRegression' % x.name, sev.critical,
         |||
           (
-              %(s)s
-                / avg_over_time(%(s)s[%(before)s] offset %(w)s)
-            > %(f)g * max by (target, model, phase) (
-          %(earlier)s
-            )
+              exp(%(e)s) > %(f)g
+            and on (target, model, phase)
+              %(e)s > %(k)g * %(se)s
           or
               %(s)s
                 / %(base)s
             > %(lf)g
+            and on (target, model, phase)
+              max_over_time(ALERTS{alertname="%(name)s", alertstate="firing"}[10m])
+          or
+              %(s)s
+                / %(base)s
+            > %(laf)g
           )
         ||| % {
-          s: s, before: b.before, w: l.window, f: b.factor, lf: b.levelFactor,
-          earlier: std.join('\n    or\n', [earlierStep(o) for o in l.baselineOffsets]),
+          name: 'Inferprobe%sRegression' % x.name,
+          s: s, e: e, se: lib.stderrRecord(x.metric, l.window), f: b.factor, lf: b.levelFactor, laf: b.levelAloneFactor,
+          // The step's error: the window's, the `before` mean's (about 1/6 of its variance) and
+          // the earlier days' shape and mean (1/3 and 1/6).
+          k: std.parseJson(std.format('%.2f', b.sigmas * std.sqrt(1 + 1 / 6 + 1 / 3 + 1 / 6))),
           base: std.strReplace(baseline(s, b.baselineWindow), '\n', '\n        '),
         },
         null,
         '%s of typical probe requests stepped up or is above the same time of day earlier' % x.what,
-        ('%s of target {{ $labels.target }}, model {{ $labels.model }} (probes; the geometric mean of its quartiles over the last %s) is {{ printf "%%.2f" $value }}x '
-         + 'its mean over the %s before (more than %gx the change over the same hours %s earlier), or its mean over the %s around the same time %s earlier (more than %gx).')
-        % [x.what, l.window, b.before, b.factor, baselineWords, b.baselineWindow, baselineWords, b.levelFactor],
+        ('%s of target {{ $labels.target }}, model {{ $labels.model }} (probes; the geometric mean of its quartiles over the last %s) regressed {{ printf "%%.2f" $value }}x. '
+         + 'It pages when its step (the last %s against the %s before) is more than %gx the step of the same hours %s earlier and %g standard errors clear of noise, '
+         + 'or when it is more than %gx its mean over the %s around the same time %s earlier; once paged, it fires while above %gx that mean.')
+        % [x.what, l.window, l.window, b.before, b.factor, baselineWords, b.sigmas, b.levelAloneFactor, b.baselineWindow, baselineWords, b.levelFactor],
       ),
 
     // The tail alert: the p99 over tail.window above factor x the larger of its means over

@@ -46,24 +46,28 @@
     // factor x the change the same hours showed baselineOffsets earlier (the larger of the two,
     // each over shapeWindow around the same time of day). Comparing with the same day's recent
     // past cancels a day that is busier or quieter than the day before; comparing the change
-    // with earlier days' change cancels the daily cycle. It also fires while the statistic is
-    // above levelFactor x the larger of its means over baselineWindow around the same time
-    // baselineOffsets earlier, so that a regression that lasts stays paged once the step is
-    // the recent past.
+    // with earlier days' change cancels the daily cycle. The step must also be sigmas standard
+    // errors of the statistic clear of its noise (from the window's histogram: its request
+    // count and how fast ln of each quartile moves over quartile -/+ slopeDelta), so that a wide
+    // or bimodal latency at a low probe rate needs a larger step to page. Once firing, it keeps
+    // firing while the statistic is above levelFactor x the larger of its means over
+    // baselineWindow around the same time baselineOffsets earlier, so that a regression that
+    // lasts stays paged once the step is the recent past; the level alone starts a page only
+    // above levelAloneFactor (a day busier than the day and week before moves it by a quarter).
     // tail (warning): the p99 over an hour, where the hour holds minSamples (so only at about
     // 0.5 req/s and faster), against its mean over tail.baselineWindow around the same time
     // baselineOffsets earlier (the larger of the two).
     latency: {
       window: '20m',
       baselineOffsets: ['1d', '7d'],
-      body: { quantiles: [0.25, 0.5, 0.75], before: '2h', shapeWindow: '1h', factor: 1.2, baselineWindow: '2h', levelFactor: 1.25, minSamples: 100 },
+      body: { quantiles: [0.25, 0.5, 0.75], before: '2h', shapeWindow: '1h', factor: 1.2, sigmas: 4, slopeDelta: 0.1, baselineWindow: '2h', levelFactor: 1.25, levelAloneFactor: 2, minSamples: 100 },
       tail: { quantile: 0.99, window: '1h', baselineWindow: '4h', factor: 1.5, minSamples: 1500, 'for': '10m' },
     },
 
     // Failed requests (errors, not SLO misses: the burn-rate alerts count those): a critical page
     // when more than threshold of the requests over window failed and at least minErrors did,
     // so that at 0.2 req/s one error in a quiet window is not a 1 % error rate.
-    errorRatio: { threshold: 0.03, window: '10m', minErrors: 4 },
+    errorRatio: { threshold: 0.03, window: '10m', minErrors: 5 },
 
     // Capacity (warning): a search burst's answer, inferprobe_capacity_concurrency, below share x
     // its own median over window (the median of the value over time: a scheduled search every day

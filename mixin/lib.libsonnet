@@ -46,6 +46,29 @@
   gmeanQuantiles(qs, rate)::
     'exp((\n    %s\n  ) / %d)' % [std.join('\n    + ', ['ln(histogram_quantile(%g, %s))' % [q, rate] for q in qs]), std.length(qs)],
 
+  // How fast ln of each qs-quantile of a recorded histogram rate moves with the quantile: the
+  // change of ln of its quantiles over q - delta .. q + delta, over 2 delta, one series a
+  // quantile (label quantile). 1 / this is the density of ln latency at the quantile.
+  quantileSlopes(qs, delta, rate)::
+    std.join('\nor\n', [
+      'label_replace(\n  (ln(histogram_quantile(%g, %s)) - ln(histogram_quantile(%g, %s))) / %g,\n  "quantile", "%g", "", ""\n)' % [q + delta, rate, q - delta, rate, 2 * delta, q]
+      for q in qs
+    ]),
+
+  // The standard error of ln of gmeanQuantiles over count requests, from the asymptotic
+  // covariance of sample quantiles, min(p, q) (1 - max(p, q)) / (n f(p) f(q)), with 1 / f read
+  // from the recorded quantileSlopes. Where the requests are few, or a quantile sits where the
+  // density is low (between the modes of a bimodal latency), the error is large.
+  gmeanQuantilesStderr(qs, slopes, count)::
+    local n = std.length(qs);
+    local g(q) = 'sum without (quantile) (%s{quantile="%g"})' % [slopes, q];
+    local terms = [
+      '%g * %s %s' % [(if i == j then 1 else 2) * std.min(qs[i], qs[j]) * (1 - std.max(qs[i], qs[j])), g(qs[i]), if i == j then '^ 2' else '* ' + g(qs[j])]
+      for i in std.range(0, n - 1)
+      for j in std.range(i, n - 1)
+    ];
+    'sqrt(\n    (\n      %s\n    )\n  / on (target, model, phase)\n    %s\n) / %d' % [std.join('\n      + ', terms), count, n],
+
   // The q-quantile over span of a recorded histogram rate over window, span a multiple of window:
   // the sum of the rates of the consecutive windows that make up span.
   spanQuantile(q, rate, window, span)::
@@ -70,6 +93,9 @@
   // Recorded statistics of the latency regression alerts.
   rateRecord(metric, window):: 'target_model_phase:%s:rate%s' % [metric, window],
   bodyRecord(metric, window):: 'target_model_phase:%s:quartiles_gmean_rate%s' % [metric, window],
+  stepRecord(metric, window):: 'target_model_phase:%s:quartiles_gmean_step_excess_ln_rate%s' % [metric, window],
+  slopesRecord(metric, window):: 'target_model_phase:%s:ln_quantile_slope_rate%s' % [metric, window],
+  stderrRecord(metric, window):: 'target_model_phase:%s:quartiles_gmean_ln_stderr_rate%s' % [metric, window],
   tailRecord(metric, q, window):: 'target_model_phase:%s:p%d_rate%s' % [metric, q * 100, window],
 
   runbook(config, alert):: config.runbookURLPattern % std.asciiLower(alert),

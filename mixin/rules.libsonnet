@@ -39,6 +39,33 @@ local lib = import 'lib.libsonnet';
               expr: lib.atLeast(lib.gmeanQuantiles(l.body.quantiles, rate), lib.succeeded(okProbes, l.window), l.body.minSamples),
             },
             {
+              record: lib.slopesRecord(x.metric, l.window),
+              expr: lib.quantileSlopes(l.body.quantiles, l.body.slopeDelta, rate) + '\n',
+            },
+            {
+              record: lib.stderrRecord(x.metric, l.window),
+              expr: lib.atLeast(lib.gmeanQuantilesStderr(l.body.quantiles, lib.slopesRecord(x.metric, l.window), lib.succeeded(okProbes, l.window)), lib.succeeded(okProbes, l.window), l.body.minSamples),
+            },
+            {
+              // ln of the body's step (the statistic now over its mean over the `before`
+              // preceding the window) less ln of the larger of the steps the same hours took
+              // baselineOffsets earlier: how much more it stepped than the daily cycle does. The
+              // body alert judges this against its own spread over noiseWindow.
+              local s = lib.bodyRecord(x.metric, l.window),
+              local earlierStep(o) =
+                '    label_replace(\n      avg_over_time(%s[%s] offset %s)\n        / avg_over_time(%s[%s] offset %s),\n      "baseline", "%s", "", ""\n    )'
+                % [s, l.body.shapeWindow, lib.centredOffset(o, l.body.shapeWindow), s, l.body.before, lib.duration(lib.seconds(o) + lib.seconds(l.window)), o],
+              record: lib.stepRecord(x.metric, l.window),
+              expr: |||
+                ln(%(s)s / avg_over_time(%(s)s[%(before)s] offset %(w)s))
+                - ln(
+                  max by (target, model, phase) (
+                %(earlier)s
+                  )
+                )
+              ||| % { s: s, before: l.body.before, w: l.window, earlier: std.join('\n    or\n', [earlierStep(o) for o in l.baselineOffsets]) },
+            },
+            {
               record: lib.tailRecord(x.metric, l.tail.quantile, l.tail.window),
               expr: lib.atLeast(lib.spanQuantile(l.tail.quantile, rate, l.window, l.tail.window), lib.succeeded(okProbes, l.tail.window), l.tail.minSamples),
             },

@@ -145,3 +145,35 @@ func TestBuildFileErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildTokenizerModelName: a scenario's tokenizer that is a Hugging Face
+// model name is its tokenizer.json from the Hugging Face cache; offline and
+// not cached, the error says what to do.
+func TestBuildTokenizerModelName(t *testing.T) {
+	const commit = "0123456789abcdef0123456789abcdef01234567"
+	data, err := os.ReadFile(filepath.Join("..", "tokenizer", "testdata", "tiny_tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	repo := filepath.Join(cache, "models--Org--Tiny")
+	for name, content := range map[string][]byte{"refs/main": []byte(commit), "snapshots/" + commit + "/tokenizer.json": data} {
+		p := filepath.Join(repo, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HF_HUB_CACHE", cache)
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	_, targets, err := buildScenario(t, plainURL, "    tokenizer: Org/Tiny\n", nil)
+	if err != nil || targets["qwen"].Tokenizer() == nil {
+		t.Fatalf("tokenizer Org/Tiny from the cache: %v", err)
+	}
+	_, _, err = buildScenario(t, plainURL, "    tokenizer: Org/Other\n", nil)
+	if err == nil || !strings.Contains(err.Error(), "targets.qwen.tokenizer: ") || !strings.Contains(err.Error(), "HF_HUB_OFFLINE forbids downloading it") {
+		t.Errorf("tokenizer Org/Other offline, not cached: %v; want the field and what to do", err)
+	}
+}

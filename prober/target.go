@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"net/http"
@@ -138,6 +139,14 @@ type tokenizerKey struct {
 
 func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
 	info, err := os.Stat(path)
+	if err != nil && tokenizer.IsHubName(path) {
+		// A model name: its tokenizer.json from the Hugging Face cache, or
+		// downloaded into it (the first build; the workers' find it cached).
+		if path, _, err = tokenizer.HubFromEnv(os.Getenv).Resolve(context.Background(), path, ""); err != nil {
+			return nil, err
+		}
+		info, err = os.Stat(path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}

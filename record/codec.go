@@ -129,7 +129,7 @@ func Unmarshal(b []byte) (*Record, error) {
 		}
 	}
 	if j.Encoding != "" {
-		if rec.Encoding, err = parseEnum(j.Encoding, []Encoding{EncodingGzip, EncodingDeflate, EncodingBrotli, EncodingZstd}); err != nil {
+		if rec.Encoding, err = parseEnum(j.Encoding, Encodings); err != nil {
 			return nil, fmt.Errorf("record %d: encoding: %w", j.Seq, err)
 		}
 	}

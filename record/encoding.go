@@ -12,6 +12,9 @@ const (
 	EncodingZstd
 )
 
+// Encodings are the encodings a reply can come compressed in, every one but identity.
+var Encodings = []Encoding{EncodingGzip, EncodingDeflate, EncodingBrotli, EncodingZstd}
+
 func (e Encoding) String() string {
 	switch e {
 	case EncodingGzip:

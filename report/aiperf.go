@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/record"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // AIPerf's per-request metrics that follow from what a request contributed,
@@ -117,3 +118,90 @@ func (c *Contribution) PrefillThroughputPerUser() (float64, bool) {
 // OutputTokenCount is the output less its reasoning: AIPerf's
 // output_token_count (its output_sequence_length counts both).
 func (c *Contribution) OutputTokenCount() int { return c.OutputTokens - c.ReasoningTokens }
+
+// HTTPTrace is a request's AIPerf HTTP trace metrics (k6's names), from
+// its timing breakdown (record.Phases): connecting includes the TLS
+// handshake, blocked is the rest of the wait for a connection.
+type HTTPTrace struct {
+	Blocked, DNSLookup, Connecting, ConnectionOverhead time.Duration
+	Reused                                             bool
+	// Sending is set once the request was written whole (HasSending).
+	Sending    time.Duration
+	HasSending bool
+	// Waiting (the first byte), Receiving (the rest), Duration (sent → end)
+	// and Total (Duration with the connection's setup) once the response
+	// began (HasResponse).
+	Waiting, Receiving, Duration, Total time.Duration
+	HasResponse                         bool
+}
+
+// HTTPTrace is the request's HTTP trace metrics; false when it never had a
+// connection.
+func (c *Contribution) HTTPTrace() (HTTPTrace, bool) {
+	ph := &c.Phases
+	if ph.Conn == record.ConnNone {
+		return HTTPTrace{}, false
+	}
+	h := HTTPTrace{
+		Blocked: max(0, ph.Setup-ph.Network()), DNSLookup: ph.DNS, Connecting: ph.Connect + ph.TLS,
+		ConnectionOverhead: ph.Setup, Reused: ph.Conn == record.ConnReused,
+	}
+	if ph.Written > 0 {
+		h.Sending, h.HasSending = ph.Written, true
+	}
+	if ph.FirstByte > 0 {
+		h.Waiting, h.Receiving, h.Duration, h.Total = ph.FirstByte-ph.Written, c.Duration-ph.FirstByte, c.Duration, ph.Setup+c.Duration
+		h.HasResponse = true
+	}
+	return h, true
+}
+
+// HTTPStats summarises the successful requests' HTTP trace metrics
+// (HTTPTrace), in seconds; Reused is a ratio (0 or 1 a request).
+type HTTPStats struct {
+	Blocked            stats.Stats `json:"blocked_seconds"`
+	DNSLookup          stats.Stats `json:"dns_lookup_seconds"`
+	Connecting         stats.Stats `json:"connecting_seconds"`
+	Reused             stats.Stats `json:"connection_reused"`
+	ConnectionOverhead stats.Stats `json:"connection_overhead_seconds"`
+	Sending            stats.Stats `json:"sending_seconds"`
+	Waiting            stats.Stats `json:"waiting_seconds"`
+	Receiving          stats.Stats `json:"receiving_seconds"`
+	Duration           stats.Stats `json:"duration_seconds"`
+	Total              stats.Stats `json:"total_seconds"`
+}
+
+// httpSamples are the samples behind HTTPStats.
+type httpSamples struct {
+	blocked, dnsLookup, connecting, reused, overhead, sending, waiting, receiving, duration, total []float64
+}
+
+func (h *httpSamples) add(t HTTPTrace) {
+	reused := 0.0
+	if t.Reused {
+		reused = 1
+	}
+	h.blocked = append(h.blocked, t.Blocked.Seconds())
+	h.dnsLookup = append(h.dnsLookup, t.DNSLookup.Seconds())
+	h.connecting = append(h.connecting, t.Connecting.Seconds())
+	h.reused = append(h.reused, reused)
+	h.overhead = append(h.overhead, t.ConnectionOverhead.Seconds())
+	if t.HasSending {
+		h.sending = append(h.sending, t.Sending.Seconds())
+	}
+	if t.HasResponse {
+		h.waiting = append(h.waiting, t.Waiting.Seconds())
+		h.receiving = append(h.receiving, t.Receiving.Seconds())
+		h.duration = append(h.duration, t.Duration.Seconds())
+		h.total = append(h.total, t.Total.Seconds())
+	}
+}
+
+func (h *httpSamples) stats(level float64) HTTPStats {
+	return HTTPStats{
+		Blocked: stats.Of(h.blocked, level), DNSLookup: stats.Of(h.dnsLookup, level), Connecting: stats.Of(h.connecting, level),
+		Reused: stats.Of(h.reused, level), ConnectionOverhead: stats.Of(h.overhead, level), Sending: stats.Of(h.sending, level),
+		Waiting: stats.Of(h.waiting, level), Receiving: stats.Of(h.receiving, level), Duration: stats.Of(h.duration, level),
+		Total: stats.Of(h.total, level),
+	}
+}

@@ -102,3 +102,52 @@ func TestDetailsBudget(t *testing.T) {
 		t.Errorf("dropped %d, inter-chunk samples %d, ok %d; want 1, 2, 2", s.DetailsDropped, s.InterChunk.Count, s.OK)
 	}
 }
+
+// TestHTTPTraceAndEffectiveLatencySummaries: the summary has AIPerf's HTTP
+// trace metrics over the successful requests (k6's definitions from the
+// timing breakdown) and its effective latency, scheduled send → end, over
+// every request sent, failures included.
+func TestHTTPTraceAndEffectiveLatencySummaries(t *testing.T) {
+	us := time.Microsecond
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	r := NewReport()
+	for _, rec := range []*record.Record{
+		// Dialled: 100 µs DNS, 300 µs connect, 600 µs TLS in a 1.2 ms setup.
+		{Seq: 0, Scheduled: t0, Sent: t0.Add(1200 * us), Duration: 10000 * us, Outcome: record.OutcomeOK, OutputTokens: 1,
+			Phases: record.Phases{Conn: record.ConnDialled, DNS: 100 * us, Connect: 300 * us, TLS: 600 * us, Setup: 1200 * us, Written: 50 * us, FirstByte: 2000 * us}},
+		// Reused, sent 3 ms late.
+		{Seq: 1, Scheduled: t0, Sent: t0.Add(3000 * us), Duration: 20000 * us, Outcome: record.OutcomeOK, OutputTokens: 1,
+			Phases: record.Phases{Conn: record.ConnReused, Setup: 20 * us, Written: 30 * us, FirstByte: 1030 * us}},
+		// A failure: in the effective latency, not in the HTTP trace.
+		{Seq: 2, Scheduled: t0, Sent: t0, Duration: 5000 * us, Outcome: record.OutcomeError, Reason: record.ReasonHTTP5xx, Status: 500,
+			Phases: record.Phases{Conn: record.ConnReused, Setup: 20 * us, Written: 30 * us, FirstByte: 4000 * us}},
+		// Cancelled before its send: in neither.
+		{Seq: 3, Scheduled: t0, Outcome: record.OutcomeCancelled},
+	} {
+		r.Observe(rec)
+	}
+	s := r.Summary()
+	h := s.HTTP
+	for _, c := range []struct {
+		name       string
+		got        float64
+		count      int
+		sum, wantN float64
+	}{
+		{"blocked", h.Blocked.Sum, h.Blocked.Count, 200e-6 + 20e-6, 2},  // setup less DNS, connect and TLS
+		{"dns_lookup", h.DNSLookup.Sum, h.DNSLookup.Count, 100e-6, 2},   // 0 on the reused connection
+		{"connecting", h.Connecting.Sum, h.Connecting.Count, 900e-6, 2}, // TCP and TLS
+		{"connection_reused", h.Reused.Sum, h.Reused.Count, 1, 2},       // one of two
+		{"connection_overhead", h.ConnectionOverhead.Sum, h.ConnectionOverhead.Count, 1220e-6, 2},
+		{"sending", h.Sending.Sum, h.Sending.Count, 80e-6, 2},
+		{"waiting", h.Waiting.Sum, h.Waiting.Count, 1950e-6 + 1000e-6, 2},        // written → first byte
+		{"receiving", h.Receiving.Sum, h.Receiving.Count, 8000e-6 + 18970e-6, 2}, // first byte → end
+		{"duration", h.Duration.Sum, h.Duration.Count, 30000e-6, 2},
+		{"total", h.Total.Sum, h.Total.Count, 31220e-6, 2},
+		{"effective_latency", s.EffectiveLatency.Sum, s.EffectiveLatency.Count, (1200 + 10000 + 3000 + 20000 + 5000) * 1e-6, 3},
+	} {
+		if math.Abs(c.got-c.sum) > 1e-12 || float64(c.count) != c.wantN {
+			t.Errorf("%s: sum %v over %d requests, want %v over %v", c.name, c.got, c.count, c.sum, c.wantN)
+		}
+	}
+}

@@ -32,7 +32,11 @@ type Report struct {
 	decode, e2eOut, prefillPerUser, outCount, reasoning []float64
 	usagePrompt, usageCompletion, usageTotal            []float64
 	promptDiff, completionDiff, oslDiff, creditToStart  []float64
-	usageDiscrepancies, oslMismatches                   int
+	// effectiveLatency is AIPerf's: from the scheduled send to the end
+	// (credit-to-start plus the request's latency), failures included.
+	effectiveLatency                  []float64
+	http                              httpSamples
+	usageDiscrepancies, oslMismatches int
 	// kept is what the requests' gaps and bodies hold, against
 	// MaxKeptBytes; dropped counts the requests whose details did not fit.
 	kept                                    int
@@ -128,6 +132,7 @@ func (r *Report) Observe(rec *record.Record) {
 	if c.HasLag {
 		r.lag = append(r.lag, c.Lag.Seconds())
 		r.creditToStart = append(r.creditToStart, rec.Sent.Sub(rec.Scheduled).Seconds())
+		r.effectiveLatency = append(r.effectiveLatency, (rec.Sent.Sub(rec.Scheduled) + c.Duration).Seconds())
 	}
 	r.capWait = append(r.capWait, c.CapWait.Seconds())
 	if c.ConnRetried {
@@ -221,6 +226,9 @@ func (r *Report) observeAIPerf(c *Contribution) {
 	keep(&r.promptDiff)(c.UsagePromptDiffPct())
 	keep(&r.completionDiff)(c.UsageCompletionDiffPct())
 	keep(&r.oslDiff)(c.OSLMismatchDiffPct())
+	if h, ok := c.HTTPTrace(); ok {
+		r.http.add(h)
+	}
 	if c.UsageDiscrepancy() {
 		r.usageDiscrepancies++
 	}
@@ -336,6 +344,8 @@ type Summary struct {
 	UsageCompletionDiffPct   stats.Stats `json:"usage_completion_tokens_diff_pct"`
 	OSLMismatchDiffPct       stats.Stats `json:"osl_mismatch_diff_pct"`
 	CreditToStart            stats.Stats `json:"credit_to_start_latency_seconds"`
+	EffectiveLatency         stats.Stats `json:"effective_latency_seconds"`
+	HTTP                     HTTPStats   `json:"http_trace"`
 	UsageDiscrepancies       int         `json:"usage_discrepancy_count"`
 	OSLMismatches            int         `json:"osl_mismatch_count"`
 	InputTokenThroughput     float64     `json:"input_token_throughput"`
@@ -386,7 +396,7 @@ func (r *Report) SummaryAt(level float64) Summary {
 	s.OutputTokenCount, s.ReasoningTokens = stats.Of(r.outCount, level), stats.Of(r.reasoning, level)
 	s.UsagePromptTokens, s.UsageCompletionTokens, s.UsageTotalTokens = stats.Of(r.usagePrompt, level), stats.Of(r.usageCompletion, level), stats.Of(r.usageTotal, level)
 	s.UsagePromptDiffPct, s.OSLMismatchDiffPct, s.CreditToStart = stats.Of(r.promptDiff, level), stats.Of(r.oslDiff, level), stats.Of(r.creditToStart, level)
-	s.UsageCompletionDiffPct = stats.Of(r.completionDiff, level)
+	s.UsageCompletionDiffPct, s.EffectiveLatency, s.HTTP = stats.Of(r.completionDiff, level), stats.Of(r.effectiveLatency, level), r.http.stats(level)
 	s.UsageDiscrepancies, s.OSLMismatches, s.DetailsDropped = r.usageDiscrepancies, r.oslMismatches, r.dropped
 	if ended := r.ok + r.failed; ended > 0 {
 		s.RequestErrorRate = 100 * float64(r.failed) / float64(ended)

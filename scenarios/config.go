@@ -77,10 +77,12 @@ type Target struct {
 	// read) or max_completion_tokens (OpenAI's newer name).
 	MaxTokensField string `yaml:"max_tokens_field"`
 	// Tokenizer is a Hugging Face tokenizer.json (byte-level BPE of the
-	// GPT-2, Llama 3 or Qwen2 kind; checked at load) used without network
-	// access to count tokens when the server reports no usage, and to count
-	// prompts exactly. A relative path is relative to the scenario file's
-	// directory, like api_key_file.
+	// GPT-2, Llama 3 or Qwen2 kind; checked at load) used to count tokens
+	// when the server reports no usage, and to count prompts exactly. A
+	// relative path is relative to the scenario file's directory, like
+	// api_key_file. A model name that is no file (Qwen/Qwen3-0.6B) is that
+	// model's tokenizer.json from the Hugging Face cache, downloaded into it
+	// from the Hub the first time (docs/configuration.md).
 	// Default none: counts then come from the server's usage, else from
 	// content chunks, and reports say which.
 	Tokenizer string `yaml:"tokenizer"`

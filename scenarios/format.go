@@ -15,6 +15,9 @@ type FileFormat struct {
 	// WallClock is whether the timestamps are times of day, not offsets
 	// from a start: absolute_timestamps does not apply.
 	WallClock bool
+	// AIPerfName is AIPerf's --custom-dataset-type for the format when it
+	// differs from Name (mooncake_trace for mooncake).
+	AIPerfName string
 }
 
 // Timestamps says whether a format's entries carry timestamps, which sets
@@ -56,6 +59,15 @@ func LookupFormat(name string) (FileFormat, bool) {
 		return FileFormat{}, false
 	}
 	return fileFormats[i], true
+}
+
+// AIPerfDatasetType is AIPerf's --custom-dataset-type for the file format
+// called name, as AIPerf's input_config spells it.
+func AIPerfDatasetType(name string) string {
+	if f, ok := LookupFormat(name); ok && f.AIPerfName != "" {
+		return f.AIPerfName
+	}
+	return name
 }
 
 // FormatNames lists the names of the file formats, sorted.

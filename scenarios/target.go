@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/inferprobe/inferprobe/tokenizer"
 )
 
 // Session header and output-length field defaults.
@@ -188,9 +191,14 @@ func (l *loader) resolve(p string) string {
 }
 
 // checkTokenizer resolves the tokenizer path and checks that the file is
-// there; prober.Build loads it.
+// there; prober.Build loads it. A Hugging Face model name that is no file
+// is kept as it is: prober.Build finds its tokenizer.json (in the cache or
+// on the Hub).
 func (t *Target) checkTokenizer(l *loader, path string) {
 	if t.Tokenizer == "" {
+		return
+	}
+	if _, err := os.Stat(l.resolve(t.Tokenizer)); err != nil && tokenizer.IsHubName(t.Tokenizer) {
 		return
 	}
 	t.Tokenizer = l.resolve(t.Tokenizer)

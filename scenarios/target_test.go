@@ -75,6 +75,22 @@ func writeCA(t *testing.T, dir string) {
 	}
 }
 
+// TestTargetTokenizerModelName: a tokenizer that is no file but a Hugging
+// Face model name is kept as the name, for prober.Build to find; a missing
+// file is still an error.
+func TestTargetTokenizerModelName(t *testing.T) {
+	c, err := Load(writeScenario(t, "    tokenizer: Qwen/Qwen3-0.6B\n", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Targets["qwen"].Tokenizer; got != "Qwen/Qwen3-0.6B" {
+		t.Errorf("tokenizer %q, want the model name kept", got)
+	}
+	if _, err := Load(writeScenario(t, "    tokenizer: models/tokenizer.json\n", nil)); err == nil || !strings.Contains(err.Error(), "targets.qwen.tokenizer: cannot read") {
+		t.Errorf("a missing tokenizer.json: %v, want it refused", err)
+	}
+}
+
 // TestTargetFilesResolved: ca_file and tokenizer, like api_key_file, are
 // relative to the scenario file, and Load rewrites them to resolved paths
 // (workers get the target as data and have another working directory).

@@ -58,6 +58,10 @@ func newServerMetrics(model string) *serverMetrics {
 			Name: "vllm:request_success_total", Help: "Count of successfully processed requests.", ConstLabels: labels,
 		}, []string{"finished_reason"}),
 	}
+	// Every finish reason the simulator gives is exported from 0, as vLLM exports its own.
+	for _, reason := range []string{"stop", "length"} {
+		m.success.WithLabelValues(reason)
+	}
 	m.registry.MustRegister(m.running, m.waiting, m.kvUsage, m.gpuCacheUsage, m.ttft, m.itl, m.e2e, m.promptTokens, m.generatedTokens, m.success)
 	return m
 }

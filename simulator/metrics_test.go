@@ -71,6 +71,8 @@ func TestVLLMMetrics(t *testing.T) {
 		"vllm:e2e_request_latency_seconds_count" + model:                                         2,
 		"vllm:generation_tokens_total" + model:                                                   8,
 		`vllm:request_success_total{finished_reason="length",model_name="inferprobe-simulator"}`: 2,
+		// Exported from the start, so that rate() sees the first request that stops.
+		`vllm:request_success_total{finished_reason="stop",model_name="inferprobe-simulator"}`: 0,
 	} {
 		if got, ok := s[series]; !ok || got != want {
 			t.Errorf("%s = %v (present: %v), want %v", series, got, ok, want)

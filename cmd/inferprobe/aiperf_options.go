@@ -97,7 +97,7 @@ var aiperfOptions = []aiperfOption{
 
 	// Tokenizer
 	{"Tokenizer", "--tokenizer", supported, "tokenizer", ""},
-	{"Tokenizer", "--tokenizer-revision", ignored, "", whyTokenizerRevision},
+	{"Tokenizer", "--tokenizer-revision", supported, "tokenizer-revision", ""},
 	{"Tokenizer", "--tokenizer-trust-remote-code", ignored, "", whyNoTokenizerCode},
 	{"Tokenizer", "--apply-chat-template", unsupported, "", whyChatTemplate},
 
@@ -369,7 +369,7 @@ const (
 	whyPerChunkUsage     = "bench does not ask for continuous usage stats; token counts come from the final usage, and inter-token latency from the chunks' arrival times"
 	whyModality          = "bench sends text only: audio, image and video inputs and outputs are not generated or measured"
 	whyContentType       = "bench sends JSON bodies; describe another API with a template endpoint in a scenario file (inferprobe serve)"
-	whyDownload          = "inferprobe downloads nothing; download the dataset and give it as --input-file FILE --custom-dataset-type (ShareGPT's JSON is sharegpt)"
+	whyDownload          = "inferprobe downloads no datasets; download the dataset and give it as --input-file FILE --custom-dataset-type (ShareGPT's JSON is sharegpt)"
 	whyIgnoreTraceDelays = "give the trace a load instead: with --no-fixed-schedule and --concurrency or --request-rate, its requests are sent at that load and its timestamps ignored"
 	whyTraceFilter       = "bench sends every entry of --input-file; filter or sample the file first (e.g. with jq or duckdb)"
 	whySampling          = "bench sends --input-file in order; --custom-dataset-type random-pool draws single-turn entries at random, with replacement"
@@ -379,7 +379,7 @@ const (
 	whySlices            = "bench reports the whole run; report.html plots latency and throughput over time, and inferprobe serve's Prometheus series give any window"
 	whyOutputs           = "bench keeps no generated text; profile_export.jsonl has each request's metrics"
 	whyHTTPTrace         = "profile_export.jsonl always has each request's http_req_* timings, as AIPerf's does; the raw trace (timestamps, headers, socket) is not written"
-	whyTraceTiming       = "the console shows no HTTP timing table; profile_export.jsonl has each request's http_req_* timings"
+	whyTraceTiming       = "the console shows no HTTP timing table; profile_export_aiperf.json and .csv summarise the http_req_* timings, and profile_export.jsonl has each request's"
 	whyChatTemplate      = "bench counts the prompt as sent, and the server's usage.prompt_tokens (chat template included) when it reports usage"
 	whyPrefill           = "bench does not limit requests waiting for their first token; --concurrency limits the requests in flight"
 	whyScenarioLock      = "bench has no locked submission scenarios; --save-scenario writes the run as a scenario file to keep and rerun"
@@ -406,7 +406,6 @@ const (
 	whyHTTP                = "bench sends HTTP, as AIPerf does"
 	whyExportLevel         = "bench always writes the summary and per-request records, and keeps no raw bodies"
 	whyReportHTML          = "bench writes report.html every run, and aiperf plot reads the artifact directory too"
-	whyTokenizerRevision   = "inferprobe downloads no tokenizer; --tokenizer names a local tokenizer.json or its directory"
 	whyNoTokenizerCode     = "inferprobe runs no tokenizer code"
 	whyRecords             = "bench's workers compute each request's record as it ends"
 	whyStatsInterval       = "the progress line is rewritten every second on a terminal, else printed every 5 s"

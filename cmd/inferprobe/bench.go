@@ -114,6 +114,12 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	if sweep && f.saveScenario != "" {
 		return usage("--save-scenario writes one run as a burst, not a sweep: give one --concurrency or --request-rate")
 	}
+	// A tokenizer the Hub refuses is a bad flag; one it cannot be asked
+	// for (no network) is a run that could not start.
+	if tok := f.tokenizerFile(); tok.err != nil {
+		fmt.Fprintf(stderr, "inferprobe bench: %v\n", tok.err)
+		return tok.exit
+	}
 	// Every point or run is planned before anything is sent, so that a bad
 	// value in a list fails at once, not after the points before it ran.
 	var runs []benchRun

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -92,10 +91,6 @@ var aiperfDatasets = datasetChoices()
 
 func datasetChoices() map[string]choice {
 	m := map[string]choice{
-		"mooncake-trace":         {value: dataset.FormatMooncake},
-		"baseten-trace":          {value: dataset.FormatBaseten},
-		"burst-gpt-trace":        {value: dataset.FormatBurstGPT},
-		"weka-trace":             {value: dataset.FormatWekaAgentX},
 		"bailian-trace":          {why: "convert it to mooncake_trace JSONL ({\"timestamp\" in ms, \"input_length\", \"output_length\", \"hash_ids\"})"},
 		"raw-payload":            {why: "bench builds each request's body; a template endpoint in a scenario file sends any JSON body (inferprobe serve)"},
 		"inputs-json":            {why: "give the prompts as single_turn JSONL ({\"text\": …} a line)"},
@@ -105,6 +100,9 @@ func datasetChoices() map[string]choice {
 	}
 	for _, format := range scenarios.FormatNames() {
 		m[normalizeChoice(format)] = choice{value: format}
+		if f, _ := scenarios.LookupFormat(format); f.AIPerfName != "" {
+			m[normalizeChoice(f.AIPerfName)] = choice{value: format}
+		}
 	}
 	for _, suite := range []string{"qualitative", "coding", "humanities", "math", "multilingual", "qa", "rag", "reasoning", "roleplay", "stem", "summarization", "writing"} {
 		m["speed-bench-"+suite] = choice{why: whySpeedBench}
@@ -117,7 +115,7 @@ func datasetChoices() map[string]choice {
 	return m
 }
 
-const whySpeedBench = "SPEED-Bench is a downloaded dataset and inferprobe downloads nothing; save its prompts as single_turn JSONL"
+const whySpeedBench = "SPEED-Bench is a downloaded dataset and inferprobe downloads no datasets; save its prompts as single_turn JSONL"
 
 func aiperfDatasetHelp() string {
 	return "single-turn, multi-turn, random-pool, mooncake-trace, baseten-trace, burst-gpt-trace, weka-trace (AIPerf's names; _ works for -), or inferprobe's " +

@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"maps"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,20 +22,17 @@ func (f *benchFlags) exportConfig(limit, warmup prober.Limit, cfg *scenarios.Con
 	base, _ := f.targetURL() // validated before the run
 	c := export.Config{
 		Model: target.Model, EndpointType: f.endpointType, Streaming: f.streaming, URL: base, Seed: cfg.Global.Seed,
-		ExtraInputs: probe.Params, Tokenizer: target.Tokenizer, WarmupRequests: int(warmup.Requests),
+		ExtraInputs: probe.Params, WarmupRequests: int(warmup.Requests),
 		RequestCount: int(limit.Requests), Duration: limit.Duration.Seconds(), Command: repeatCommand(f.args),
 		FixedSchedule: f.replays(), ServerMetrics: f.server.exportConfig(),
 	}
-	switch d := probe.Dataset; {
-	case d.Synthetic != nil:
-		c.Dataset = "synthetic"
-		c.ISLMean, c.ISLStd = d.Synthetic.InputTokens.Mean, d.Synthetic.InputTokens.Stddev
-		c.OSLMean, c.OSLStd = d.Synthetic.OutputTokens.Mean, d.Synthetic.OutputTokens.Stddev
-		c.Entries = c.RequestCount
-	case d.File != nil:
-		c.Dataset, c.DatasetPath, c.DatasetFormat = "file", d.File.Path, aiperfDatasetName(d.File.Format)
-	default:
-		c.Dataset = "custom"
+	c.SetDataset(probe.Dataset)
+	// AIPerf writes the tokenizer it was given, a model's name or a path.
+	if target.Tokenizer != "" {
+		c.Tokenizer = f.tokenizer
+		if *f.set["tokenizer-revision"] {
+			c.TokenizerRevision = f.tokenizerRevision
+		}
 	}
 	if *f.set["request-rate"] {
 		c.RequestRate, c.ArrivalPattern = f.requestRate, f.arrivalPattern
@@ -117,19 +112,6 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// aiperfDatasetName is AIPerf's --custom-dataset-type for a scenario file
-// format (mooncake_trace for mooncake), as its input_config spells it.
-func aiperfDatasetName(format string) string {
-	name := normalizeChoice(format)
-	for _, k := range slices.Sorted(maps.Keys(aiperfDatasets)) {
-		if aiperfDatasets[k].value == format && k != name {
-			name = k
-			break
-		}
-	}
-	return strings.ReplaceAll(name, "-", "_")
 }
 
 // captured keeps what a run prints and logs, for its artifacts. The run's

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -17,6 +17,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/scenarios"
+	"github.com/inferprobe/inferprobe/tokenizer"
 )
 
 // The names bench gives its one target and its one probe in the scenario it builds.
@@ -67,11 +68,6 @@ func (b *benchScenario) usage(stderr io.Writer, err error) int {
 	return 2
 }
 
-// hubName is a Hugging Face model name (namespace/name or name), which a
-// --tokenizer that is not a local file or directory may be, as in AIPerf;
-// anything else is a path.
-var hubName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?$`)
-
 // tokenizerMissing says why path is no tokenizer: err from its stat, or a
 // directory where a file was wanted.
 func tokenizerMissing(path string, err error) string {
@@ -79,6 +75,67 @@ func tokenizerMissing(path string, err error) string {
 		return strings.TrimPrefix(err.Error(), "stat ")
 	}
 	return path + " is a directory"
+}
+
+// builtinTokenizer is AIPerf's tiktoken (o200k_base) tokenizer, which
+// inferprobe does not have.
+const builtinTokenizer = "builtin"
+
+// benchTokenizer is what --tokenizer names, found once per bench command
+// (a sweep's points and a search's steps plan it again).
+type benchTokenizer struct {
+	path string // the tokenizer.json; "" for none
+	note string // what the run should be told, if anything
+	err  error
+	exit int // bench's exit status for err
+}
+
+// tokenizerFile finds the tokenizer.json --tokenizer names: a local file, a
+// directory's, or, for a Hugging Face model name that is no local path, the
+// model's from the Hugging Face cache, downloaded into it the first time.
+// A path that holds no tokenizer and a name the Hub or the settings refuse
+// are bad flags; no network or a failing Hub is not.
+func (f *benchFlags) tokenizerFile() benchTokenizer {
+	if f.tokenizerFound != nil {
+		return *f.tokenizerFound
+	}
+	var bt benchTokenizer
+	defer func() { f.tokenizerFound = &bt }()
+	if f.tokenizer == "" {
+		return bt
+	}
+	path := f.tokenizer
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "tokenizer.json")
+	}
+	switch st, err := os.Stat(path); {
+	case err == nil && !st.IsDir():
+		bt.path = path
+		if *f.set["tokenizer-revision"] {
+			bt.note = fmt.Sprintf("--tokenizer-revision applies to a Hugging Face model name; --tokenizer %s is a local file, so it is ignored", f.tokenizer)
+		}
+	case f.tokenizer == builtinTokenizer:
+		bt.note = "--tokenizer builtin (AIPerf's tiktoken o200k_base) is ignored: inferprobe has no such tokenizer, so token counts come from the server's usage; give a model's name or its tokenizer.json to count with it"
+	case tokenizer.IsHubName(f.tokenizer):
+		hub := tokenizer.HubFromEnv(os.Getenv)
+		var downloaded bool
+		bt.path, downloaded, bt.err = hub.Resolve(context.Background(), f.tokenizer, f.tokenizerRevision)
+		switch {
+		case bt.err != nil:
+			bt.err, bt.exit = fmt.Errorf("--tokenizer %s: %w", f.tokenizer, bt.err), exitCannotRun
+			if errors.Is(bt.err, tokenizer.ErrHubRefused) {
+				bt.exit = exitUsage
+			}
+		case downloaded:
+			bt.note = fmt.Sprintf("--tokenizer %s: downloaded its tokenizer.json from %s into the Hugging Face cache: %s", f.tokenizer, hub.Endpoint, bt.path)
+		default:
+			bt.note = fmt.Sprintf("--tokenizer %s: its tokenizer.json from the Hugging Face cache: %s", f.tokenizer, bt.path)
+		}
+	default:
+		bt.err = fmt.Errorf("--tokenizer %s: no tokenizer.json there (%s); give a tokenizer.json file, a directory holding one, or a Hugging Face model name", f.tokenizer, tokenizerMissing(path, err))
+		bt.exit = exitUsage
+	}
+	return bt
 }
 
 // apiKeyEnv carries --api-key to the scenario, which takes keys only from
@@ -185,22 +242,16 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 		}
 		b.set(benchTarget+".headers", "-H")
 	}
-	if f.tokenizer != "" {
-		// AIPerf takes a hub name and downloads it; we read only local
-		// files: a tokenizer.json, or a directory holding one.
-		path := f.tokenizer
-		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			path = filepath.Join(path, "tokenizer.json")
-		}
-		switch st, err := os.Stat(path); {
-		case err == nil && !st.IsDir():
-			t.Tokenizer = path
-			b.set(benchTarget+".tokenizer", "--tokenizer")
-		case hubName.MatchString(f.tokenizer) && !strings.HasSuffix(f.tokenizer, ".json") && !strings.Contains(f.tokenizer, ".."):
-			b.notes = append(b.notes, fmt.Sprintf("--tokenizer %s is a Hugging Face model name, not a tokenizer.json file here nor a directory holding one, so it is ignored (inferprobe downloads nothing): token counts come from the server's usage", f.tokenizer))
-		default:
-			return nil, fmt.Errorf("--tokenizer %s: no tokenizer.json there (%s); give a tokenizer.json file or a directory holding one", f.tokenizer, tokenizerMissing(path, err))
-		}
+	tok := f.tokenizerFile()
+	if tok.err != nil {
+		return nil, tok.err
+	}
+	if tok.path != "" {
+		t.Tokenizer = tok.path
+		b.set(benchTarget+".tokenizer", "--tokenizer")
+	}
+	if tok.note != "" {
+		b.notes = append(b.notes, tok.note)
 	}
 	if err := f.arrival(b, &p.Arrival); err != nil {
 		return nil, err

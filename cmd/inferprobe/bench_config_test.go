@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,20 +217,37 @@ func TestBenchTokenizer(t *testing.T) {
 	if err := os.WriteFile(file, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A Hugging Face cache holding Qwen/Qwen3-0.6B, read offline.
+	const commit = "0123456789abcdef0123456789abcdef01234567"
+	cache := t.TempDir()
+	snap := filepath.Join(cache, "models--Qwen--Qwen3-0.6B", "snapshots", commit, "tokenizer.json")
+	for p, data := range map[string]string{snap: "{}", filepath.Join(cache, "models--Qwen--Qwen3-0.6B", "refs", "main"): commit} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HF_HUB_CACHE", cache)
+	t.Setenv("HF_HUB_OFFLINE", "1")
 	for _, tc := range []struct {
-		value, target string
-		notes         int
+		args   []string
+		target string
+		notes  int
 	}{
-		{file, file, 0},            // a local file goes to targets.bench.tokenizer
-		{"Qwen/Qwen3-0.6B", "", 1}, // AIPerf's hub name: accepted, ignored, said
+		{[]string{"--tokenizer", file}, file, 0},                               // a local file goes to targets.bench.tokenizer
+		{[]string{"--tokenizer", file, "--tokenizer-revision", "v1"}, file, 1}, // a revision does nothing to a file, and is said so
+		{[]string{"--tokenizer", "Qwen/Qwen3-0.6B"}, snap, 1},                  // a model name: its file in the cache, and which
+		{[]string{"--tokenizer", "builtin"}, "", 1},                            // AIPerf's tiktoken: accepted, ignored, said
 	} {
-		sc, err := parseBench(t, "--model", "m", "--tokenizer", tc.value).scenario()
+		sc, err := parseBench(t, append([]string{"--model", "m"}, tc.args...)...).scenario()
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := sc.cfg.Targets["bench"].Tokenizer
 		if got != tc.target || len(sc.notes) != tc.notes {
-			t.Errorf("--tokenizer %s: target tokenizer %q, notes %q; want %q and %d notes", tc.value, got, sc.notes, tc.target, tc.notes)
+			t.Errorf("%v: target tokenizer %q, notes %q; want %q and %d notes", tc.args, got, sc.notes, tc.target, tc.notes)
 		}
 	}
 	// A path that holds no tokenizer is bad flags (exit 2), not a note.
@@ -239,6 +258,83 @@ func TestBenchTokenizer(t *testing.T) {
 			!strings.Contains(stderr.String(), "--tokenizer "+path+": no tokenizer.json there") {
 			t.Errorf("--tokenizer %s: exit %d, stderr %q; want 2 naming the flag", path, code, stderr.String())
 		}
+	}
+}
+
+// TestBenchTokenizerHub: a model name not in the cache is downloaded from
+// the Hub (HF_ENDPOINT, here a server of the Hub's file API) into the cache,
+// and the next run takes it from there; a refusal is bad flags (exit 2) and
+// says what to do, no network is a run that could not start (exit 1).
+func TestBenchTokenizerHub(t *testing.T) {
+	const commit = "0123456789abcdef0123456789abcdef01234567"
+	tok, err := os.ReadFile(filepath.Join("..", "..", "tokenizer", "testdata", "tiny_tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.Path)
+		switch r.URL.Path {
+		case "/Org/Tiny/resolve/main/tokenizer.json", "/Org/Tiny/resolve/v2/tokenizer.json":
+			w.Header().Set("X-Repo-Commit", commit)
+			_, _ = w.Write(tok)
+		case "/Org/Gated/resolve/main/tokenizer.json":
+			http.Error(w, "gated", http.StatusUnauthorized)
+		default:
+			http.Error(w, "not found", http.StatusNotFound)
+		}
+	}))
+	defer hub.Close()
+	cache := t.TempDir()
+	t.Setenv("HF_ENDPOINT", hub.URL)
+	t.Setenv("HF_HUB_CACHE", cache)
+	t.Setenv("HF_HUB_OFFLINE", "")
+	t.Setenv("HF_TOKEN", "")
+	want := filepath.Join(cache, "models--Org--Tiny", "snapshots", commit, "tokenizer.json")
+	for i, say := range []string{"downloaded its tokenizer.json from " + hub.URL, "its tokenizer.json from the Hugging Face cache"} {
+		sc, err := parseBench(t, "--model", "m", "--tokenizer", "Org/Tiny").scenario()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sc.cfg.Targets["bench"].Tokenizer; got != want || len(sc.notes) != 1 || !strings.Contains(sc.notes[0], say) {
+			t.Errorf("run %d: tokenizer %q, notes %q; want %s and a note saying %q", i+1, got, sc.notes, want, say)
+		}
+	}
+	if len(asked) != 1 {
+		t.Errorf("the Hub was asked %v; want once, the second run reading the cache", asked)
+	}
+	// --tokenizer-revision asks for that revision, and the artifacts say so.
+	f := parseBench(t, "--model", "m", "--tokenizer", "Org/Tiny", "--tokenizer-revision", "v2")
+	sc, err := f.scenario()
+	if err != nil || asked[len(asked)-1] != "/Org/Tiny/resolve/v2/tokenizer.json" {
+		t.Fatalf("--tokenizer-revision v2: %v, asked %v", err, asked)
+	}
+	if c := f.exportConfig(prober.Limit{}, prober.Limit{}, sc.cfg); c.Tokenizer != "Org/Tiny" || c.TokenizerRevision != "v2" {
+		t.Errorf("artifacts' tokenizer %q revision %q; want Org/Tiny and v2, as given", c.Tokenizer, c.TokenizerRevision)
+	}
+
+	for _, tc := range []struct {
+		name, model, offline string
+		exit                 int
+		say                  string
+	}{
+		{"offline, not cached", "Org/Other", "1", exitUsage, "HF_HUB_OFFLINE forbids downloading it"},
+		{"no such model", "Org/Nope", "", exitUsage, "404 Not Found: check the model name"},
+		{"gated", "Org/Gated", "", exitUsage, "set HF_TOKEN"},
+	} {
+		t.Setenv("HF_HUB_OFFLINE", tc.offline)
+		var stderr bytes.Buffer
+		code := runBench(nil, io.Discard, &stderr, parseBench(t, "--model", "m", "--url", "127.0.0.1:1", "--tokenizer", tc.model), nil, nil)
+		if code != tc.exit || !strings.Contains(stderr.String(), "--tokenizer "+tc.model+": ") || !strings.Contains(stderr.String(), tc.say) {
+			t.Errorf("%s: exit %d, stderr %q; want %d saying %q", tc.name, code, stderr.String(), tc.exit, tc.say)
+		}
+	}
+	t.Setenv("HF_HUB_OFFLINE", "")
+	hub.Close()
+	var stderr bytes.Buffer
+	if code := runBench(nil, io.Discard, &stderr, parseBench(t, "--model", "m", "--url", "127.0.0.1:1", "--tokenizer", "Org/Other"), nil, nil); code != exitCannotRun ||
+		!strings.Contains(stderr.String(), "check the network") {
+		t.Errorf("no network: exit %d, stderr %q; want %d saying to check the network", code, stderr.String(), exitCannotRun)
 	}
 }
 

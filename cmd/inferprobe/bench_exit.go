@@ -8,8 +8,8 @@ import (
 // Exit statuses of bench; README.md and `bench --help` list them.
 const (
 	exitOK          = 0
-	exitCannotRun   = 1 // worker processes would not start, the artifacts could not be written, or an internal error
-	exitUsage       = 2 // a flag is wrong; nothing was sent
+	exitCannotRun   = 1 // worker processes would not start, the artifacts could not be written, --tokenizer's model could not be downloaded, or an internal error
+	exitUsage       = 2 // a flag is wrong (--tokenizer's model refused by the Hub or the settings included); nothing was sent
 	exitRegressed   = 3 // a --compare-fail rule failed: past its bound and, where tested, significant
 	exitAllFailed   = 4 // requests were sent and not one succeeded (failed, or lost with the workers)
 	exitThreshold   = 5 // failures passed --failed-request-threshold
@@ -18,7 +18,7 @@ const (
 )
 
 // exitCodesHelp is the exit-status table for `bench --help`.
-const exitCodesHelp = "Exit status: 0 success; 1 could not run (workers, artifacts, an internal error); 2 bad flags, nothing sent; " +
+const exitCodesHelp = "Exit status: 0 success; 1 could not run (workers, artifacts, no network for --tokenizer's download, an internal error); 2 bad flags (a --tokenizer model offline and not cached, or refused by the Hub), nothing sent; " +
 	"3 a --compare-fail rule failed (past its bound and, with the baseline's per-request records, a significant change); 4 every request failed; 5 failures passed --failed-request-threshold; " +
 	"6 (bench merge) a shard is missing or did not finish, the merged report is partial; " +
 	"130 interrupted (SIGINT/SIGTERM). A sweep or --num-profile-runs exits with its first point's or run's non-zero status, 130 if interrupted; " +

@@ -45,6 +45,8 @@ type benchFlags struct {
 	inputFile, datasetFormat string
 	fixedSchedule            bool
 	tokenizer                string
+	tokenizerRevision        string
+	tokenizerFound           *benchTokenizer // tokenizerFile's answer, once found
 	artifactDir              string
 	saveScenario             string
 	compare                  string
@@ -99,7 +101,8 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("custom-dataset-type", "Format of --input-file: "+aiperfDatasetHelp()+"; without it, as AIPerf, the file's first line says: multi-turn (turns), mooncake-trace (input_length, hash_ids or text_input), else single-turn. random-pool draws single-turn entries at random, with replacement, by --random-seed; a trace is replayed at its timestamps unless --no-fixed-schedule, --request-rate or --concurrency is given.").Default("single-turn").SetValue(&aiperfChoice{what: "dataset type", flag: "--custom-dataset-type", choices: aiperfDatasets, target: &f.datasetFormat})
 	flag("fixed-schedule", "Send each request of --input-file at its timestamp (trace replay) instead of at --request-rate or --concurrency; --no-fixed-schedule keeps a trace from being replayed so.").BoolVar(&f.fixedSchedule)
 	flag("artifact-dir", "Where to write the artifacts (AIPerf 0.13's profile_export_aiperf.json and .csv, profile_export.jsonl, inputs.json, profile_export_console.txt, logs/; and report.html, command.txt); also --output-artifact-dir. Default artifacts/MODEL-ENDPOINT-LOAD, like AIPerf.").StringVar(&f.artifactDir)
-	flag("tokenizer", "A Hugging Face tokenizer.json, or a directory holding one, to count tokens with when the server sends no usage. A hub name (Qwen/Qwen3-0.6B) is ignored with a note: inferprobe downloads nothing; a path that holds no tokenizer.json is an error.").StringVar(&f.tokenizer)
+	flag("tokenizer", "A Hugging Face tokenizer.json, a directory holding one, or a model name (Qwen/Qwen3-0.6B) whose tokenizer.json is taken from the Hugging Face cache or downloaded into it (HF_HUB_CACHE, HF_HOME, HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE), to count tokens with when the server sends no usage. A path that holds no tokenizer.json is an error.").StringVar(&f.tokenizer)
+	flag("tokenizer-revision", "The branch, tag or commit of --tokenizer's model to take its tokenizer.json from.").Default("main").StringVar(&f.tokenizerRevision)
 	flag("api-key", "API key sent as a bearer token. Prefer the INFERPROBE_API_KEY environment variable: flags show up in ps.").Envar("INFERPROBE_API_KEY").StringVar(&f.apiKey)
 	flag("header", "Extra HTTP header 'Name: value' (or a JSON object of them), repeatable.").Short('H').StringsVar(&f.headers)
 	flag("request-timeout-seconds", "Longest a request may take.").Default("600").Float64Var(&f.timeout)

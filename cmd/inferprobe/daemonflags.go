@@ -32,7 +32,7 @@ func addDaemonFlags(cmd *kingpin.CmdClause, withShard bool) *daemonFlags {
 		}
 		return scenarios.DurationBound.Check("--shutdown.grace-period", float64(f.grace))
 	}).DurationVar(&f.grace)
-	cmd.Flag("storage.path", "Directory that keeps finished burst runs (one JSON file each), so their reports and the last-run gauges survive a restart; created if missing. Empty keeps them in memory only.").
+	cmd.Flag("storage.path", "Directory that keeps finished burst runs (one JSON file each, and a directory of each one's HTML report and AIPerf artifacts), so their reports and the last-run gauges survive a restart; created if missing. Empty keeps them in memory only (the artifacts up to 64 MiB).").
 		StringVar(&f.storagePath)
 	cmd.Flag("storage.history-size", "Finished burst runs kept (in memory, and in --storage.path); the oldest go first.").
 		Default("100").Action(func(*kingpin.ParseContext) error {

@@ -69,8 +69,8 @@ func runDemo(logger *slog.Logger, webFlags *web.FlagConfig, lifecycle bool, burs
 	if burstOpts.Enabled {
 		fmt.Fprintf(os.Stdout, "  burst API:    curl -X POST %s/api/v1/bursts/demo-burst, then GET the status_url it returns\n", base)
 	}
-	fmt.Fprintln(os.Stdout, "Press Ctrl-C to stop.")
-	return serveDaemon(logger, load, p, webFlags, webListeners, lifecycle, burstOpts, daemonFlags, gpuFlags)
+	fmt.Fprintf(os.Stdout, "Every %s, a line per probe: its TTFT, ITL and errors over the last 5 minutes.\nPress Ctrl-C to stop.\n", liveEvery)
+	return serveDaemon(logger, load, p, webFlags, webListeners, lifecycle, burstOpts, daemonFlags, gpuFlags, os.Stdout)
 }
 
 // listenWeb binds every --web.listen-address; with --web.systemd-socket it returns

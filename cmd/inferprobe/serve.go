@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -42,13 +43,16 @@ func runServe(logger *slog.Logger, configFile string, webFlags *web.FlagConfig, 
 		logger.Error("cannot start the worker processes", "err", err)
 		return 1
 	}
-	return serveDaemon(logger, load, p, webFlags, nil, lifecycle, burstOpts, daemonFlags, gpuFlags)
+	return serveDaemon(logger, load, p, webFlags, nil, lifecycle, burstOpts, daemonFlags, gpuFlags, nil)
 }
 
 // workersStopTimeout bounds how long shutdown waits for the workers once the
 // daemon has drained its requests (its grace period is over): records still
 // on their way back, then the workers' exit; a worker that does not exit is killed.
 const workersStopTimeout = 5 * time.Second
+
+// liveEvery is how often the demo prints its probes' latency lines.
+const liveEvery = 5 * time.Second
 
 func drain(logger *slog.Logger, workers *pool.Pool) {
 	ctx, cancel := context.WithTimeout(context.Background(), workersStopTimeout)
@@ -62,8 +66,9 @@ func drain(logger *slog.Logger, workers *pool.Pool) {
 // workers, and its web server until SIGINT/SIGTERM, reloading on SIGHUP,
 // then drains the worker pool. It returns the process exit status. The web
 // server serves listeners when the caller has bound them already, else it
-// binds webFlags' addresses itself.
-func serveDaemon(logger *slog.Logger, load func() (*scenarios.Config, error), workers *pool.Pool, webFlags *web.FlagConfig, listeners []net.Listener, lifecycle bool, burstAPI daemon.BurstAPIOptions, daemonFlags *daemonFlags, gpuFlags *gpuFlags) int {
+// binds webFlags' addresses itself. With live set, the probes' latency lines
+// go to it every liveEvery.
+func serveDaemon(logger *slog.Logger, load func() (*scenarios.Config, error), workers *pool.Pool, webFlags *web.FlagConfig, listeners []net.Listener, lifecycle bool, burstAPI daemon.BurstAPIOptions, daemonFlags *daemonFlags, gpuFlags *gpuFlags, live io.Writer) int {
 	defer drain(logger, workers)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(workers)
@@ -118,6 +123,9 @@ func serveDaemon(logger *slog.Logger, load func() (*scenarios.Config, error), wo
 
 	runErr := make(chan error, 1)
 	go func() { runErr <- d.Run(ctx) }()
+	if live != nil {
+		go d.WriteLive(ctx, live, liveEvery)
+	}
 
 	status := 0
 	select {

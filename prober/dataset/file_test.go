@@ -482,3 +482,16 @@ func TestFileOutputTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestAIPerfDatasetTypes: each format's --custom-dataset-type in AIPerf's input_config, as
+// bench's artifacts and a burst run's write it and bench's flag accepts it.
+func TestAIPerfDatasetTypes(t *testing.T) {
+	for format, want := range map[string]string{
+		FormatMooncake: "mooncake_trace", FormatBaseten: "baseten_trace", FormatBurstGPT: "burst_gpt_trace",
+		FormatWekaAgentX: "weka_trace", FormatSingleTurn: "single_turn", FormatMultiTurn: "multi_turn", FormatRandomPool: "random_pool",
+	} {
+		if got := scenarios.AIPerfDatasetType(format); got != want {
+			t.Errorf("AIPerfDatasetType(%s) = %s, want %s", format, got, want)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 const FormatBaseten = "baseten"
 
 func init() {
-	registerFormat(scenarios.FileFormat{Name: FormatBaseten, Timestamps: scenarios.TimestampsAlways, WallClock: true}, newBaseten)
+	registerFormat(scenarios.FileFormat{Name: FormatBaseten, AIPerfName: "baseten_trace", Timestamps: scenarios.TimestampsAlways, WallClock: true}, newBaseten)
 }
 
 // basetenRow is the part of a Baseten trace row that is replayed. Columns

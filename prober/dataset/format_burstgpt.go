@@ -10,7 +10,7 @@ import (
 const FormatBurstGPT = "burstgpt"
 
 func init() {
-	registerFormat(scenarios.FileFormat{Name: FormatBurstGPT, Timestamps: scenarios.TimestampsAlways}, newBurstGPT)
+	registerFormat(scenarios.FileFormat{Name: FormatBurstGPT, AIPerfName: "burst_gpt_trace", Timestamps: scenarios.TimestampsAlways}, newBurstGPT)
 }
 
 // burstGPT reads BurstGPT: Timestamp (s),Model,Request tokens,Response tokens,….

@@ -10,7 +10,7 @@ import (
 const FormatMooncake = "mooncake"
 
 func init() {
-	registerFormat(scenarios.FileFormat{Name: FormatMooncake, Timestamps: scenarios.TimestampsAlways}, newMooncake)
+	registerFormat(scenarios.FileFormat{Name: FormatMooncake, AIPerfName: "mooncake_trace", Timestamps: scenarios.TimestampsAlways}, newMooncake)
 }
 
 // mooncake reads Mooncake (and AIPerf mooncake_trace) JSONL.

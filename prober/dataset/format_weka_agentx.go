@@ -16,7 +16,7 @@ import (
 const FormatWekaAgentX = "weka_agentx"
 
 func init() {
-	registerFormat(scenarios.FileFormat{Name: FormatWekaAgentX, Timestamps: scenarios.TimestampsAlways}, newWeka)
+	registerFormat(scenarios.FileFormat{Name: FormatWekaAgentX, AIPerfName: "weka_trace", Timestamps: scenarios.TimestampsAlways}, newWeka)
 }
 
 // weka reads WEKA AgentX agentic traces: one JSON trace object, or several in

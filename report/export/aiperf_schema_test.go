@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -220,5 +221,66 @@ func TestCompareWithAIPerf(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the tested comparison lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestAIPerfMetricsDocumented: every metric of AIPerf's reference file is
+// in ours, or in docs/metrics.md's table of the metrics bench does not
+// write (which names none that bench does write).
+func TestAIPerfMetricsDocumented(t *testing.T) {
+	const heading = "### AIPerf's metrics that bench does not write"
+	doc, err := os.ReadFile("../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), heading)
+	if !ok {
+		t.Fatalf("docs/metrics.md has no %q", heading)
+	}
+	undocumented := map[string]bool{}
+	inTable := false
+	for line := range strings.Lines(section) {
+		if !strings.HasPrefix(line, "|") {
+			if inTable {
+				break // the table's end
+			}
+			continue
+		}
+		inTable = true
+		first := strings.Split(line, "|")[1]
+		for _, name := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(first, -1) {
+			undocumented[name[1]] = true
+		}
+	}
+	metrics := func(b []byte) map[string]bool {
+		_, vals := keys(t, b)
+		out := map[string]bool{}
+		for k, v := range vals {
+			if _, m := keys(t, v); m["unit"] != nil {
+				out[k] = true
+			}
+		}
+		return out
+	}
+	b, err := JSON(fixedRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := metrics(b), metrics(readRef(t, "profile_export_aiperf.json"))
+	for k := range theirs {
+		if !ours[k] && !undocumented[k] {
+			t.Errorf("AIPerf's %s is neither written nor in docs/metrics.md's table of those bench does not write", k)
+		}
+	}
+	for k := range undocumented {
+		switch {
+		case ours[k]:
+			t.Errorf("docs/metrics.md says bench does not write %s, which it writes", k)
+		case !theirs[k]:
+			t.Errorf("docs/metrics.md names %s, which AIPerf's file lacks", k)
+		}
+	}
+	if len(undocumented) == 0 {
+		t.Error("the table names no metric")
 	}
 }

@@ -25,57 +25,61 @@ const (
 	legacyJSON = "profile_export_inferprobe.json"
 )
 
-// WriteArtifacts writes every artifact of run into dir: AIPerf's JSON, CSV,
-// JSONL, inputs, console report and logs/, server_metrics_export.* when the
-// server's metrics were read, the HTML report, and the command that repeats
-// the run.
+// WriteArtifacts writes every artifact of run into dir: its RunFiles, the
+// console report, logs/ and the command that repeats the run.
 func WriteArtifacts(dir string, run Run) error {
 	if err := os.MkdirAll(filepath.Join(dir, artifactLogs), 0o755); err != nil {
 		return err
 	}
-	js, err := JSON(run)
-	if err != nil {
-		return err
-	}
-	csv, err := CSV(run)
-	if err != nil {
-		return err
-	}
-	page, err := HTML(run)
-	if err != nil {
-		return err
-	}
-	files := map[string][]byte{
-		artifactJSON: js, artifactCSV: csv, artifactHTML: page, artifactCommand: []byte(run.Config.Command + "\n"),
-		artifactConsole: run.ConsoleText, filepath.Join(artifactLogs, artifactLog): run.Log,
-	}
-	for _, f := range run.serverFormats() {
-		switch f {
-		case "json":
-			b, err := ServerMetricsJSON(run)
-			if err != nil {
-				return err
-			}
-			files[artifactServerJSON] = b
-		case "csv":
-			b, err := ServerMetricsCSV(run)
-			if err != nil {
-				return err
-			}
-			files[artifactServerCSV] = b
-		}
-	}
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			return err
-		}
-	}
-	for name, write := range map[string]func(io.Writer, Run) error{artifactJSONL: WriteJSONL, artifactInputs: WriteInputs} {
-		if err := writeFile(filepath.Join(dir, name), func(w io.Writer) error { return write(w, run) }); err != nil {
+	files := RunFiles(run)
+	files[artifactCommand] = bytesOf([]byte(run.Config.Command + "\n"))
+	files[artifactConsole] = bytesOf(run.ConsoleText)
+	files[filepath.Join(artifactLogs, artifactLog)] = bytesOf(run.Log)
+	for name, write := range files {
+		if err := writeFile(filepath.Join(dir, name), write); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// RunFiles are the artifacts that describe run itself, each a function that
+// writes it, by file name: AIPerf's JSON, CSV and JSONL, the inputs,
+// server_metrics_export.* when the server's metrics were read, and the HTML
+// report. Bench writes them with the rest; the daemon keeps a burst run's.
+func RunFiles(run Run) map[string]func(io.Writer) error {
+	files := map[string]func(io.Writer) error{
+		artifactJSON:   rendered(JSON, run),
+		artifactCSV:    rendered(CSV, run),
+		artifactHTML:   rendered(HTML, run),
+		artifactJSONL:  func(w io.Writer) error { return WriteJSONL(w, run) },
+		artifactInputs: func(w io.Writer) error { return WriteInputs(w, run) },
+	}
+	for _, f := range run.serverFormats() {
+		switch f {
+		case "json":
+			files[artifactServerJSON] = rendered(ServerMetricsJSON, run)
+		case "csv":
+			files[artifactServerCSV] = rendered(ServerMetricsCSV, run)
+		}
+	}
+	return files
+}
+
+// rendered writes what render makes of run.
+func rendered(render func(Run) ([]byte, error), run Run) func(io.Writer) error {
+	return func(w io.Writer) error {
+		b, err := render(run)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+}
+
+func bytesOf(b []byte) func(io.Writer) error {
+	return func(w io.Writer) error { _, err := w.Write(b); return err }
 }
 
 func writeFile(path string, write func(io.Writer) error) error {

@@ -31,7 +31,9 @@ func Console(w io.Writer, r Run, d record.Digest, seed uint64) {
 	// AIPerf's metrics, under its names (profile_export_aiperf.json has
 	// the same), then inferprobe's schedule lag.
 	for _, m := range distributions(s) {
-		row(m.Name+" ("+m.Unit+")", m.Stats)
+		if !m.trace { // AIPerf shows them only with --show-trace-timing
+			row(m.Name+" ("+m.Unit+")", m.Stats)
+		}
 	}
 	if lag := scaled(s.ScheduleLag, ms); lag != nil {
 		row("Schedule Lag (ms)", lag)

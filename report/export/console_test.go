@@ -103,10 +103,16 @@ func TestConsoleIntervals(t *testing.T) {
 		"p99 ", "[185.00, —]",
 		"Request Throughput (requests/sec)",
 		"—: too few samples to bound that side at this level (avg needs 2, p50 needs 6, p90 needs 36, p95 needs 72, p99 needs 368)",
+		"Effective Latency (CO-aware) (ms)",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("console lacks %q:\n%s", want, out.String())
 		}
+	}
+	// AIPerf's console shows the HTTP trace metrics only with
+	// --show-trace-timing, which bench does not take.
+	if strings.Contains(out.String(), "HTTP Waiting") || strings.Contains(out.String(), "HTTP Total Time") {
+		t.Errorf("console shows HTTP trace metrics:\n%s", out.String())
 	}
 }
 

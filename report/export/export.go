@@ -20,6 +20,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
+	"github.com/inferprobe/inferprobe/scenarios"
 	"github.com/inferprobe/inferprobe/servermetrics"
 	"github.com/inferprobe/inferprobe/stats"
 )
@@ -73,10 +74,12 @@ type Config struct {
 	Entries                    int
 	ISLMean, ISLStd            float64
 	OSLMean, OSLStd            float64
-	Tokenizer                  string
-	Concurrency                int
-	RequestRate                float64
-	ArrivalPattern             string
+	// Tokenizer is --tokenizer as given (a path or a model name), and
+	// TokenizerRevision its revision when one was given.
+	Tokenizer, TokenizerRevision string
+	Concurrency                  int
+	RequestRate                  float64
+	ArrivalPattern               string
 	// FixedSchedule is set when the run replays its dataset's timestamps.
 	FixedSchedule  bool
 	RequestCount   int
@@ -99,6 +102,23 @@ type ServerMetricsConfig struct {
 	Enabled bool
 	URLs    []string
 	Formats []string
+}
+
+// SetDataset sets c's dataset as AIPerf's input_config describes it: synthetic
+// with its lengths and, as entries, c.RequestCount (so set that first), or a
+// file by AIPerf's name of its format.
+func (c *Config) SetDataset(d scenarios.Dataset) {
+	switch {
+	case d.Synthetic != nil:
+		c.Dataset = "synthetic"
+		c.ISLMean, c.ISLStd = d.Synthetic.InputTokens.Mean, d.Synthetic.InputTokens.Stddev
+		c.OSLMean, c.OSLStd = d.Synthetic.OutputTokens.Mean, d.Synthetic.OutputTokens.Stddev
+		c.Entries = c.RequestCount
+	case d.File != nil:
+		c.Dataset, c.DatasetPath, c.DatasetFormat = "file", d.File.Path, scenarios.AIPerfDatasetType(d.File.Format)
+	default:
+		c.Dataset = "custom"
+	}
 }
 
 // phaseType is AIPerf's phase type for the load: a replay's
@@ -164,7 +184,11 @@ func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
 		out = append(out, kv{"slos", slos})
 	}
 	if c.Tokenizer != "" {
-		out = append(out, kv{"tokenizer", obj{{"name", c.Tokenizer}}})
+		tok := obj{{"name", c.Tokenizer}}
+		if c.TokenizerRevision != "" {
+			tok = append(tok, kv{"revision", c.TokenizerRevision})
+		}
+		out = append(out, kv{"tokenizer", tok})
 	}
 	return append(out,
 		kv{"gpu_telemetry", obj{{"enabled", gpu}}},
@@ -207,6 +231,7 @@ type metric struct {
 	Tag, Name, Unit string
 	Stats           *stats.Stats // nil for single values
 	Value           float64
+	trace           bool // an HTTP trace metric (distributionTable)
 }
 
 const ms = 1e3 // seconds to milliseconds
@@ -231,33 +256,46 @@ func scaled(st stats.Stats, k float64) *stats.Stats {
 
 // distributionTable is every per-request metric AIPerf reports with
 // statistics, under its tag and header, in its order, with the summary's
-// samples of it and their scale to AIPerf's unit.
+// samples of it and their scale to AIPerf's unit. trace marks AIPerf's HTTP
+// trace metrics, which its console shows only with --show-trace-timing.
 var distributionTable = []struct {
 	tag, name, unit string
 	scale           float64
 	of              func(*report.Summary) stats.Stats
+	trace           bool
 }{
-	{"time_to_first_token", "Time to First Token", "ms", ms, func(s *report.Summary) stats.Stats { return s.TTFT }},
-	{"time_to_first_output_token", "Time to First Output Token", "ms", ms, func(s *report.Summary) stats.Stats { return s.TTFOT }},
-	{"time_to_second_token", "Time to Second Token", "ms", ms, func(s *report.Summary) stats.Stats { return s.TTST }},
-	{"request_latency", "Request Latency", "ms", ms, func(s *report.Summary) stats.Stats { return s.Latency }},
-	{"decode_duration", "Decode Duration", "ms", ms, func(s *report.Summary) stats.Stats { return s.DecodeDuration }},
-	{"inter_token_latency", "Inter Token Latency", "ms", ms, func(s *report.Summary) stats.Stats { return s.ITL }},
-	{"inter_chunk_latency", "Inter Chunk Latency", "ms", ms, func(s *report.Summary) stats.Stats { return s.InterChunk }},
-	{"output_token_throughput_per_user", "Output Token Throughput Per User", "tokens/sec/user", 1, func(s *report.Summary) stats.Stats { return s.OutputTokenThroughputPerUser }},
-	{"e2e_output_token_throughput", "E2E Output Token Throughput", "tokens/sec/user", 1, func(s *report.Summary) stats.Stats { return s.E2EOutputThroughput }},
-	{"prefill_throughput_per_user", "Prefill Throughput Per User", "tokens/sec/user", 1, func(s *report.Summary) stats.Stats { return s.PrefillThroughputPerUser }},
-	{"output_sequence_length", "Output Sequence Length", "tokens", 1, func(s *report.Summary) stats.Stats { return s.OutputTokens }},
-	{"input_sequence_length", "Input Sequence Length", "tokens", 1, func(s *report.Summary) stats.Stats { return s.InputTokens }},
-	{"output_token_count", "Output Token Count", "tokens", 1, func(s *report.Summary) stats.Stats { return s.OutputTokenCount }},
-	{"reasoning_token_count", "Reasoning Token Count", "tokens", 1, func(s *report.Summary) stats.Stats { return s.ReasoningTokens }},
-	{"usage_prompt_tokens", "Usage Prompt Tokens", "tokens", 1, func(s *report.Summary) stats.Stats { return s.UsagePromptTokens }},
-	{"usage_completion_tokens", "Usage Completion Tokens", "tokens", 1, func(s *report.Summary) stats.Stats { return s.UsageCompletionTokens }},
-	{"usage_total_tokens", "Usage Total Tokens", "tokens", 1, func(s *report.Summary) stats.Stats { return s.UsageTotalTokens }},
-	{"usage_prompt_tokens_diff_pct", "Usage Prompt Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.UsagePromptDiffPct }},
-	{"usage_completion_tokens_diff_pct", "Usage Completion Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.UsageCompletionDiffPct }},
-	{"osl_mismatch_diff_pct", "OSL Mismatch Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.OSLMismatchDiffPct }},
-	{"credit_to_start_latency", "Credit-to-Start Latency", "ms", ms, func(s *report.Summary) stats.Stats { return s.CreditToStart }},
+	{"time_to_first_token", "Time to First Token", "ms", ms, func(s *report.Summary) stats.Stats { return s.TTFT }, false},
+	{"time_to_first_output_token", "Time to First Output Token", "ms", ms, func(s *report.Summary) stats.Stats { return s.TTFOT }, false},
+	{"time_to_second_token", "Time to Second Token", "ms", ms, func(s *report.Summary) stats.Stats { return s.TTST }, false},
+	{"request_latency", "Request Latency", "ms", ms, func(s *report.Summary) stats.Stats { return s.Latency }, false},
+	{"decode_duration", "Decode Duration", "ms", ms, func(s *report.Summary) stats.Stats { return s.DecodeDuration }, false},
+	{"inter_token_latency", "Inter Token Latency", "ms", ms, func(s *report.Summary) stats.Stats { return s.ITL }, false},
+	{"inter_chunk_latency", "Inter Chunk Latency", "ms", ms, func(s *report.Summary) stats.Stats { return s.InterChunk }, false},
+	{"output_token_throughput_per_user", "Output Token Throughput Per User", "tokens/sec/user", 1, func(s *report.Summary) stats.Stats { return s.OutputTokenThroughputPerUser }, false},
+	{"e2e_output_token_throughput", "E2E Output Token Throughput", "tokens/sec/user", 1, func(s *report.Summary) stats.Stats { return s.E2EOutputThroughput }, false},
+	{"prefill_throughput_per_user", "Prefill Throughput Per User", "tokens/sec/user", 1, func(s *report.Summary) stats.Stats { return s.PrefillThroughputPerUser }, false},
+	{"output_sequence_length", "Output Sequence Length", "tokens", 1, func(s *report.Summary) stats.Stats { return s.OutputTokens }, false},
+	{"input_sequence_length", "Input Sequence Length", "tokens", 1, func(s *report.Summary) stats.Stats { return s.InputTokens }, false},
+	{"output_token_count", "Output Token Count", "tokens", 1, func(s *report.Summary) stats.Stats { return s.OutputTokenCount }, false},
+	{"reasoning_token_count", "Reasoning Token Count", "tokens", 1, func(s *report.Summary) stats.Stats { return s.ReasoningTokens }, false},
+	{"usage_prompt_tokens", "Usage Prompt Tokens", "tokens", 1, func(s *report.Summary) stats.Stats { return s.UsagePromptTokens }, false},
+	{"usage_completion_tokens", "Usage Completion Tokens", "tokens", 1, func(s *report.Summary) stats.Stats { return s.UsageCompletionTokens }, false},
+	{"usage_total_tokens", "Usage Total Tokens", "tokens", 1, func(s *report.Summary) stats.Stats { return s.UsageTotalTokens }, false},
+	{"usage_prompt_tokens_diff_pct", "Usage Prompt Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.UsagePromptDiffPct }, false},
+	{"usage_completion_tokens_diff_pct", "Usage Completion Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.UsageCompletionDiffPct }, false},
+	{"osl_mismatch_diff_pct", "OSL Mismatch Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.OSLMismatchDiffPct }, false},
+	{"credit_to_start_latency", "Credit-to-Start Latency", "ms", ms, func(s *report.Summary) stats.Stats { return s.CreditToStart }, false},
+	{"effective_latency", "Effective Latency (CO-aware)", "ms", ms, func(s *report.Summary) stats.Stats { return s.EffectiveLatency }, false},
+	{"http_req_blocked", "HTTP Blocked", "ms", ms, func(s *report.Summary) stats.Stats { return s.HTTP.Blocked }, true},
+	{"http_req_dns_lookup", "HTTP DNS Lookup", "ms", ms, func(s *report.Summary) stats.Stats { return s.HTTP.DNSLookup }, true},
+	{"http_req_connecting", "HTTP Connecting", "ms", ms, func(s *report.Summary) stats.Stats { return s.HTTP.Connecting }, true},
+	{"http_req_connection_reused", "HTTP Connection Reused", "ratio", 1, func(s *report.Summary) stats.Stats { return s.HTTP.Reused }, true},
+	{"http_req_connection_overhead", "HTTP Connection Overhead", "ms", ms, func(s *report.Summary) stats.Stats { return s.HTTP.ConnectionOverhead }, true},
+	{"http_req_sending", "HTTP Sending", "ms", ms, func(s *report.Summary) stats.Stats { return s.HTTP.Sending }, true},
+	{"http_req_waiting", "HTTP Waiting (TTFB)", "ms", ms, func(s *report.Summary) stats.Stats { return s.HTTP.Waiting }, true},
+	{"http_req_receiving", "HTTP Receiving", "ms", ms, func(s *report.Summary) stats.Stats { return s.HTTP.Receiving }, true},
+	{"http_req_duration", "HTTP Duration (excl. conn)", "ms", ms, func(s *report.Summary) stats.Stats { return s.HTTP.Duration }, true},
+	{"http_req_total", "HTTP Total Time", "ms", ms, func(s *report.Summary) stats.Stats { return s.HTTP.Total }, true},
 }
 
 // perRequest says tag is a per-request metric, one of distributionTable.
@@ -277,7 +315,7 @@ func distributions(s report.Summary) []metric {
 	var out []metric
 	for _, d := range distributionTable {
 		if st := scaled(d.of(&s), d.scale); st != nil {
-			out = append(out, metric{Tag: d.tag, Name: d.name, Unit: d.unit, Stats: st})
+			out = append(out, metric{Tag: d.tag, Name: d.name, Unit: d.unit, Stats: st, trace: d.trace})
 		}
 	}
 	return out
@@ -351,11 +389,14 @@ var declaredOrder = []string{
 }
 
 var extraOrder = []string{
-	"usage_total_tokens", "usage_prompt_tokens", "usage_completion_tokens", "time_to_first_output_token",
-	"decode_duration", "prefill_throughput_per_user", "osl_mismatch_diff_pct", "e2e_output_token_throughput",
-	"usage_prompt_tokens_diff_pct", "usage_completion_tokens_diff_pct", "osl_mismatch_count", "usage_discrepancy_count", "request_error_rate",
+	"http_req_receiving", "http_req_blocked", "usage_total_tokens", "http_req_connecting", "http_req_dns_lookup",
+	"usage_prompt_tokens", "http_req_sending", "http_req_waiting", "http_req_duration", "usage_completion_tokens",
+	"http_req_connection_reused", "time_to_first_output_token", "decode_duration", "prefill_throughput_per_user",
+	"osl_mismatch_diff_pct", "e2e_output_token_throughput", "http_req_connection_overhead", "usage_prompt_tokens_diff_pct",
+	"http_req_total", "usage_completion_tokens_diff_pct", "osl_mismatch_count", "usage_discrepancy_count", "request_error_rate",
 	"completed_request_count", "total_usage_total_tokens", "total_usage_prompt_tokens", "good_request_fraction",
 	"total_usage_completion_tokens", "total_token_throughput", "input_token_throughput", "credit_to_start_latency",
+	"effective_latency",
 }
 
 // ordered returns r's metrics by tag, in the order of tags.

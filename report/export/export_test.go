@@ -57,6 +57,8 @@ func fixedRun(t *testing.T) Run {
 		switch i {
 		case 2:
 			rec.PinnedOutputTokens = 9
+		case 4:
+			rec.ClientOutputTokens = 7 // a tokenizer's count beside usage's 8
 		case 5:
 			*rec = record.Record{Seq: 5, Scheduled: sched, Sent: sched, Duration: ms(3), Outcome: record.OutcomeError,
 				Reason: record.ReasonHTTP429, Status: 429, Err: `HTTP 429: {"error":"rate limited"}`}

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/inferprobe/inferprobe/stats"
@@ -126,7 +127,8 @@ func (e estimate) Bracket() string {
 // consoleIntervals prints the estimates compactly, a line per metric
 // (p99 123.40 [118.00, 131.20]), and says why a side is missing.
 func consoleIntervals(w io.Writer, r Run) {
-	es := r.estimates()
+	// The console leaves out the HTTP trace metrics, as its table does.
+	es := slices.DeleteFunc(r.estimates(), func(e estimate) bool { return e.Metric.trace })
 	if len(es) == 0 {
 		return
 	}

@@ -201,27 +201,25 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO
 		add("credit_to_start_latency", msOf(q.Sent.Sub(q.Scheduled)), "ms")
 	}
 	ph := &q.Phases
-	if ph.Conn != record.ConnNone {
-		// AIPerf's HTTP trace metrics (k6's names), which AIPerf writes for
-		// every request: connecting includes the TLS handshake, blocked is
-		// the rest of the wait for a connection.
+	if h, ok := q.HTTPTrace(); ok {
+		// AIPerf writes its HTTP trace metrics for every request.
 		reused := 0
-		if ph.Conn == record.ConnReused {
+		if h.Reused {
 			reused = 1
 		}
-		add("http_req_blocked", msOf(max(0, ph.Setup-ph.Network())), "ms")
-		add("http_req_dns_lookup", msOf(ph.DNS), "ms")
-		add("http_req_connecting", msOf(ph.Connect+ph.TLS), "ms")
+		add("http_req_blocked", msOf(h.Blocked), "ms")
+		add("http_req_dns_lookup", msOf(h.DNSLookup), "ms")
+		add("http_req_connecting", msOf(h.Connecting), "ms")
 		add("http_req_connection_reused", reused, "ratio")
-		add("http_req_connection_overhead", msOf(ph.Setup), "ms")
-		if ph.Written > 0 {
-			add("http_req_sending", msOf(ph.Written), "ms")
+		add("http_req_connection_overhead", msOf(h.ConnectionOverhead), "ms")
+		if h.HasSending {
+			add("http_req_sending", msOf(h.Sending), "ms")
 		}
-		if ph.FirstByte > 0 {
-			add("http_req_waiting", msOf(ph.FirstByte-ph.Written), "ms")
-			add("http_req_receiving", msOf(q.Duration-ph.FirstByte), "ms")
-			add("http_req_duration", msOf(q.Duration), "ms")
-			add("http_req_total", msOf(ph.Setup+q.Duration), "ms")
+		if h.HasResponse {
+			add("http_req_waiting", msOf(h.Waiting), "ms")
+			add("http_req_receiving", msOf(h.Receiving), "ms")
+			add("http_req_duration", msOf(h.Duration), "ms")
+			add("http_req_total", msOf(h.Total), "ms")
 		}
 	}
 
