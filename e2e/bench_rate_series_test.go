@@ -60,3 +60,42 @@ print(json.dumps([c.value_at(k * 0.1) for k in range(40)]))
 		}
 	}
 }
+
+// TestAIPerfReadsWarmupAndSeriesConfig: a run with a rate series and a
+// warmup of its own load and grace period writes them into input_config as
+// AIPerf writes its phases, and real AIPerf 0.13 loads that export with its
+// own model (BenchmarkConfig validates every phase).
+func TestAIPerfReadsWarmupAndSeriesConfig(t *testing.T) {
+	venv := requireAIPerf(t)
+	url := startBlogSimulator(t)
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "series.json"), []byte(`[{"time_s": 0, "qps": 20}, {"time_s": 0.5, "qps": 40}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := benchIn(t, work, "--model", blogModel, "--url", url, "--streaming", "--request-rate-series", "series.json",
+		"--request-count", "8", "--osl", "8", "--warmup-duration", "0.3", "--warmup-grace-period", "1", "--warmup-concurrency", "2",
+		"--progress", "off", "--artifact-dir", "run")
+	if code != 0 {
+		t.Fatalf("bench exited %d:\n%s", code, out)
+	}
+	dir := filepath.Join(work, "run")
+	runAIPerf(t, 2*time.Minute, nil, filepath.Join(venv, "bin", "python"),
+		filepath.Join(repoRoot(t), "e2e", "testdata", "aiperf", "check_artifacts.py"), dir)
+	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		InputConfig struct {
+			Phases []map[string]any `json:"phases"`
+		} `json:"input_config"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	phases := doc.InputConfig.Phases
+	if len(phases) != 2 || phases[0]["type"] != "concurrency" || phases[0]["concurrency"] != 2.0 || phases[0]["grace_period"] != 1.0 ||
+		phases[0]["duration"] != 0.3 || phases[1]["type"] != "poisson" || phases[1]["rate_series"] == nil {
+		t.Errorf("input_config phases %v; want a warmup at concurrency 2 for 0.3 s with a 1 s grace period, then poisson at the rate series", phases)
+	}
+}

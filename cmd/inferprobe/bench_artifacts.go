@@ -37,8 +37,18 @@ func (f *benchFlags) exportConfig(limit, warmup prober.Limit, cfg *scenarios.Con
 	if *f.set["request-rate"] {
 		c.RequestRate, c.ArrivalPattern = f.requestRate, f.arrivalPattern
 	}
-	if *f.set["concurrency"] || !*f.set["request-rate"] {
+	if *f.set["request-rate-series"] {
+		c.ArrivalPattern = f.arrivalPattern
+		points, _ := readRateSeries(f.load.rateSeries) // read before the run
+		for _, p := range points {
+			c.RateSeries = append(c.RateSeries, export.RatePoint{TimeS: *p.TimeS, QPS: *p.QPS})
+		}
+	}
+	if *f.set["concurrency"] || !*f.set["request-rate"] && !*f.set["request-rate-series"] {
 		c.Concurrency = max(f.concurrency, 1)
+	}
+	if warmup != (prober.Limit{}) {
+		f.load.warmup.export(f, warmup, &c)
 	}
 	return c
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/inferprobe/inferprobe/prober"
+	"github.com/inferprobe/inferprobe/report/export"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -153,4 +155,33 @@ func (w *warmupFlags) graceFor(hasDuration bool) (*time.Duration, error) {
 	}
 	g := time.Duration(d)
 	return &g, nil
+}
+
+// export describes the warmup in the artifacts' configuration, as AIPerf
+// writes its warmup phase; the flags were checked when the run was planned.
+func (w *warmupFlags) export(f *benchFlags, limit prober.Limit, c *export.Config) {
+	c.WarmupDuration = limit.Duration.Seconds()
+	if w.given("num-warmup-sessions") {
+		c.WarmupSessions = w.sessions
+	}
+	if g, _ := w.graceFor(limit.Duration > 0); g != nil {
+		s := g.Seconds()
+		c.WarmupGrace = &s
+	}
+	a, _ := w.arrival(f)
+	switch {
+	case a == nil:
+	case a.Pattern == scenarios.ArrivalConcurrency:
+		n := a.Concurrency
+		if a.RampOver > 0 {
+			n = int(a.RampTo)
+		}
+		c.WarmupLoad = &export.Load{Type: scenarios.ArrivalConcurrency, Concurrency: n}
+	default:
+		rate := a.Rate
+		if a.RampOver > 0 {
+			rate = a.RampTo
+		}
+		c.WarmupLoad = &export.Load{Type: a.Pattern, Concurrency: a.MaxConcurrency, Rate: rate}
+	}
 }

@@ -85,7 +85,16 @@ type Config struct {
 	RequestCount   int
 	Duration       float64 // seconds; 0 when limited by count
 	ArtifactDir    string
-	WarmupRequests int
+	// RateSeries is the --request-rate-series points the rate followed,
+	// instead of RequestRate.
+	RateSeries []RatePoint
+	// The warmup: its length (requests, sessions, seconds: whichever ends
+	// first), its grace period (nil: it waits for every request), and its
+	// own load (nil: the run's).
+	WarmupRequests, WarmupSessions int
+	WarmupDuration                 float64
+	WarmupGrace                    *float64
+	WarmupLoad                     *Load
 	// Command repeats the run (without secrets).
 	Command string
 	// Trial is the run's index (from 0) among the runs of a multi-run, and
@@ -121,16 +130,62 @@ func (c *Config) SetDataset(d scenarios.Dataset) {
 	}
 }
 
+// RatePoint is one point of AIPerf's request-rate series.
+type RatePoint struct {
+	TimeS float64 `json:"time_s"`
+	QPS   float64 `json:"qps"`
+}
+
+// Load is a phase's load: AIPerf's phase type (concurrency, or a rate's
+// arrival pattern), its concurrency (a rate's cap; 0: none) and its rate.
+type Load struct {
+	Type        string
+	Concurrency int
+	Rate        float64
+}
+
 // phaseType is AIPerf's phase type for the load: a replay's
 // fixed_schedule, the arrival pattern of a rate, or concurrency.
 func (c Config) phaseType() string {
 	switch {
 	case c.FixedSchedule:
 		return "fixed_schedule"
-	case c.RequestRate > 0:
+	case c.RequestRate > 0 || len(c.RateSeries) > 0:
 		return c.ArrivalPattern
 	}
 	return "concurrency"
+}
+
+// warmupPhase is AIPerf's warmup phase: its limits, then its load — its
+// own, or the run's (a rate series' warmup is a closed loop, as AIPerf's).
+func (c Config) warmupPhase() obj {
+	load := Load{Type: c.phaseType(), Concurrency: c.Concurrency, Rate: c.RequestRate}
+	if len(c.RateSeries) > 0 {
+		load = Load{Type: "concurrency", Concurrency: max(c.Concurrency, 1)}
+	}
+	if c.WarmupLoad != nil {
+		load = *c.WarmupLoad
+	}
+	w := obj{{"name", "warmup"}, {"kind", "warmup"}, {"type", load.Type}}
+	if c.WarmupRequests > 0 {
+		w = append(w, kv{"requests", c.WarmupRequests})
+	}
+	if c.WarmupSessions > 0 {
+		w = append(w, kv{"sessions", c.WarmupSessions})
+	}
+	if c.WarmupDuration > 0 {
+		w = append(w, kv{"duration", c.WarmupDuration})
+	}
+	if c.WarmupGrace != nil {
+		w = append(w, kv{"grace_period", *c.WarmupGrace})
+	}
+	if load.Concurrency > 0 {
+		w = append(w, kv{"concurrency", load.Concurrency})
+	}
+	if load.Rate > 0 {
+		w = append(w, kv{"rate", load.Rate})
+	}
+	return w
 }
 
 // inputConfig is AIPerf 0.13's input_config (its BenchmarkConfig), keys in
@@ -157,8 +212,8 @@ func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
 		dataset = append(dataset, kv{"prompts", prompts})
 	}
 	var phases []obj
-	if c.WarmupRequests > 0 {
-		phases = append(phases, obj{{"name", "warmup"}, {"kind", "warmup"}, {"type", c.phaseType()}, {"requests", c.WarmupRequests}})
+	if c.WarmupRequests > 0 || c.WarmupSessions > 0 || c.WarmupDuration > 0 {
+		phases = append(phases, c.warmupPhase())
 	}
 	profiling := obj{{"name", "profiling"}, {"kind", "profiling"}, {"type", c.phaseType()}}
 	if c.Duration > 0 {
@@ -171,6 +226,9 @@ func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
 	}
 	if c.RequestRate > 0 {
 		profiling = append(profiling, kv{"rate", c.RequestRate})
+	}
+	if len(c.RateSeries) > 0 {
+		profiling = append(profiling, kv{"rate_series", obj{{"points", c.RateSeries}}})
 	}
 	phases = append(phases, profiling)
 	out := obj{
