@@ -81,10 +81,10 @@ type Config struct {
 	RequestRate                  float64
 	ArrivalPattern               string
 	// FixedSchedule is set when the run replays its dataset's timestamps.
-	FixedSchedule  bool
-	RequestCount   int
-	Duration       float64 // seconds; 0 when limited by count
-	ArtifactDir    string
+	FixedSchedule bool
+	RequestCount  int
+	Duration      float64 // seconds; 0 when limited by count
+	ArtifactDir   string
 	// RateSeries is the --request-rate-series points the rate followed,
 	// instead of RequestRate.
 	RateSeries []RatePoint
