@@ -62,6 +62,11 @@ func defaultArtifactDir(f *benchFlags) string {
 	switch {
 	case *f.set["request-rate"]:
 		load = "request_rate" + strconv.FormatFloat(f.requestRate, 'f', -1, 64)
+	case *f.set["request-rate-series"]:
+		// AIPerf names a series by its rate at the start.
+		if points, err := readRateSeries(f.load.rateSeries); err == nil {
+			load = "request_rate" + strconv.FormatFloat(*points[0].QPS, 'f', -1, 64)
+		}
 	case f.replays():
 		load = "fixed_schedule"
 	}
