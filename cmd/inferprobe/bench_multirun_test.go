@@ -91,6 +91,14 @@ func TestTrialArgs(t *testing.T) {
 	if want := "bench --model m --request-count 10 --random-seed 9"; got != want {
 		t.Errorf("without warmup: %q, want %q", got, want)
 	}
+	// The warmup's load and grace go with it: alone, --warmup-grace-period
+	// without --warmup-duration would be refused.
+	args = []string{"bench", "--model", "m", "--warmup-duration", "2", "--warmup-grace-period=1", "--warmup-request-rate", "5",
+		"--warmup-concurrency", "2", "--warmup-arrival-pattern", "constant", "--num-warmup-sessions", "3",
+		"--warmup-request-rate-ramp-duration", "1", "--warmup-concurrency-ramp-duration", "1", "--request-count", "10"}
+	if got, want := strings.Join(trialArgs(args, 9, false), " "), "bench --model m --request-count 10 --random-seed 9"; got != want {
+		t.Errorf("without warmup options: %q, want %q", got, want)
+	}
 }
 
 // TestPlanTrials: the runs go in profile_runs/run_NNNN under the
