@@ -58,9 +58,9 @@ func (d *Daemon) BurstArtifacts(id string) ([]string, error) {
 	return d.bursts.history.artifactNames(id), nil
 }
 
-// keepArtifacts renders a run's AIPerf artifacts and HTML report, as bench writes them,
-// and keeps them with the history. A run that cannot keep them loses them, never its result.
-func (m *burstManager) keepArtifacts(r *burstRun, id string, cancelled bool, rep *BurstReport, res finite.Result) {
+// artifactFiles renders a run's AIPerf artifacts and HTML report, as bench writes them, for
+// end to keep with the history once the run's own record is saved.
+func (m *burstManager) artifactFiles(r *burstRun, cancelled bool, rep *BurstReport, res finite.Result) map[string]func(io.Writer) error {
 	plan := r.run.Plan()
 	run := export.Run{
 		Summary: rep.Summary, Requests: export.ScrubErrors(rep.requests, r.target.Spec.Secrets()),
@@ -72,9 +72,7 @@ func (m *burstManager) keepArtifacts(r *burstRun, id string, cancelled bool, rep
 	if res.ServerMetrics != nil { // AIPerf's default: both formats
 		run.Config.ServerMetrics = export.ServerMetricsConfig{Enabled: true, Formats: []string{"json", "csv"}}
 	}
-	if err := m.history.keepArtifacts(id, export.RunFiles(run)); err != nil {
-		m.d.logger.Error("cannot keep the burst run's report and artifacts; its result is kept", "run", id, "err", err)
-	}
+	return export.RunFiles(run)
 }
 
 // burstExportConfig is a burst run's configuration as AIPerf's input_config describes it:

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"reflect"
 	"slices"
@@ -101,6 +102,8 @@ type burstRun struct {
 	peers        []clusterPeer
 	problems     []ShardProblem
 	peersStarted chan struct{} // closed once the gatherer knows which peers started
+	// Its report and artifacts, rendered when it finished, kept by end.
+	artifacts map[string]func(io.Writer) error
 }
 
 func newBurstManager(d *Daemon) *burstManager {
@@ -695,7 +698,7 @@ func (m *burstManager) finish(r *burstRun, res finite.Result, search *SearchRepo
 	// A search's report is one step's, and a share's is part of a run: neither is a run
 	// of its own to describe; nor is a run cancelled in its warmup, which measured nothing.
 	if search == nil && r.run != nil && res.Measured && m.onGauges(final) {
-		m.keepArtifacts(r, final.ID, result == RunCancelled, report, res)
+		r.artifacts = m.artifactFiles(r, result == RunCancelled, report, res)
 	}
 	report.dropSamples() // the history keeps the report, and need not keep them
 	m.metrics.Running(r.info.Burst, r.info.Target, false)
@@ -713,6 +716,15 @@ func (m *burstManager) finish(r *burstRun, res finite.Result, search *SearchRepo
 // queued runs that waited for it.
 func (m *burstManager) end(r *burstRun, final RunInfo) {
 	m.record(final)
+	// After the run's own record: on a disk with room for only one of them, the result is
+	// what must survive. Before the run shows as ended, so that whoever sees it ended can
+	// fetch its report. A run that cannot keep them loses them, never its result.
+	if r.artifacts != nil {
+		if err := m.history.keepArtifacts(final.ID, r.artifacts); err != nil {
+			m.d.logger.Error("cannot keep the burst run's report and artifacts; its result is kept", "run", final.ID, "err", err)
+		}
+		r.artifacts = nil
+	}
 
 	// The run shows as ended only now, with its target free: whoever sees it
 	// ended can start the next one.

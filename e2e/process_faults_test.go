@@ -237,7 +237,8 @@ func TestRestartDrainsAndKeepsHistory(t *testing.T) {
 	if n := value(fams, "inferprobe_burst_runs_total", "burst", "load"); n != 0 {
 		t.Errorf("inferprobe_burst_runs_total = %v after a restart, want 0: restored runs did not run again", n)
 	}
-	wantFiles := []string{first.ID + ".json", second + ".json"}
+	// Each run's record, and beside it the directory of its report and artifacts.
+	wantFiles := []string{first.ID, first.ID + ".json", second, second + ".json"}
 	slices.Sort(wantFiles) // as ReadDir lists them
 	if files := runFiles(t, storage); !slices.Equal(files, wantFiles) {
 		t.Errorf("--storage.path holds %v, want %v", files, wantFiles)
@@ -300,7 +301,7 @@ func mountNamespace(t *testing.T, dir string) []string {
 }
 
 // TestFullStorageDisk runs the daemon with --storage.path on a file system
-// that is really full: a 16 KiB tmpfs filled up, mounted in a mount
+// that is really full: a 256 KiB tmpfs filled up, mounted in a mount
 // namespace of the daemon's own (so nothing outside it changes). Chmod would
 // not do (as root, permissions do not stop writes), and a path that is not a
 // directory fails at open rather than at write; here the run's file is
@@ -326,7 +327,7 @@ func TestFullStorageDisk(t *testing.T) {
 	addr := freeAddr(t)
 	// sh mounts and fills the tmpfs, then becomes inferprobe: one process,
 	// whose pid the test signals and whose mounts it reads via /proc/PID/root.
-	fill := `mount -t tmpfs -o size=16k tmpfs "$1" || exit 97; cat /dev/zero > "$1/fill" 2>/dev/null; shift; exec "$@"`
+	fill := `mount -t tmpfs -o size=256k tmpfs "$1" || exit 97; cat /dev/zero > "$1/fill" 2>/dev/null; shift; exec "$@"`
 	args := slices.Concat(ns, []string{"sh", "-c", fill, "sh", storage, binary, "serve", "--workers=2", "--config.file=" + config,
 		"--web.listen-address=" + addr, "--storage.path=" + storage, "--web.enable-burst-api"})
 	p := start(t, "inferprobe serve (full storage)", dir, "unshare", args...)
@@ -387,8 +388,9 @@ func TestFullStorageDisk(t *testing.T) {
 	if n := metric("inferprobe_storage_write_errors_total"); n != 1 {
 		t.Errorf("inferprobe_storage_write_errors_total = %v with space free, want still 1", n)
 	}
-	if files := runFiles(t, inside); !slices.Equal(files, []string{next + ".json"}) {
-		t.Errorf("with space free --storage.path holds %v, want %s.json", files, next)
+	// The run's record, and the directory of its report and artifacts.
+	if files := runFiles(t, inside); !slices.Equal(files, []string{next, next + ".json"}) {
+		t.Errorf("with space free --storage.path holds %v, want %s.json and its artifacts", files, next)
 	}
 }
 
