@@ -50,7 +50,7 @@ local lib = import 'lib.libsonnet';
               // ln of the body's step (the statistic now over its mean over the `before`
               // preceding the window) less ln of the larger of the steps the same hours took
               // baselineOffsets earlier: how much more it stepped than the daily cycle does. The
-              // body alert judges this against its own spread over noiseWindow.
+              // body alert judges this against the statistic's standard error.
               local s = lib.bodyRecord(x.metric, l.window),
               local earlierStep(o) =
                 '    label_replace(\n      avg_over_time(%s[%s] offset %s)\n        / avg_over_time(%s[%s] offset %s),\n      "baseline", "%s", "", ""\n    )'
