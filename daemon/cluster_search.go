@@ -121,7 +121,7 @@ func (m *burstManager) runSearchShare(r *burstRun, spec *burstSpec, target *prob
 		st.reply = shareReply{Shard: m.shardOf().Index, State: RunSucceeded, Records: recs}
 		switch {
 		case ctx.Err() != nil:
-			st.reply.State, st.reply.Error = RunCancelled, "the search was cancelled"
+			st.reply.State, st.reply.Error = RunCancelled, "this replica's share was cancelled, or it shut down"
 		case stepCtx.Err() != nil:
 			st.reply.State, st.reply.Error = RunCancelled, "the search ended during the step"
 		case err != nil:

@@ -140,8 +140,18 @@ func TestClusterSearchCancelOnPeer(t *testing.T) {
 
 // TestClusterSearchRefused: a cluster search whose lowest step cannot be
 // split across the replicas fails, saying what to set, and the peer's
-// share ends with it rather than holding its target.
+// share ends with it rather than holding its target; one with a replica
+// down fails naming it, since no step would carry the concurrency asked.
 func TestClusterSearchRefused(t *testing.T) {
+	down := startCluster(t, burstYAML(fmt.Sprintf(clusterSearchBurst, 2)), 2, []int{0}, sameToken)
+	ri := waitEnded(t, down[0].d, trigger(t, down[0].d, "s", daemon.BurstOverrides{}).ID, patience)
+	if ri.State != daemon.RunFailed || !strings.Contains(ri.Error, "needs every replica") || !strings.Contains(ri.Error, "shard 1") {
+		t.Errorf("a cluster search with shard 1 down ended %s: %q", ri.State, ri.Error)
+	}
+	if n := len(down[0].exec.sent("tb")); n != 0 {
+		t.Errorf("the search with a replica down sent %d requests", n)
+	}
+
 	rs := startCluster(t, burstYAML(fmt.Sprintf(clusterSearchBurst, 1)), 2, []int{0, 1}, sameToken)
 	id := trigger(t, rs[0].d, "s", daemon.BurstOverrides{}).ID
 	if ri := waitEnded(t, rs[0].d, id, patience); ri.State != daemon.RunFailed || !strings.Contains(ri.Error, "concurrency_min to at least 2") {
@@ -153,5 +163,33 @@ func TestClusterSearchRefused(t *testing.T) {
 	// The peer's target is free again: a run started there goes ahead.
 	if _, err := rs[1].d.TriggerBurst("s", daemon.BurstOverrides{}); err != nil {
 		t.Errorf("a run on the peer after the refused search: %v", err)
+	}
+}
+
+// TestClusterSearchPeerLeaves: a replica that leaves after the first step
+// (drained between steps) ends the search: the next step, which it cannot
+// carry its share of, is not judged, and the run keeps the first step's
+// answer, partial, naming the shard.
+func TestClusterSearchPeerLeaves(t *testing.T) {
+	rs := startCluster(t, burstYAML(fmt.Sprintf(clusterSearchBurst, 2)), 2, []int{0, 1}, sameToken)
+	id := trigger(t, rs[0].d, "s", daemon.BurstOverrides{}).ID
+	// Each step starts --cluster.start-lead (500ms) after the last one's
+	// gather: the peer leaves in that gap.
+	waitFor(t, "the peer to send its share of the first step", func() bool {
+		return len(rs[1].exec.sent("tb")) >= 4 && rs[1].exec.running() == 0
+	})
+	if err := rs[1].stop(); err != nil {
+		t.Fatal(err)
+	}
+	ri := waitEnded(t, rs[0].d, id, patience)
+	switch {
+	case ri.Search == nil || len(ri.Search.Steps) == 0:
+		t.Fatalf("the search ended %s (%s) without steps, want the first step's", ri.State, ri.Error)
+	case ri.Cluster == nil || !ri.Cluster.Partial || len(ri.Cluster.Missing) != 1 || ri.Cluster.Missing[0].Shard != 1:
+		t.Errorf("the search's cluster part %+v, want partial, missing shard 1", ri.Cluster)
+	}
+	t.Logf("ended %s; missing %+v", ri.State, ri.Cluster.Missing)
+	if n := len(ri.Search.Steps); n > 1 {
+		t.Errorf("the search judged %d steps, want only the first, before the peer left: %+v", n, ri.Search.Steps)
 	}
 }
