@@ -152,16 +152,19 @@ func (f *benchFlags) shapes(b *benchScenario, s *scenarios.Synthetic, path strin
 }
 
 // replays reports whether the run sends at the input file's timestamps:
-// with --fixed-schedule, and, as AIPerf does, for a trace given without a
-// rate, a concurrency or --no-fixed-schedule.
+// with --fixed-schedule, and, as AIPerf does, for a trace whose type
+// --custom-dataset-type names, given without a rate, a concurrency or
+// --no-fixed-schedule. A trace's type detected from the file is not
+// replayed: AIPerf decides on replay before it reads the file.
 func (f *benchFlags) replays() bool {
 	return f.inputFile != "" && (f.fixedSchedule ||
-		isTrace(f.datasetFormat) && !*f.set["fixed-schedule"] && !*f.set["request-rate"] && !*f.set["request-rate-series"] && !*f.set["concurrency"])
+		*f.set["custom-dataset-type"] && isTrace(f.datasetFormat) &&
+			!*f.set["fixed-schedule"] && !*f.set["request-rate"] && !*f.set["request-rate-series"] && !*f.set["concurrency"])
 }
 
 // limit is the length the flags give the run (--conversation-num: each
 // conversation once); zero leaves it to the engine
-// (one pass over --input-file, or 10 requests, as AIPerf).
+// (one pass over a replayed --input-file, else 10 requests, as AIPerf).
 func (f *benchFlags) limit() prober.Limit {
 	var l prober.Limit // both: whichever ends first, as AIPerf
 	if *f.set["benchmark-duration"] {
