@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -316,6 +318,72 @@ func TestAIPerfPlotsSearch(t *testing.T) {
 	}
 	runAIPerf(t, 5*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), "plot", base)
 	png := filepath.Join(base, "plots", "ttft_vs_throughput.png")
+	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("aiperf plot did not render %s (%v, %d bytes)", png, err, len(b))
+	}
+}
+
+// TestAIPerfReadsGPUTelemetry: bench --gpu-telemetry URL scrapes a
+// dcgm-exporter stand-in (a real exporter's reply, whose GPU 0 power and
+// energy counter move on every scrape) beside an unreachable URL, which is
+// a warning, not an end. Real AIPerf 0.13 loads gpu_telemetry_export.jsonl
+// as its records, finds in them what its DCGM collector makes of the same
+// reply, recomputes telemetry_data from them with its own accumulator, and
+// `aiperf plot` draws the GPU utilisation plot of the directory.
+func TestAIPerfReadsGPUTelemetry(t *testing.T) {
+	venv := requireAIPerf(t)
+	samplePath := filepath.Join(repoRoot(t), "gputelemetry", "testdata", "dcgm-exporter.txt")
+	sample, err := os.ReadFile(samplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scrapes atomic.Int64
+	dcgm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := scrapes.Add(1)
+		body := strings.Replace(string(sample), "} 412.783000", fmt.Sprintf("} %d.5", 300+n%7*20), 1)
+		body = strings.Replace(body, "} 98734561223", fmt.Sprintf("} %d", 98734561223+n*400_000), 1) // mJ: 400 J a scrape
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		fmt.Fprint(w, body)
+	}))
+	defer dcgm.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+
+	sim := startBlogSimulator(t)
+	work := t.TempDir()
+	code, out := benchIn(t, work, "--model", blogModel, "--endpoint-type", "chat", "--streaming", "--url", sim,
+		"--concurrency", "2", "--request-count", "40", "--isl", "32", "--osl", "24", "--extra-inputs", "ignore_eos:true",
+		"--gpu-telemetry", dcgm.URL, strings.TrimPrefix(dead.URL, "http://"), "--progress", "off", "--artifact-dir", "run")
+	if code != 0 {
+		t.Fatalf("bench exited %d:\n%s", code, out)
+	}
+	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, dead.URL+"/metrics is not reachable") {
+		t.Errorf("no warning about the unreachable URL:\n%s", out)
+	}
+	if strings.Contains(out, "GPU telemetry unavailable") || strings.Contains(out, "GPU: no telemetry") {
+		t.Errorf("URLs alone asked for this host's GPUs too:\n%s", out)
+	}
+	if !strings.Contains(out, "GPU telemetry (over the run)") {
+		t.Errorf("no GPU telemetry table in the console:\n%s", out)
+	}
+	dir := filepath.Join(work, "run")
+	checked := runAIPerf(t, 2*time.Minute, nil, filepath.Join(venv, "bin", "python"),
+		filepath.Join(repoRoot(t), "e2e", "testdata", "aiperf", "check_gpu_telemetry.py"), dir, samplePath)
+	var got struct {
+		Records   int      `json:"records"`
+		Metrics   int      `json:"metrics_checked"`
+		Endpoints []string `json:"endpoints"`
+	}
+	if err := json.Unmarshal(checked, &got); err != nil {
+		t.Fatalf("check_gpu_telemetry.py printed %q: %v", checked, err)
+	}
+	// 2 GPUs × 10 fields dcgm-exporter's defaults give AIPerf.
+	if got.Records < 6 || got.Metrics != 20 || !slices.Equal(got.Endpoints, []string{dcgm.URL + "/metrics"}) {
+		t.Errorf("AIPerf checked %+v; want 3 scrapes or more of 2 GPUs, 20 metrics, the reachable endpoint only", got)
+	}
+
+	runAIPerf(t, 5*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), "plot", dir)
+	png := filepath.Join(dir, "plots", "gpu_utilization_and_throughput_over_time.png")
 	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
 		t.Errorf("aiperf plot did not render %s (%v, %d bytes)", png, err, len(b))
 	}

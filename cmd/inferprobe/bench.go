@@ -17,6 +17,7 @@ import (
 	"github.com/inferprobe/inferprobe/capacity"
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/finite"
+	"github.com/inferprobe/inferprobe/gputelemetry"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report/export"
 	"github.com/inferprobe/inferprobe/scenarios"
@@ -154,8 +155,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	}
 	defer drain(logger, p)
 	// GPU telemetry only feeds the report; nothing is served. AIPerf's
-	// --gpu-telemetry asks for it as --collector.gpu does.
-	gpus.asked = gpus.asked || *f.set["gpu-telemetry"] && f.gpuTelemetry
+	// --gpu-telemetry asks for this host's GPUs as --collector.gpu does,
+	// unless it names DCGM exporter URLs only.
+	gpus.asked = gpus.asked || f.asksLocalGPUs()
 	telemetry, err := gpus.start(logger, prometheus.NewRegistry())
 	if err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: %v; fix --collector.gpu.fields-file or turn GPU telemetry off with --no-collector.gpu\n", err)
@@ -169,13 +171,16 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		defer telemetry.Close()
 		opts = append(opts, finite.WithGPUWindow(telemetry.Window()))
 	}
+	if len(f.gpuURLs) > 0 {
+		opts = append(opts, finite.WithGPUTelemetry(gputelemetry.Options{URLs: f.gpuURLs, Logger: logger}))
+	}
 	sigs := make(chan os.Signal, 2) // two quick presses are both seen
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
 	b := &bencher{stdout: stdout, stderr: stderr, term: term, console: console, runLog: runLog,
 		f: f, exec: p, sigs: sigs, mode: progressMode(f.progress, term), opts: opts,
-		baseline: baseline, baselineSamples: baselineSamples, rules: rules, gpu: telemetry != nil}
+		baseline: baseline, baselineSamples: baselineSamples, rules: rules, gpu: telemetry != nil, gpuAsked: gpus.asked}
 	switch {
 	case search != nil:
 		return b.search(search, base)
@@ -204,8 +209,10 @@ type bencher struct {
 	baseline        export.Metrics
 	baselineSamples *export.Samples // nil when the baseline is a summary alone
 	rules           []export.Rule
-	gpu             bool
-	interrupted     bool
+	// gpu says this host's GPUs are read; gpuAsked that a flag asked for
+	// them, so that finding none is said.
+	gpu, gpuAsked bool
+	interrupted   bool
 	// deadline is a capacity search's time limit (zero for none); cut says
 	// it stopped the last run.
 	deadline time.Time
@@ -247,20 +254,22 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 		Summary: res.Report.SummaryAt(b.f.confidenceLevel), Requests: export.ScrubErrors(res.Report.Requests(), b.f.secrets()), Config: r.config, SLO: r.plan.SLO,
 		Digest: res.Digest.String(), ClientBound: res.ClientBound, Interrupted: res.Stopped, GPUTelemetry: b.gpu,
 		GraceExpired: res.GraceExpired, GraceCut: res.Cut,
-		ServerMetrics: res.ServerMetrics,
+		ServerMetrics: res.ServerMetrics, GPUEndpoints: res.GPUEndpoints,
 	}
 	result.Config.ArtifactDir = r.dir
 	if b.baseline != nil {
 		result.Baseline = &export.Baseline{Path: b.f.compare, Metrics: b.baseline, Samples: b.baselineSamples, Rules: b.rules}
 	}
 	export.Console(b.stdout, result, res.Digest, r.seed)
-	if b.gpu {
+	// A host without GPUs, where none were asked for, is not worth a line.
+	if b.gpu && (b.gpuAsked || res.GPU != nil && len(res.GPU.GPUs) > 0) {
 		var st gpu.WindowStats
 		if res.GPU != nil {
 			st = *res.GPU
 		}
 		export.ConsoleGPU(b.stdout, st)
 	}
+	export.ConsoleGPUEndpoints(b.stdout, result)
 	export.ConsoleServerMetrics(b.stdout, result)
 	// A server that echoes the key it refused must not put it in the files.
 	redact := scenarios.Redactor(b.f.secrets())
