@@ -388,3 +388,63 @@ func TestAIPerfReadsGPUTelemetry(t *testing.T) {
 		t.Errorf("aiperf plot did not render %s (%v, %d bytes)", png, err, len(b))
 	}
 }
+
+// TestAIPerfSweepLayout runs one sweep (--concurrency 1,2) twice against the
+// simulator, with bench and with real AIPerf 0.13 (its tokenizer from an
+// offline Hugging Face cache made here), and compares their summaries:
+// sweep_aggregate/profile_export_aiperf_sweep.json with AIPerf's keys at
+// every level and AIPerf's statistics per metric, the CSV with AIPerf's
+// columns and sections (compare_sweep.py). Then `aiperf plot` reads bench's
+// sweep and draws its TTFT-against-throughput curve.
+func TestAIPerfSweepLayout(t *testing.T) {
+	venv := requireAIPerf(t)
+	sim := startBlogSimulator(t)
+	work := t.TempDir()
+	args := []string{"--model", blogModel, "--endpoint-type", "chat", "--streaming", "--url", sim,
+		"--concurrency", "1,2", "--request-count", "6", "--isl", "16", "--osl", "8"}
+	code, out := benchIn(t, work, append(args, "--progress", "off", "--artifact-dir", "bench")...)
+	if code != 0 {
+		t.Fatalf("bench exited %d:\n%s", code, out)
+	}
+
+	// AIPerf 0.13 loads a tokenizer only from the Hub's cache when offline.
+	hub := filepath.Join(t.TempDir(), "hub")
+	snapshot := filepath.Join(hub, "models--local--qwen2", "snapshots", "0")
+	tok, err := os.ReadFile(filepath.Join(repoRoot(t), "tokenizer", "testdata", "qwen2_tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, body := range map[string]string{
+		filepath.Join(snapshot, "tokenizer.json"):                  string(tok),
+		filepath.Join(snapshot, "tokenizer_config.json"):           `{"tokenizer_class": "PreTrainedTokenizerFast"}`,
+		filepath.Join(hub, "models--local--qwen2", "refs", "main"): "0",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"HOME=" + t.TempDir(), "HF_HUB_CACHE=" + hub, "HF_HUB_OFFLINE=1"}
+	runAIPerf(t, 6*time.Minute, env, filepath.Join(venv, "bin", "aiperf"), append([]string{"profile"}, append(args,
+		"--tokenizer", "local/qwen2", "--ui-type", "none", "--output-artifact-dir", filepath.Join(work, "aiperf"))...)...)
+
+	compared := runAIPerf(t, time.Minute, nil, filepath.Join(venv, "bin", "python"),
+		filepath.Join(repoRoot(t), "e2e", "testdata", "aiperf", "compare_sweep.py"), filepath.Join(work, "bench"), filepath.Join(work, "aiperf"))
+	var got struct {
+		Cells int `json:"cells"`
+	}
+	if err := json.Unmarshal(compared, &got); err != nil {
+		t.Fatalf("compare_sweep.py printed %q: %v", compared, err)
+	}
+	if got.Cells < 2*30 {
+		t.Errorf("compared %s; want every metric of both points (30 or more each)", compared)
+	}
+
+	runAIPerf(t, 5*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), "plot", filepath.Join(work, "bench"))
+	png := filepath.Join(work, "bench", "plots", "ttft_vs_throughput.png")
+	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("aiperf plot did not render %s (%v, %d bytes)", png, err, len(b))
+	}
+}
