@@ -353,7 +353,7 @@ func TestAIPerfReadsGPUTelemetry(t *testing.T) {
 	work := t.TempDir()
 	code, out := benchIn(t, work, "--model", blogModel, "--endpoint-type", "chat", "--streaming", "--url", sim,
 		"--concurrency", "2", "--request-count", "40", "--isl", "32", "--osl", "24", "--extra-inputs", "ignore_eos:true",
-		"--gpu-telemetry", dcgm.URL, strings.TrimPrefix(dead.URL, "http://"), "--progress", "off", "--artifact-dir", "run")
+		"--gpu-telemetry", dcgm.URL, strings.TrimPrefix(dead.URL, "http://"), "--auto-plot", "--progress", "off", "--artifact-dir", "run")
 	if code != 0 {
 		t.Fatalf("bench exited %d:\n%s", code, out)
 	}
@@ -382,11 +382,38 @@ func TestAIPerfReadsGPUTelemetry(t *testing.T) {
 		t.Errorf("AIPerf checked %+v; want 3 scrapes or more of 2 GPUs, 20 metrics, the reachable endpoint only", got)
 	}
 
-	runAIPerf(t, 5*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), "plot", dir)
-	png := filepath.Join(dir, "plots", "gpu_utilization_and_throughput_over_time.png")
-	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
-		t.Errorf("aiperf plot did not render %s (%v, %d bytes)", png, err, len(b))
+	// --auto-plot drew the PNGs `aiperf plot` draws of the directory, by name.
+	ours := plotsIn(t, dir)
+	theirs := aiperfPlots(t, venv, dir)
+	if !slices.Contains(theirs, "gpu_utilization_and_throughput_over_time.png") || !slices.Equal(ours, theirs) {
+		t.Errorf("--auto-plot drew %v; aiperf plot draws %v", ours, theirs)
 	}
+}
+
+// plotsIn are the PNGs in dir/plots, each checked to be one.
+func plotsIn(t *testing.T, dir string) []string {
+	t.Helper()
+	pngs, _ := filepath.Glob(filepath.Join(dir, "plots", "*.png"))
+	var names []string
+	for _, png := range pngs {
+		if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+			t.Errorf("%s is not a PNG (%v, %d bytes)", png, err, len(b))
+		}
+		names = append(names, filepath.Base(png))
+	}
+	return names
+}
+
+// aiperfPlots runs `aiperf plot` on dir, in place of what plots/ held, and
+// returns the PNGs it drew.
+func aiperfPlots(t *testing.T, venv, dir string) []string {
+	t.Helper()
+	if err := os.RemoveAll(filepath.Join(dir, "plots")); err != nil {
+		t.Fatal(err)
+	}
+	// aiperf plot writes ~/.aiperf/plot_config.yaml on first use.
+	runAIPerf(t, 5*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), "plot", dir)
+	return plotsIn(t, dir)
 }
 
 // TestAIPerfSweepLayout runs one sweep (--concurrency 1,2) twice against the
@@ -394,15 +421,15 @@ func TestAIPerfReadsGPUTelemetry(t *testing.T) {
 // offline Hugging Face cache made here), and compares their summaries:
 // sweep_aggregate/profile_export_aiperf_sweep.json with AIPerf's keys at
 // every level and AIPerf's statistics per metric, the CSV with AIPerf's
-// columns and sections (compare_sweep.py). Then `aiperf plot` reads bench's
-// sweep and draws its TTFT-against-throughput curve.
+// columns and sections (compare_sweep.py). bench's --auto-plot draws the
+// PNGs `aiperf plot` draws of its sweep (its TTFT-against-throughput curve).
 func TestAIPerfSweepLayout(t *testing.T) {
 	venv := requireAIPerf(t)
 	sim := startBlogSimulator(t)
 	work := t.TempDir()
 	args := []string{"--model", blogModel, "--endpoint-type", "chat", "--streaming", "--url", sim,
 		"--concurrency", "1,2", "--request-count", "6", "--isl", "16", "--osl", "8"}
-	code, out := benchIn(t, work, append(args, "--progress", "off", "--artifact-dir", "bench")...)
+	code, out := benchIn(t, work, append(args, "--auto-plot", "--progress", "off", "--artifact-dir", "bench")...)
 	if code != 0 {
 		t.Fatalf("bench exited %d:\n%s", code, out)
 	}
@@ -442,9 +469,10 @@ func TestAIPerfSweepLayout(t *testing.T) {
 		t.Errorf("compared %s; want every metric of both points (30 or more each)", compared)
 	}
 
-	runAIPerf(t, 5*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), "plot", filepath.Join(work, "bench"))
-	png := filepath.Join(work, "bench", "plots", "ttft_vs_throughput.png")
-	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
-		t.Errorf("aiperf plot did not render %s (%v, %d bytes)", png, err, len(b))
+	// --auto-plot drew the PNGs `aiperf plot` draws of the sweep, by name.
+	dir := filepath.Join(work, "bench")
+	ours := plotsIn(t, dir)
+	if theirs := aiperfPlots(t, venv, dir); !slices.Contains(theirs, "ttft_vs_throughput.png") || !slices.Equal(ours, theirs) {
+		t.Errorf("--auto-plot drew %v; aiperf plot draws %v", ours, theirs)
 	}
 }

@@ -181,12 +181,16 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	b := &bencher{stdout: stdout, stderr: stderr, term: term, console: console, runLog: runLog,
 		f: f, exec: p, sigs: sigs, mode: progressMode(f.progress, term), opts: opts,
 		baseline: baseline, baselineSamples: baselineSamples, rules: rules, gpu: telemetry != nil, gpuAsked: gpus.asked}
+	if f.autoPlot && (search != nil || f.multi.runs > 1) {
+		fmt.Fprintln(stderr, "inferprobe bench: note: --auto-plot draws a single run's and a sweep's plots; for this one, run aiperf plot on its directory")
+	}
 	switch {
 	case search != nil:
 		return b.search(search, base)
 	case f.multi.runs > 1:
 		return b.multiRun(runs, base)
 	case !sweep:
+		b.plot = true
 		code, _ := b.run(runs[0])
 		return code
 	}
@@ -213,6 +217,10 @@ type bencher struct {
 	// them, so that finding none is said.
 	gpu, gpuAsked bool
 	interrupted   bool
+	// plot says the run draws --auto-plot's PNGs itself: a single run does;
+	// a sweep draws its own, and not one per point, as AIPerf plots the
+	// directory it ran in.
+	plot bool
 	// deadline is a capacity search's time limit (zero for none); cut says
 	// it stopped the last run.
 	deadline time.Time
@@ -280,6 +288,11 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 		return exitCannotRun, nil
 	}
 	fmt.Fprintf(b.stdout, "\nArtifacts: %s\n", r.dir)
+	if b.plot {
+		if c := b.plots(r.dir, func() ([]string, error) { return export.WritePlots(r.dir, result) }); c != exitOK {
+			return c, nil
+		}
+	}
 	point := &export.SweepPoint{Params: r.point.params, Dir: r.point.dir, Run: result}
 	code, why := runStatus(res.Summary, guard)
 	if code != exitOK {

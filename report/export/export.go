@@ -107,6 +107,8 @@ type Config struct {
 	RunLabel string
 	// ServerMetrics is how the server's metrics were to be read.
 	ServerMetrics ServerMetricsConfig
+	// AutoPlot and PlotRequired are --auto-plot and --plot-required.
+	AutoPlot, PlotRequired bool
 }
 
 // ServerMetricsConfig is AIPerf's server_metrics input: on or off, the
@@ -249,7 +251,7 @@ func (c Config) inputConfig(slo report.SLO, gpu obj) obj {
 		{"endpoint", endpoint},
 		{"datasets", []obj{dataset}},
 		{"phases", phases},
-		{"artifacts", obj{{"dir", c.ArtifactDir}, {"auto_plot", false}, {"plot_required", false}}},
+		{"artifacts", obj{{"dir", c.ArtifactDir}, {"auto_plot", c.AutoPlot}, {"plot_required", c.PlotRequired}}},
 	}
 	if slos := sloConfig(slo); len(slos) > 0 {
 		out = append(out, kv{"slos", slos})
