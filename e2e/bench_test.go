@@ -141,24 +141,3 @@ func TestBenchAIPerfLoadFlags(t *testing.T) {
 		t.Errorf("digests %s, %s with cancellation, %s without; want one", d1, d2, plain)
 	}
 }
-
-// TestBenchNoGPUNotAsked: on a host without NVIDIA GPUs, a run that asks
-// for no GPU telemetry says nothing about GPUs, neither in its log nor in
-// its report (it said "GPU: no telemetry over the run" on every run).
-func TestBenchNoGPUNotAsked(t *testing.T) {
-	if _, err := os.Stat("/dev/nvidiactl"); err == nil {
-		t.Skip("this host has an NVIDIA driver")
-	}
-	sim := freeAddr(t)
-	startSimulator(t, sim)
-	code, out := bench(t, "--artifact-dir", t.TempDir(), "--model", "inferprobe-simulator", "--url", "http://"+sim,
-		"--endpoint-type", "chat", "--streaming", "--request-count", "4", "--progress", "off")
-	if code != 0 {
-		t.Fatalf("bench exited %d:\n%s", code, out)
-	}
-	for _, said := range []string{"GPU:", "GPU telemetry", "collector=gpu"} {
-		if strings.Contains(out, said) {
-			t.Errorf("a run that asked for no GPU telemetry says %q:\n%s", said, out)
-		}
-	}
-}

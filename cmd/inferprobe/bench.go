@@ -213,10 +213,9 @@ type bencher struct {
 	baseline        export.Metrics
 	baselineSamples *export.Samples // nil when the baseline is a summary alone
 	rules           []export.Rule
-	// gpu says this host's GPUs are read; gpuAsked that a flag asked for
-	// them, so that finding none is said.
-	gpu, gpuAsked bool
-	interrupted   bool
+	gpu             bool
+	gpuAsked        bool // a GPU flag was given: a run without telemetry says so
+	interrupted     bool
 	// plot says the run draws --auto-plot's PNGs itself: a single run does;
 	// a sweep draws its own, and not one per point, as AIPerf plots the
 	// directory it ran in.
@@ -269,13 +268,12 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 		result.Baseline = &export.Baseline{Path: b.f.compare, Metrics: b.baseline, Samples: b.baselineSamples, Rules: b.rules}
 	}
 	export.Console(b.stdout, result, res.Digest, r.seed)
-	// A host without GPUs, where none were asked for, is not worth a line.
-	if b.gpu && (b.gpuAsked || res.GPU != nil && len(res.GPU.GPUs) > 0) {
+	if b.gpu {
 		var st gpu.WindowStats
 		if res.GPU != nil {
 			st = *res.GPU
 		}
-		export.ConsoleGPU(b.stdout, st)
+		export.ConsoleGPU(b.stdout, st, b.gpuAsked)
 	}
 	export.ConsoleGPUEndpoints(b.stdout, result)
 	export.ConsoleServerMetrics(b.stdout, result)
