@@ -73,8 +73,8 @@ var aiperfOptions = []aiperfOption{
 	{"Output", "--profile-export-prefix --profile-export-file", unsupported, "", whyExportNames},
 	{"Output", "--export-level --profile-export-level", ignored, "", whyExportLevel},
 	{"Output", "--slice-duration", unsupported, "", whySlices},
-	{"Output", "--auto-plot --no-auto-plot", ignored, "", whyReportHTML},
-	{"Output", "--plot-required", ignored, "", whyReportHTML},
+	{"Output", "--auto-plot --no-auto-plot", supported, "auto-plot", ""},
+	{"Output", "--plot-required", supported, "plot-required", ""},
 	{"Output", "--export-outputs-json", unsupported, "", whyOutputs},
 	{"Output", "--otel-url", unsupported, "", whyTelemetryExport},
 	{"Output", "--stream", unsupported, "", whyTelemetryExport},
@@ -405,7 +405,6 @@ const (
 	whyOneURL              = "with one --url there is nothing to choose"
 	whyHTTP                = "bench sends HTTP, as AIPerf does"
 	whyExportLevel         = "bench always writes the summary and per-request records, and keeps no raw bodies"
-	whyReportHTML          = "bench writes report.html every run, and aiperf plot reads the artifact directory too"
 	whyNoTokenizerCode     = "inferprobe runs no tokenizer code"
 	whyRecords             = "bench's workers compute each request's record as it ends"
 	whyStatsInterval       = "the progress line is rewritten every second on a terminal, else printed every 5 s"

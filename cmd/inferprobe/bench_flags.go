@@ -53,6 +53,7 @@ type benchFlags struct {
 	compareFail              []string
 	confidenceLevel          float64
 	progress                 string
+	autoPlot, plotRequired   bool // --auto-plot's PNGs, and whether failing to draw them fails the run
 	workload                 *workloadFlags
 	set                      map[string]*bool    // which flags the user gave
 	aiperf                                       // AIPerf's options beyond these (bench_flags_aiperf.go)
@@ -101,6 +102,8 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("custom-dataset-type", "Format of --input-file: "+aiperfDatasetHelp()+"; without it, as AIPerf, the file's first line says: multi-turn (turns), mooncake-trace (input_length, hash_ids or text_input), else single-turn. random-pool draws single-turn entries at random, with replacement, by --random-seed; a trace whose type this flag names is replayed at its timestamps unless --no-fixed-schedule, --request-rate or --concurrency is given; one detected from the file is sent at the load, as AIPerf does.").Default("single-turn").SetValue(&aiperfChoice{what: "dataset type", flag: "--custom-dataset-type", choices: aiperfDatasets, target: &f.datasetFormat})
 	flag("fixed-schedule", "Send each request of --input-file at its timestamp (trace replay) instead of at --request-rate or --concurrency; --no-fixed-schedule keeps a trace from being replayed so.").BoolVar(&f.fixedSchedule)
 	flag("artifact-dir", "Where to write the artifacts (AIPerf 0.13's profile_export_aiperf.json and .csv, profile_export.jsonl, inputs.json, profile_export_console.txt, logs/; and report.html, command.txt); also --output-artifact-dir. Default artifacts/MODEL-ENDPOINT-LOAD, like AIPerf.").StringVar(&f.artifactDir)
+	flag("auto-plot", "After the run, draw PNG plots into the artifact directory's plots/ under the names of AIPerf 0.13's default set, as AIPerf's --auto-plot runs aiperf plot there: ttft_over_time.png, ttft_timeline.png and, with --gpu-telemetry URLs, gpu_utilization_and_throughput_over_time.png; for a sweep, ttft_vs_throughput.png beside sweep_aggregate/. A plot that cannot be drawn is a warning.").BoolVar(&f.autoPlot)
+	flag("plot-required", "With --auto-plot, a plot that cannot be drawn fails the run (exit 1), as AIPerf's --plot-required.").BoolVar(&f.plotRequired)
 	flag("tokenizer", "A Hugging Face tokenizer.json, a directory holding one, or a model name (Qwen/Qwen3-0.6B) whose tokenizer.json is taken from the Hugging Face cache or downloaded into it (HF_HUB_CACHE, HF_HOME, HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE), to count tokens with when the server sends no usage. A path that holds no tokenizer.json is an error.").StringVar(&f.tokenizer)
 	flag("tokenizer-revision", "The branch, tag or commit of --tokenizer's model to take its tokenizer.json from.").Default("main").StringVar(&f.tokenizerRevision)
 	flag("api-key", "API key sent as a bearer token. Prefer the INFERPROBE_API_KEY environment variable: flags show up in ps.").Envar("INFERPROBE_API_KEY").StringVar(&f.apiKey)

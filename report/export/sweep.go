@@ -5,8 +5,10 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -14,12 +16,10 @@ import (
 // A sweep's summary goes where AIPerf 0.13 writes it for a sweep of one
 // trial per point: beside the points' directories, in sweep_aggregate/.
 const (
-	SweepDir       = "sweep_aggregate"
-	sweepJSONFile  = "profile_export_aiperf_sweep.json"
-	sweepCSVFile   = "profile_export_aiperf_sweep.csv"
-	sweepHTMLFile  = "sweep_report.html"
-	sweepLatencyP  = "time_to_first_token_p99" // AIPerf's first latency candidate
-	sweepThroughpt = "request_throughput_avg"
+	SweepDir      = "sweep_aggregate"
+	sweepJSONFile = "profile_export_aiperf_sweep.json"
+	sweepCSVFile  = "profile_export_aiperf_sweep.csv"
+	sweepHTMLFile = "sweep_report.html"
 )
 
 // SweepParam is one swept parameter's value at a point, under AIPerf's
@@ -107,20 +107,104 @@ func metricMean(o obj, key string) (float64, bool) {
 	return 0, false
 }
 
-// SweepJSON is profile_export_aiperf_sweep.json in AIPerf 0.13's layout:
-// the sweep's parameters, each successful point's metrics, the best
-// throughput and p99 latency, and the Pareto front of request throughput
-// (maximised) against TTFT p99 (minimised).
-func SweepJSON(points []SweepPoint) ([]byte, error) {
-	var names []string
-	values := map[string][]any{}
-	var combos, failed []any
-	type ranked struct {
-		params          obj
-		thru, lat       float64
-		hasThru, hasLat bool
+// combinationMetrics are a point's metrics as AIPerf 0.13 keys a one-trial
+// sweep cell (cli_runner._json_metric_to_stats): every metric of its
+// profile_export_aiperf.json by tag, with mean (its avg), avg, std and cv
+// 0, min and max (the avg when the metric has none), ci_low and ci_high at
+// the mean, unit, and the percentiles, count and sum it has.
+func combinationMetrics(r Run) obj {
+	var o obj
+	for _, m := range ordered(r, append(slices.Clone(declaredOrder), extraOrder...)) {
+		avg, lo, hi := m.Value, m.Value, m.Value
+		if m.Stats != nil {
+			avg, lo, hi = m.Stats.Avg, m.Stats.Min, m.Stats.Max
+		}
+		st := obj{{"mean", avg}, {"avg", avg}, {"std", 0.0}, {"min", lo}, {"max", hi}, {"cv", 0.0},
+			{"ci_low", avg}, {"ci_high", avg}, {"unit", m.Unit}}
+		if s := m.Stats; s != nil {
+			st = append(st, kv{"p1", s.P1}, kv{"p5", s.P5}, kv{"p10", s.P10}, kv{"p25", s.P25}, kv{"p50", s.P50},
+				kv{"p75", s.P75}, kv{"p90", s.P90}, kv{"p95", s.P95}, kv{"p99", s.P99}, kv{"count", s.Count}, kv{"sum", s.Sum})
+		}
+		o = append(o, kv{m.Tag, st})
 	}
-	var ok []ranked
+	return o
+}
+
+// stat is a statistic of a combination's metric, or false.
+func stat(o obj, tag, name string) (float64, bool) {
+	for _, e := range o {
+		if e.k != tag {
+			continue
+		}
+		for _, f := range e.v.(obj) {
+			if f.k == name {
+				v, ok := f.v.(float64)
+				return v, ok
+			}
+		}
+	}
+	return 0, false
+}
+
+// rankedPoint is a successful point with what its sweep ranks it by.
+type rankedPoint struct {
+	SweepPoint
+	metrics   obj
+	thru, lat float64
+}
+
+// sweepRanking is what AIPerf's SweepAnalyzer computes of the successful
+// points: the best throughput, the best p99 latency (TTFT's, or request
+// latency's when a point has no TTFT) and the Pareto front of the two.
+type sweepRanking struct {
+	ok                []rankedPoint
+	bestThru, bestLat *rankedPoint
+	pareto            []rankedPoint
+}
+
+func rankSweep(points []SweepPoint) sweepRanking {
+	var r sweepRanking
+	latency := "time_to_first_token"
+	for _, p := range points {
+		if p.Failed != "" {
+			continue
+		}
+		m := combinationMetrics(p.Run)
+		if _, has := stat(m, latency, "p99"); !has {
+			latency = "request_latency"
+		}
+		thru, _ := stat(m, "request_throughput", "mean")
+		r.ok = append(r.ok, rankedPoint{SweepPoint: p, metrics: m, thru: thru})
+	}
+	for i := range r.ok {
+		p := &r.ok[i]
+		p.lat, _ = stat(p.metrics, latency, "p99")
+		if r.bestThru == nil || p.thru > r.bestThru.thru {
+			r.bestThru = p
+		}
+		if r.bestLat == nil || p.lat < r.bestLat.lat {
+			r.bestLat = p
+		}
+	}
+	for i, p := range r.ok {
+		dominated := false
+		for j, o := range r.ok {
+			if i != j && o.thru >= p.thru && o.lat <= p.lat && (o.thru > p.thru || o.lat < p.lat) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			r.pareto = append(r.pareto, p)
+		}
+	}
+	return r
+}
+
+// sweepParameters are the swept parameters' names and each one's values,
+// in the order first seen.
+func sweepParameters(points []SweepPoint) (names []string, values map[string][]any) {
+	values = map[string][]any{}
 	for _, p := range points {
 		for _, q := range p.Params {
 			if _, seen := values[q.Name]; !seen {
@@ -130,19 +214,35 @@ func SweepJSON(points []SweepPoint) ([]byte, error) {
 				values[q.Name] = append(values[q.Name], v)
 			}
 		}
+	}
+	return names, values
+}
+
+// SweepJSON is profile_export_aiperf_sweep.json in AIPerf 0.13's layout of
+// a one-trial sweep: the sweep's parameters and run shape (metadata), each
+// successful point's metrics by tag (per_combination_metrics), the points
+// that failed (failed_runs, each labelled run_0001 as AIPerf labels a
+// point's one trial), the best throughput and p99 latency, and the Pareto
+// front of request throughput (maximised) against TTFT p99 (minimised;
+// request latency p99 when a point has no TTFT). AIPerf 0.13 leaves the
+// last two empty for a one-trial sweep (its analyser looks for flattened
+// keys its one-trial cells lack); bench fills them, in their multi-trial
+// form. Each entry also names its point's directory.
+func SweepJSON(points []SweepPoint) ([]byte, error) {
+	names, values := sweepParameters(points)
+	rank := rankSweep(points)
+	level := 0.95 // --confidence-level's default, as AIPerf's
+	failed, combos := []any{}, []any{}
+	for _, p := range points {
+		if l := p.Run.confidenceLevel(); l > 0 {
+			level = l
+		}
 		if p.Failed != "" {
-			failed = append(failed, obj{{"parameters", p.params()}, {"artifact_directory", p.Dir}, {"error", p.Failed}})
-			continue
+			failed = append(failed, obj{{"label", TrialLabel(0)}, {"parameters", p.params()}, {"artifact_directory", p.Dir}, {"error", p.Failed}})
 		}
-		m := sweepMetrics(p.Run)
-		combos = append(combos, obj{{"parameters", p.params()}, {"artifact_directory", p.Dir}, {"metrics", m}})
-		r := ranked{params: p.params()}
-		r.thru, r.hasThru = metricMean(m, sweepThroughpt)
-		r.lat, r.hasLat = metricMean(m, sweepLatencyP)
-		if !r.hasLat {
-			r.lat, r.hasLat = metricMean(m, "request_latency_p99")
-		}
-		ok = append(ok, r)
+	}
+	for _, p := range rank.ok {
+		combos = append(combos, obj{{"parameters", p.params()}, {"metrics", p.metrics}, {"artifact_directory", p.Dir}})
 	}
 	params := make([]any, len(names))
 	combinations := 1
@@ -152,45 +252,20 @@ func SweepJSON(points []SweepPoint) ([]byte, error) {
 	}
 	best := obj{}
 	pareto := []any{}
-	if len(ok) > 0 {
-		bt, bl := ok[0], ok[0]
-		for _, r := range ok {
-			if r.thru > bt.thru {
-				bt = r
-			}
-			if r.lat < bl.lat {
-				bl = r
-			}
+	if len(rank.ok) > 0 {
+		best = append(best, kv{"best_throughput", obj{{"parameters", rank.bestThru.params()}, {"metric", rank.bestThru.thru}, {"unit", "requests/sec"}}},
+			kv{"best_latency_p99", obj{{"parameters", rank.bestLat.params()}, {"metric", rank.bestLat.lat}, {"unit", "ms"}}})
+		for _, p := range rank.pareto {
+			pareto = append(pareto, p.params())
 		}
-		best = append(best, kv{"best_throughput", obj{{"parameters", bt.params}, {"metric", bt.thru}, {"unit", "requests/sec"}}})
-		if bl.hasLat {
-			best = append(best, kv{"best_latency_p99", obj{{"parameters", bl.params}, {"metric", bl.lat}, {"unit", "ms"}}})
-		}
-		for i, r := range ok {
-			dominated := false
-			for j, o := range ok {
-				if i != j && o.thru >= r.thru && o.lat <= r.lat && (o.thru > r.thru || o.lat < r.lat) {
-					dominated = true
-					break
-				}
-			}
-			if !dominated {
-				pareto = append(pareto, r.params)
-			}
-		}
-	}
-	if combos == nil {
-		combos = []any{}
-	}
-	if failed == nil {
-		failed = []any{}
 	}
 	doc := obj{
 		{"aggregation_type", "sweep"},
 		{"num_profile_runs", len(points)},
-		{"num_successful_runs", len(ok)},
+		{"num_successful_runs", len(rank.ok)},
 		{"failed_runs", failed},
-		{"metadata", obj{{"sweep_parameters", params}, {"num_combinations", combinations}}},
+		{"metadata", obj{{"sweep_parameters", params}, {"num_combinations", combinations}, {"sweep_mode", "repeated"},
+			{"confidence_level", level}, {"num_trials_per_value", 1}, {"aggregation_type", "sweep"}}},
 		{"per_combination_metrics", combos},
 		{"best_configurations", best},
 		{"pareto_optimal", pareto},
@@ -225,45 +300,107 @@ var sweepColumns = []struct {
 	{"latency p99 ms", "request_latency_p99"},
 }
 
-// SweepCSV is profile_export_aiperf_sweep.csv: one row per point, its
-// parameters, then the sweepColumns figures under their metric keys, then
-// the requests that failed and why the point failed, if it did.
+// SweepCSV is profile_export_aiperf_sweep.csv as AIPerf 0.13 writes it
+// (aggregate_sweep_csv_exporter): a row per successful point, its
+// parameters, then for every metric (sorted by tag) its mean, std, min, max
+// (two decimals) and cv (four); then the Best Configurations, Pareto
+// Optimal Points and Metadata sections, after a blank line each.
 func SweepCSV(points []SweepPoint) ([]byte, error) {
+	names, values := sweepParameters(points)
+	rank := rankSweep(points)
+	params := func(p SweepPoint) []string {
+		row := make([]string, len(names))
+		for i, n := range names {
+			for _, q := range p.Params {
+				if q.Name == n {
+					row[i] = pythonValue(q)
+				}
+			}
+		}
+		return row
+	}
+	f := func(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+	var rows [][]string
+	if len(rank.ok) > 0 {
+		tags := map[string]bool{}
+		for _, p := range rank.ok {
+			for _, e := range p.metrics {
+				tags[e.k] = true
+			}
+		}
+		sorted := slices.Sorted(maps.Keys(tags))
+		head := slices.Clone(names)
+		for _, t := range sorted {
+			head = append(head, t+"_mean", t+"_std", t+"_min", t+"_max", t+"_cv")
+		}
+		rows = append(rows, head)
+		for _, p := range rank.ok {
+			row := params(p.SweepPoint)
+			for _, t := range sorted {
+				for _, st := range []struct {
+					name     string
+					decimals int
+				}{{"mean", 2}, {"std", 2}, {"min", 2}, {"max", 2}, {"cv", 4}} {
+					cell := ""
+					if v, ok := stat(p.metrics, t, st.name); ok {
+						cell = f(v, st.decimals)
+					}
+					row = append(row, cell)
+				}
+			}
+			rows = append(rows, row)
+		}
+	}
+	rows = append(rows, nil, []string{"Best Configurations"})
+	if len(rank.ok) > 0 {
+		rows = append(rows, append(append([]string{"Configuration"}, names...), "Metric", "Unit"),
+			append(append([]string{"Best Throughput"}, params(rank.bestThru.SweepPoint)...), f(rank.bestThru.thru, 2), "requests/sec"),
+			append(append([]string{"Best Latency P99"}, params(rank.bestLat.SweepPoint)...), f(rank.bestLat.lat, 2), "ms"))
+	}
+	rows = append(rows, nil, []string{"Pareto Optimal Points"})
+	if len(rank.pareto) > 0 {
+		rows = append(rows, names)
+		for _, p := range rank.pareto {
+			rows = append(rows, params(p.SweepPoint))
+		}
+	} else {
+		rows = append(rows, []string{"None"})
+	}
+	combinations := 1
+	for _, n := range names {
+		combinations *= len(values[n])
+	}
+	rows = append(rows, nil, []string{"Metadata"}, []string{"Field", "Value"},
+		[]string{"Aggregation Type", "sweep"},
+		[]string{"Sweep Parameters", strings.Join(names, ", ")},
+		[]string{"Number of Combinations", strconv.Itoa(combinations)},
+		[]string{"Number of Profile Runs", strconv.Itoa(len(points))},
+		[]string{"Number of Successful Runs", strconv.Itoa(len(rank.ok))})
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	var head []string
-	if len(points) > 0 {
-		for _, q := range points[0].Params {
-			head = append(head, q.Name)
+	w.UseCRLF = true // Python's csv module
+	for _, row := range rows {
+		if row == nil {
+			// encoding/csv writes an empty record as an empty quoted field;
+			// Python's is a bare blank line.
+			w.Flush()
+			buf.WriteString("\r\n")
+			continue
 		}
-	}
-	for _, c := range sweepColumns {
-		head = append(head, c.key)
-	}
-	head = append(head, "error_request_count", "artifact_directory", "failed")
-	if err := w.Write(head); err != nil {
-		return nil, err
-	}
-	for _, p := range points {
-		var row []string
-		for _, q := range p.Params {
-			row = append(row, strconv.FormatFloat(q.Value, 'f', -1, 64))
-		}
-		m := sweepMetrics(p.Run)
-		for _, c := range sweepColumns {
-			cell := ""
-			if v, ok := metricMean(m, c.key); ok {
-				cell = strconv.FormatFloat(v, 'f', 2, 64)
-			}
-			row = append(row, cell)
-		}
-		row = append(row, strconv.Itoa(p.Run.Summary.Failed), p.Dir, p.Failed)
 		if err := w.Write(row); err != nil {
 			return nil, err
 		}
 	}
 	w.Flush()
 	return buf.Bytes(), w.Error()
+}
+
+// pythonValue is the parameter as Python's str prints it: 4, 5.0.
+func pythonValue(q SweepParam) string {
+	if q.Name == "concurrency" {
+		return strconv.Itoa(int(q.Value))
+	}
+	return PythonFloat(q.Value)
 }
 
 // ConsoleSweep prints the sweep's table: a row per point with the figures
