@@ -27,8 +27,54 @@ func (chatCodec) body(t *Target, p dataset.Prompt, params map[string]any) any {
 		body[t.maxTokensField] = p.OutputTokens
 	}
 	openAIStream(t, body)
-	body["messages"] = messages(p)
+	if p.Media != nil {
+		body["messages"] = withMedia(messages(p), p.Media)
+	} else {
+		body["messages"] = messages(p)
+	}
 	return body
+}
+
+// withMedia is msgs with media's images and audio after the last message's
+// text, as content parts in AIPerf's order: text, images, audio.
+func withMedia(msgs []chatMessage, media *dataset.Media) []any {
+	out := make([]any, len(msgs))
+	for i, m := range msgs {
+		out[i] = m
+	}
+	last := msgs[len(msgs)-1]
+	parts := []contentPart{{Type: "text", Text: last.Content}}
+	for _, url := range media.Images {
+		parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: url}})
+	}
+	for _, c := range media.Audio {
+		parts = append(parts, contentPart{Type: "input_audio", InputAudio: &inputAudio{Data: c.Data, Format: c.Format}})
+	}
+	out[len(out)-1] = partsMessage{Role: last.Role, Content: parts}
+	return out
+}
+
+// partsMessage is a chat message whose content is a list of parts.
+type partsMessage struct {
+	Role    string        `json:"role"`
+	Content []contentPart `json:"content"`
+}
+
+// contentPart is one part of a message's content, in OpenAI's shape.
+type contentPart struct {
+	Type       string      `json:"type"`
+	Text       string      `json:"text,omitempty"`
+	ImageURL   *imageURL   `json:"image_url,omitempty"`
+	InputAudio *inputAudio `json:"input_audio,omitempty"`
+}
+
+type imageURL struct {
+	URL string `json:"url"`
+}
+
+type inputAudio struct {
+	Data   string `json:"data"`
+	Format string `json:"format"`
 }
 
 // openAIStream adds what an OpenAI streaming request needs: the stream flag

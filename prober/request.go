@@ -26,6 +26,10 @@ type Request struct {
 	InputTokens int
 	// PinnedOutputTokens is the output length the request pins (0 = not pinned).
 	PinnedOutputTokens int
+	// Images is the number of images the request carries, and AudioSeconds
+	// the duration of its first audio clip (0: none).
+	Images       int
+	AudioSeconds float64
 	// Cancel makes the client cancel the request CancelAfter after it was
 	// written (0: as soon as it is written), as a user who gives up does.
 	Cancel      bool
@@ -40,6 +44,9 @@ func NewRequest(t *Target, p dataset.Prompt, params map[string]any) (*Request, e
 		return nil, fmt.Errorf("encoding request body: %w", err)
 	}
 	req := &Request{Body: b, Session: p.Session, InputTokens: p.InputTokens}
+	if p.Media != nil {
+		req.Images, req.AudioSeconds = len(p.Media.Images), p.Media.AudioSeconds()
+	}
 	if t.codec.generates() {
 		req.PinnedOutputTokens = pinned(p.OutputTokens, params)
 	}

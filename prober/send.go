@@ -43,6 +43,7 @@ func (r *run) do(seq uint64, entry record.DigestEntry, req *Request, err error, 
 		req.Seq, req.ID, req.Scheduled = seq, r.probe.requestID(seq), scheduled
 		out = r.exec.Do(r.reqCtx, r.probe.Target, req)
 		out.PromptTokens, out.Session, out.Body = req.InputTokens, req.Session, req.Body
+		out.Images, out.AudioSeconds = req.Images, req.AudioSeconds
 	}
 	end := time.Now()
 	if r.slots != nil {
