@@ -61,9 +61,15 @@ func TestRequestBodies(t *testing.T) {
 				Images: []string{"data:image/png;base64,AAA=", "data:image/jpeg;base64,BBB="},
 				Audio:  []dataset.Clip{{Data: "UklGRg==", Format: "wav", Seconds: 1.5}}}},
 			url: "http://127.0.0.1:8000/v1/chat/completions",
-			body: `{"max_completion_tokens":8,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"hi"},` +
+			body: `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"hi"},` +
 				`{"type":"image_url","image_url":{"url":"data:image/png;base64,AAA="}},{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,BBB="}},` +
-				`{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}}]}],"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
+				`{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}}]}],"max_completion_tokens":8,"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
+		},
+		{
+			name: "chat, one message with an image", spec: scenarios.Target{Endpoint: EndpointChat, Stream: &no}, params: map[string]any{"temperature": 0.5},
+			prompt: dataset.Prompt{Text: "hi <b>", InputTokens: 1, Media: &dataset.Media{Images: []string{"data:image/png;base64,AAA="}}},
+			url:    "http://127.0.0.1:8000/v1/chat/completions",
+			body:   `{"messages":[{"role":"user","content":[{"type":"text","text":"hi \u003cb\u003e"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAA="}}]}],"model":"m","temperature":0.5}`,
 		},
 		{
 			name: "chat messages, max_completion_tokens", spec: scenarios.Target{Endpoint: EndpointChat, MaxTokensField: scenarios.MaxCompletionTokens},

@@ -39,9 +39,15 @@ type Request struct {
 // NewRequest builds the body for prompt p on target t, merging params (which
 // validation keeps away from the keys set here).
 func NewRequest(t *Target, p dataset.Prompt, params map[string]any) (*Request, error) {
-	b, err := json.Marshal(t.codec.body(t, p, params))
-	if err != nil {
-		return nil, fmt.Errorf("encoding request body: %w", err)
+	var b []byte
+	switch body := t.codec.body(t, p, params).(type) {
+	case encodedBody:
+		b = body
+	default:
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return nil, fmt.Errorf("encoding request body: %w", err)
+		}
 	}
 	req := &Request{Body: b, Session: p.Session, InputTokens: p.InputTokens}
 	if p.Media != nil {

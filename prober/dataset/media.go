@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
+	"hash/fnv"
 	"image"
 	"image/jpeg"
 	"image/png"
 	"math"
 	"math/rand/v2"
+	"strconv"
+	"sync"
 
 	"github.com/inferprobe/inferprobe/scenarios"
 )
@@ -20,6 +23,20 @@ type Media struct {
 	// Images are data URLs: data:image/png;base64,… or data:image/jpeg;….
 	Images []string
 	Audio  []Clip
+	// Key identifies the set (a hash of its files), for the run's digest.
+	Key string
+	// encoded is what Encoded returns, made once: the set is shared by
+	// every request that carries it.
+	encodeOnce sync.Once
+	encoded    []byte
+}
+
+// Encoded is encode(m), computed on first use and kept: an endpoint's
+// encoding of the set (the chat API's content parts), so that a request
+// carrying it does not encode megabytes of base64 again.
+func (m *Media) Encoded(encode func(*Media) []byte) []byte {
+	m.encodeOnce.Do(func() { m.encoded = encode(m) })
+	return m.encoded
 }
 
 // Clip is one audio clip.
@@ -86,6 +103,14 @@ func drawMedia(s scenarios.Synthetic, rng *rand.Rand) *Media {
 			m.Audio = append(m.Audio, noiseClip(rng, *a))
 		}
 	}
+	h := fnv.New64a()
+	for _, url := range m.Images {
+		h.Write([]byte(url))
+	}
+	for _, c := range m.Audio {
+		h.Write([]byte(c.Data))
+	}
+	m.Key = strconv.FormatUint(h.Sum64(), 16)
 	return m
 }
 
