@@ -29,7 +29,7 @@ const mediaCommand = `-m ` + blogModel + ` --url {url} --endpoint-type chat --st
 // recorded (profile_export.jsonl): the same content parts in the same order,
 // data URLs of the same kind whose images decode to the sizes asked for,
 // WAV clips of the rates, depths and length asked for, and each request's
-// num_images and audio_duration.
+// num_images and audio_duration; AIPerf's models load bench's records.
 func TestBenchMediaInputsMatchAIPerf(t *testing.T) {
 	venv := requireAIPerf(t)
 	url := startBlogSimulator(t)
@@ -62,6 +62,23 @@ func TestBenchMediaInputsMatchAIPerf(t *testing.T) {
 	runAIPerf(t, 3*time.Minute, []string{"HOME=" + work}, filepath.Join(venv, "bin", "aiperf"), append([]string{"profile"}, command("aiperf")...)...)
 	if code, out := benchIn(t, work, command("bench")...); code != 0 {
 		t.Fatalf("bench exited %d:\n%s", code, out)
+	}
+
+	// AIPerf's own models load bench's per-request records, the image and
+	// audio metrics included.
+	checked := runAIPerf(t, 2*time.Minute, nil, filepath.Join(venv, "bin", "python"),
+		filepath.Join(repoRoot(t), "e2e", "testdata", "aiperf", "check_artifacts.py"), filepath.Join(work, "bench"))
+	var loaded struct {
+		LoadedRequests int      `json:"loaded_requests"`
+		Metrics        []string `json:"metrics_per_record"`
+	}
+	if err := json.Unmarshal(checked, &loaded); err != nil {
+		t.Fatalf("check_artifacts.py printed %q: %v", checked, err)
+	}
+	for _, m := range []string{"num_images", "image_throughput", "image_latency", "audio_duration", "rtfx"} {
+		if loaded.LoadedRequests != 3 || !slices.Contains(loaded.Metrics, m) {
+			t.Errorf("AIPerf loaded %d of bench's records, with metrics %v; want 3, with %s", loaded.LoadedRequests, loaded.Metrics, m)
+		}
 	}
 
 	want := sentMedia(t, filepath.Join(work, "aiperf"))
