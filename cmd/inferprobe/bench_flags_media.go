@@ -31,13 +31,28 @@ var (
 	}
 	aiperfImageSources = map[string]choice{
 		"noise":  {value: "noise"},
-		"assets": {why: "bench generates noise images (--image-source noise, AIPerf's default); it ships no source images to resize"},
+		"assets": {why: whyImageFiles},
 	}
 	aiperfAudioFormats = map[string]choice{
 		"wav": {value: scenarios.AudioWAV},
 		"mp3": {why: "bench writes WAV only (--audio-format wav): Go has no well-kept pure-Go MP3 encoder"},
 	}
 )
+
+// whyImageFiles is why bench reads no source images, AIPerf's assets or a
+// directory of them.
+const whyImageFiles = "bench generates noise images (--image-source noise, AIPerf's default); it reads no source images to resize"
+
+// imageSource is --image-source: AIPerf's choices, or as in AIPerf a
+// directory of images, which bench refuses with its reason.
+type imageSource struct{ aiperfChoice }
+
+func (s *imageSource) Set(v string) error {
+	if _, known := s.choices[normalizeChoice(v)]; !known {
+		return fmt.Errorf("--image-source %s is a directory of source images, which inferprobe does not support: %s", v, whyImageFiles)
+	}
+	return s.aiperfChoice.Set(v)
+}
 
 func addMediaFlags(flag func(name, help string) *kingpin.FlagClause, set map[string]*bool) *mediaFlags {
 	m := &mediaFlags{set: set}
@@ -47,7 +62,7 @@ func addMediaFlags(flag func(name, help string) *kingpin.FlagClause, set map[str
 	flag("image-height-stddev", "Standard deviation of the image height.").Float64Var(&m.heightStddev)
 	flag("image-batch-size", "Images per request (0: none); also --batch-size-image.").Default("1").IntVar(&m.imageBatch)
 	flag("image-format", "png, jpeg, or random (each image PNG or JPEG at random).").Default("png").SetValue(&aiperfChoice{what: "image format", flag: "--image-format", choices: aiperfImageFormats, target: &m.imageFormat})
-	flag("image-source", "noise: images of random pixels, the only source.").Default("noise").SetValue(&aiperfChoice{what: "image source", flag: "--image-source", choices: aiperfImageSources, target: &m.imageSource})
+	flag("image-source", "noise: images of random pixels, the only source.").Default("noise").SetValue(&imageSource{aiperfChoice{what: "image source", flag: "--image-source", choices: aiperfImageSources, target: &m.imageSource}})
 	flag("audio-length-mean", "Mean duration in seconds of the noise audio clips each chat request carries (> 0 turns audio on, as AIPerf).").Float64Var(&m.lengthMean)
 	flag("audio-length-stddev", "Standard deviation of the clip duration; each is drawn normally, redrawn below 0.01 s.").Float64Var(&m.lengthStddev)
 	flag("audio-batch-size", "Audio clips per request (0: none); also --batch-size-audio.").Default("1").IntVar(&m.audioBatch)

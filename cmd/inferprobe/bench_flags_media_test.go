@@ -58,6 +58,7 @@ func TestMediaFlagsRefused(t *testing.T) {
 	}{
 		{[]string{"--audio-format", "mp3"}, "--audio-format mp3 is an AIPerf audio format that inferprobe does not support: bench writes WAV only"},
 		{[]string{"--image-source", "assets"}, "--image-source assets is an AIPerf image source that inferprobe does not support: bench generates noise images"},
+		{[]string{"--image-source", "./photos"}, "--image-source ./photos is a directory of source images, which inferprobe does not support: bench generates noise images"},
 	} {
 		app, _ := benchApp()
 		if _, err := app.Parse(append([]string{"bench", "--model", "m"}, tc.args...)); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
