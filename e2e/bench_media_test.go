@@ -29,10 +29,17 @@ const mediaCommand = `-m ` + blogModel + ` --url {url} --endpoint-type chat --st
 // recorded (profile_export.jsonl): the same content parts in the same order,
 // data URLs of the same kind whose images decode to the sizes asked for,
 // WAV clips of the rates, depths and length asked for, and each request's
-// num_images and audio_duration; AIPerf's models load bench's records.
+// num_images and audio_duration, and the simulator charges both runs'
+// media the same prefill time; AIPerf's models load bench's records.
 func TestBenchMediaInputsMatchAIPerf(t *testing.T) {
 	venv := requireAIPerf(t)
-	url := startBlogSimulator(t)
+	// The simulator charges each image 25 ms and each second of audio
+	// 100 ms of prefill: with 2 images and 0.2 s of audio the first token
+	// comes 70 ms after the base 20 ms, whoever sent the request.
+	url := freeAddr(t)
+	sim := inferprobe(t, "inferprobe simulate", t.TempDir(), "simulate", "--web.listen-address="+url, "--sim.model="+blogModel,
+		"--sim.ttft=20ms", "--sim.itl=1ms", "--sim.prefill-per-image=25ms", "--sim.prefill-per-audio-second=100ms")
+	waitHealthy(t, sim, "http://"+url+"/health", 10*time.Second)
 	work := t.TempDir()
 	// AIPerf counts synthetic prompts with a tokenizer: the model's, from a
 	// Hugging Face cache of the test's own, offline; bench reads the same.
@@ -105,6 +112,9 @@ func TestBenchMediaInputsMatchAIPerf(t *testing.T) {
 			if r.numImages != 2 || r.audioDuration < 0.19 || r.audioDuration > 0.21 {
 				t.Errorf("%s request %d: profile_export.jsonl has num_images %v and audio_duration %v, want 2 and 0.2", who, i, r.numImages, r.audioDuration)
 			}
+			if r.ttft < 90 {
+				t.Errorf("%s request %d: time to first token %v ms, want at least 20 + 2 x 25 + 0.2 x 100", who, i, r.ttft)
+			}
 		}
 	}
 }
@@ -114,7 +124,7 @@ type mediaRequest struct {
 	images      []sentImage
 	clips       []sentClip
 	// From profile_export.jsonl, in the same order.
-	numImages, audioDuration float64
+	numImages, audioDuration, ttft float64
 }
 
 type sentImage struct {
@@ -194,12 +204,13 @@ func sentMedia(t *testing.T, dir string) []mediaRequest {
 			Metrics struct {
 				NumImages     struct{ Value float64 } `json:"num_images"`
 				AudioDuration struct{ Value float64 } `json:"audio_duration"`
+				TTFT          struct{ Value float64 } `json:"time_to_first_token"`
 			} `json:"metrics"`
 		}
 		if err := json.Unmarshal(lines[i], &line); err != nil {
 			t.Fatal(err)
 		}
-		out[i].numImages, out[i].audioDuration = line.Metrics.NumImages.Value, line.Metrics.AudioDuration.Value
+		out[i].numImages, out[i].audioDuration, out[i].ttft = line.Metrics.NumImages.Value, line.Metrics.AudioDuration.Value, line.Metrics.TTFT.Value
 	}
 	return out
 }
