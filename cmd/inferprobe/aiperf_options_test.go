@@ -155,6 +155,12 @@ func sampleValue(flag string) string {
 		return "p99"
 	case "convergence-mode":
 		return "cv"
+	case "image-format":
+		return "jpeg"
+	case "image-source":
+		return "noise"
+	case "audio-format":
+		return "wav"
 	case "extra-inputs":
 		return "k:v"
 	case "header":

@@ -99,7 +99,13 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 		if *f.set["request-count"] {
 			requests = f.requestCount
 		}
-		return f.workload.apply(b, d, path, requests)
+		if err := f.workload.apply(b, d, path, requests); err != nil {
+			return err
+		}
+		return f.media.apply(b, d.Synthetic, path+".synthetic", f.endpointType)
+	}
+	if images, audio := f.media.on(); images || audio {
+		return errors.New("--image-* and --audio-* add synthetic images and audio, and an --input-file's entries are sent as written; drop them, or drop --input-file")
 	}
 	for flag, v := range map[string]string{"--seq-dist": f.seqDist, "--random-range-ratio": f.rangeRatio} {
 		if v != "" {

@@ -357,6 +357,11 @@ var distributionTable = []struct {
 	{"usage_prompt_tokens_diff_pct", "Usage Prompt Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.UsagePromptDiffPct }, false},
 	{"usage_completion_tokens_diff_pct", "Usage Completion Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.UsageCompletionDiffPct }, false},
 	{"osl_mismatch_diff_pct", "OSL Mismatch Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.OSLMismatchDiffPct }, false},
+	{"num_images", "Number of Images", "images", 1, func(s *report.Summary) stats.Stats { return s.NumImages }, false},
+	{"image_throughput", "Image Throughput", "images/sec", 1, func(s *report.Summary) stats.Stats { return s.ImageThroughput }, false},
+	{"image_latency", "Image Latency", "ms/image", ms, func(s *report.Summary) stats.Stats { return s.ImageLatency }, false},
+	{"audio_duration", "Audio Duration", "sec", 1, func(s *report.Summary) stats.Stats { return s.AudioDuration }, false},
+	{"rtfx", "Inverse Real-Time Factor (RTFx)", "ratio", 1, func(s *report.Summary) stats.Stats { return s.RTFx }, false},
 	{"credit_to_start_latency", "Credit-to-Start Latency", "ms", ms, func(s *report.Summary) stats.Stats { return s.CreditToStart }, false},
 	{"effective_latency", "Effective Latency (CO-aware)", "ms", ms, func(s *report.Summary) stats.Stats { return s.EffectiveLatency }, false},
 	{"http_req_blocked", "HTTP Blocked", "ms", ms, func(s *report.Summary) stats.Stats { return s.HTTP.Blocked }, true},
@@ -462,9 +467,9 @@ var declaredOrder = []string{
 }
 
 var extraOrder = []string{
-	"http_req_receiving", "http_req_blocked", "usage_total_tokens", "http_req_connecting", "http_req_dns_lookup",
+	"audio_duration", "http_req_receiving", "http_req_blocked", "usage_total_tokens", "http_req_connecting", "http_req_dns_lookup",
 	"usage_prompt_tokens", "http_req_sending", "http_req_waiting", "http_req_duration", "usage_completion_tokens",
-	"http_req_connection_reused", "time_to_first_output_token", "decode_duration", "prefill_throughput_per_user",
+	"http_req_connection_reused", "time_to_first_output_token", "num_images", "rtfx", "image_latency", "image_throughput", "decode_duration", "prefill_throughput_per_user",
 	"osl_mismatch_diff_pct", "e2e_output_token_throughput", "http_req_connection_overhead", "usage_prompt_tokens_diff_pct",
 	"http_req_total", "usage_completion_tokens_diff_pct", "osl_mismatch_count", "usage_discrepancy_count", "request_error_rate",
 	"completed_request_count", "total_usage_total_tokens", "total_usage_prompt_tokens", "good_request_fraction",
