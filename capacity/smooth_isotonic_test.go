@@ -128,3 +128,65 @@ func TestSmoothIsotonicMatchesAIPerf(t *testing.T) {
 		}
 	}
 }
+
+// TestIsotonicHelpersMatchAIPerf: replicate_count, boundary_ci and the
+// warm-up durations of _apply_sla_warmup, against the values AIPerf 0.13's
+// functions return for the same inputs (run with its Python; its
+// bootstrap is unseeded, so its intervals are those it gave on five runs,
+// which agreed to 0.07; the means of five of 1, 2, 3, 4, 8 step by 0.2, and
+// the seeded draws here land one step off scipy's in the upper tail, where
+// the BCa quantiles, 0.053 and 0.992, are scipy's to 0.001).
+func TestIsotonicHelpersMatchAIPerf(t *testing.T) {
+	for _, tc := range []struct {
+		sigma, threshold float64
+		want             int
+	}{{0, 200, 3}, {10, 200, 3}, {60, 200, 3}, {150, 200, 3}, {400, 200, 16}, {1, 0, 20}} {
+		if got := replicateCount(tc.sigma, tc.threshold); got != tc.want {
+			t.Errorf("replicateCount(%g, %g) = %d, AIPerf's %d", tc.sigma, tc.threshold, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		xs     []float64
+		lo, hi float64
+	}{
+		{[]float64{0.33, -11.67, -3.67, -8.67}, -10.17, -1.67},
+		{[]float64{1, 2, 4, 8, 3}, 2, 6.4},
+		{[]float64{-5, -4, -6}, -6, -4},
+	} {
+		lo, hi, ok := boundaryCI(tc.xs)
+		lo2, hi2, _ := boundaryCI(tc.xs)
+		if !ok || math.Abs(lo-tc.lo) > 0.25 || math.Abs(hi-tc.hi) > 0.25 || lo != lo2 || hi != hi2 {
+			t.Errorf("boundaryCI(%v) = [%g, %g] then [%g, %g], AIPerf's [%g, %g]", tc.xs, lo, hi, lo2, hi2, tc.lo, tc.hi)
+		}
+	}
+	if _, _, ok := boundaryCI([]float64{2, 2, 2}); ok {
+		t.Error("boundaryCI of equal margins: want none (scipy's BCa gives NaN)")
+	}
+	// The warm-up before steps at 4, 8, 4: AIPerf's durations for
+	// sla_warmup_seconds unset, 0, 10 and 100.
+	ptr := func(v float64) *float64 { return &v }
+	for _, tc := range []struct {
+		warmup *float64
+		want   []time.Duration
+	}{
+		{nil, []time.Duration{60 * time.Second, 60 * time.Second, 30 * time.Second}},
+		{ptr(0), []time.Duration{0, 0, 0}},
+		{ptr(10), []time.Duration{60 * time.Second, 60 * time.Second, 15 * time.Second}},
+		{ptr(100), []time.Duration{100 * time.Second, 100 * time.Second, 100 * time.Second}},
+	} {
+		p := plan(t, Settings{Recipe: "max-concurrency-under-sla", TTFT: 200, Streaming: true, Warmup: tc.warmup})
+		var steps []Step
+		var got []time.Duration
+		for _, c := range []int{4, 8, 4} {
+			s := Step{Concurrency: c}
+			got = append(got, p.warmup(steps, s))
+			steps = append(steps, s)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("sla_warmup_seconds %v: warm-ups %v, AIPerf's %v", tc.warmup, got, tc.want)
+		}
+	}
+	if _, err := NewPlan(Settings{Recipe: "max-concurrency-under-sla", Style: "monotonic", TTFT: 200, Streaming: true, Replicates: 3}); err == nil {
+		t.Error("replicates with monotonic: want an error, it has no replicate phase")
+	}
+}
