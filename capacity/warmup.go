@@ -21,19 +21,19 @@ const (
 func (p *Plan) isotonicKnobs(s Settings) error {
 	if p.Style != "smooth_isotonic" {
 		if s.Replicates != 0 || s.Warmup != nil {
-			return fmt.Errorf("the SLA replicates and warm-up are smooth_isotonic's; --search-style %s has neither", p.Style)
+			return fmt.Errorf("--sla-replicates and --sla-warmup-seconds are smooth_isotonic's: --search-style %s has no replicate phase or per-step warm-up", p.Style)
 		}
 		return nil
 	}
 	var errs []error
 	if s.Replicates < 0 {
-		errs = append(errs, fmt.Errorf("SLA replicates %d: must be 0 (none) or more", s.Replicates))
+		errs = append(errs, fmt.Errorf("--sla-replicates %d: must be 0 (when the highest concurrency has two steps) or more", s.Replicates))
 	}
 	p.Replicates = s.Replicates
 	p.WarmupSeconds = defaultWarmupSeconds
 	if s.Warmup != nil {
 		if w := *s.Warmup; !(w >= 0) || math.IsInf(w, 0) {
-			errs = append(errs, fmt.Errorf("SLA warm-up %g: must be a number of seconds ≥ 0 (0 turns it off)", w))
+			errs = append(errs, fmt.Errorf("--sla-warmup-seconds %g: must be a number of seconds ≥ 0 (0 turns it off)", w))
 		}
 		p.WarmupSeconds = *s.Warmup
 	}

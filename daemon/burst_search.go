@@ -11,6 +11,7 @@ import (
 	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report/export"
+	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 // SearchReport is a capacity search's result: its answer, how sure it is
@@ -75,6 +76,9 @@ func (m *burstManager) search(r *burstRun, spec *burstSpec, target *prober.Targe
 	res, err := plan.Run(ctx, deadline, func(ctx context.Context, step capacity.Step) (capacity.Metrics, error) {
 		at := *spec
 		at.burst.Arrival.Concurrency = step.Concurrency
+		if step.Warmup > 0 {
+			at.burst.Warmup = scenarios.Warmup{Duration: scenarios.Duration(step.Warmup)}
+		}
 		p, _, err := planRun(name, &at, target, o, m.d.shard, time.Time{})
 		if err != nil {
 			return nil, err
