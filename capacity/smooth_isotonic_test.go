@@ -78,6 +78,22 @@ var aiperfCases = []aiperfCase{
 		ci: &[2]float64{-10.166666666666686, -1.6666666666666856}, nonMonoton: true,
 	},
 	{
+		// A one-concurrency bracket, so 2 is measured again: TTFT's margin
+		// there is the larger (60 ms against 10) but noisy, ITL's steady;
+		// divided by their noise, ITL's binds.
+		name:     "noisy_binding",
+		settings: Settings{TTFT: 200, ITL: 20},
+		metrics: func(x, n int) (float64, float64) {
+			if x <= 1 {
+				return 150, 10
+			}
+			return 260 + []float64{40, -40, 30, -30}[n%4], 30
+		},
+		steps:    []int{1, 2, 2, 2, 2},
+		reason:   "smooth_isotonic_precision_reached", fm: 1, im: 2,
+		boundary: "smooth", binding: "1:inter_token_latency.p95.lt.20.0",
+	},
+	{
 		// A one-concurrency bracket: AIPerf measures the failed
 		// concurrency again until its three fits are spent.
 		name:     "capacity_1",
