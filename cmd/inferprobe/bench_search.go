@@ -218,7 +218,11 @@ func (b *bencher) search(p *capacity.Plan, base string) int {
 			return nil, err // planRun said why
 		}
 		r.point, r.dir = pt, filepath.Join(base, pt.dir)
-		fmt.Fprintf(b.stderr, "inferprobe bench: search step %d: concurrency %d (%s)\n", s.Index, s.Concurrency, r.dir)
+		warm := ""
+		if s.Warmup > 0 {
+			warm = fmt.Sprintf(", after a %s warm-up (--sla-warmup-seconds)", s.Warmup)
+		}
+		fmt.Fprintf(b.stderr, "inferprobe bench: search step %d: concurrency %d%s (%s)\n", s.Index, s.Concurrency, warm, r.dir)
 		c, point := b.run(r)
 		switch {
 		case b.cut:
