@@ -89,8 +89,8 @@ var aiperfCases = []aiperfCase{
 			}
 			return 260 + []float64{40, -40, 30, -30}[n%4], 30
 		},
-		steps:    []int{1, 2, 2, 2, 2},
-		reason:   "smooth_isotonic_precision_reached", fm: 1, im: 2,
+		steps:  []int{1, 2, 2, 2, 2},
+		reason: "smooth_isotonic_precision_reached", fm: 1, im: 2,
 		boundary: "smooth", binding: "1:inter_token_latency.p95.lt.20.0",
 	},
 	{
