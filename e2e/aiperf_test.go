@@ -304,7 +304,7 @@ func TestAIPerfPlotsSearch(t *testing.T) {
 	code, out := benchIn(t, work, "--model", blogModel, "--endpoint-type", "chat", "--streaming", "--url", addr,
 		"--isl", "16", "--isl-stddev", "0", "--osl", "6", "--osl-stddev", "0", "--extra-inputs", "ignore_eos:true",
 		"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "80", "--concurrency-min", "2", "--concurrency-max", "16",
-		"--request-count", "16", "--progress", "off", "--artifact-dir", "search")
+		"--request-count", "16", "--sla-warmup-seconds", "0", "--progress", "off", "--artifact-dir", "search")
 	if code != 0 {
 		t.Fatalf("bench exited %d:\n%s", code, out)
 	}
