@@ -3,6 +3,7 @@ package prober
 import (
 	"time"
 
+	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -23,7 +24,7 @@ func newClosedLoop(a scenarios.Arrival) *closedLoop {
 
 // offset is 0: a closed loop's send times follow the server's answers, so
 // they are not part of what a seed reproduces.
-func (*closedLoop) offset(time.Duration) time.Duration { return 0 }
+func (*closedLoop) offset(*dataset.Item) time.Duration { return 0 }
 
 // loop schedules a request at the instant its slot opened (the end of the
 // request it replaces, or its ramp step), so its lag is the client's reaction

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/arrival"
+	"github.com/inferprobe/inferprobe/prober/dataset"
 )
 
 // openLoop sends at the times of an arrival process (patterns poisson,
@@ -12,7 +13,7 @@ type openLoop struct {
 	arrivals arrival.Process
 }
 
-func (o openLoop) offset(time.Duration) time.Duration { return o.arrivals.Next() }
+func (o openLoop) offset(*dataset.Item) time.Duration { return o.arrivals.Next() }
 
 func (openLoop) loop(r *run) { r.sendAtOffsets() }
 

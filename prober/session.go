@@ -7,7 +7,8 @@ import (
 )
 
 // sendSession sends the first turn of pl, a multi-turn session, and then
-// its later turns, each its think time after the turn before ended.
+// its later turns, each its think time after the turn before ended (under
+// user_centric, its turn gap after the turn before was due).
 // finished, if set, is told when the last turn ends, or when the schedule
 // ended before a later turn was due. The whole session is folded into the
 // digest now, so the digest does not depend on how the turns of concurrent
@@ -24,8 +25,19 @@ func (r *run) sendSession(pl planned, first record.DigestEntry, scheduled time.T
 	r.inFlight.Go(func() {
 		end := r.do(pl.seq, first, pl.req, pl.err, scheduled, capWait, nil)
 		var done func(end time.Time)
+		at := scheduled
 		for i, t := range pl.turns {
-			at := end.Add(t.delay)
+			if pl.turnGap > 0 {
+				// A user's next turn is due gap after its last was due,
+				// at once if that one ended later (AIPerf's
+				// max(now, next_send_time + turn_gap)).
+				at = at.Add(pl.turnGap)
+				if end.After(at) {
+					at = end
+				}
+			} else {
+				at = end.Add(t.delay)
+			}
 			capWait, ok := r.await(at)
 			if !ok {
 				r.sending.Done()

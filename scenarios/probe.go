@@ -33,6 +33,7 @@ func (p *Probe) validate(l *loader, path string, targets map[string]*Target) {
 		p.Arrival.validate(l, join(path, "arrival"))
 	}
 	p.Dataset.validate(l, join(path, "dataset"))
+	p.validateUserCentricDataset(l, path)
 	p.checkParams(l, join(path, "params"))
 	p.SLO.validate(l, join(path, "slo"))
 }
@@ -44,11 +45,16 @@ func (a *Arrival) validate(l *loader, path string) {
 		a.validateOpenLoop(l, path, written)
 	case ArrivalConcurrency:
 		a.validateClosedLoop(l, path, written)
+	case ArrivalUserCentric:
+		a.validateUserCentric(l, path, written)
 	default:
 		// Which fields apply depends on the pattern: say only this.
-		l.errorf(join(path, "pattern"), "must be %s, %s, %s or %s, not %q",
-			ArrivalPoisson, ArrivalConstant, ArrivalGamma, ArrivalConcurrency, a.Pattern)
+		l.errorf(join(path, "pattern"), "must be %s, %s, %s, %s or %s, not %q",
+			ArrivalPoisson, ArrivalConstant, ArrivalGamma, ArrivalConcurrency, ArrivalUserCentric, a.Pattern)
 		return
+	}
+	if a.Pattern != ArrivalUserCentric && written("users") {
+		l.errorf(join(path, "users"), "applies only to pattern %s; remove it, or write pattern: %[1]s", ArrivalUserCentric)
 	}
 	switch {
 	case a.Pattern == ArrivalGamma:
@@ -94,6 +100,41 @@ func (a *Arrival) validateOpenLoop(l *loader, path string, written func(string) 
 		l.errorf(join(path, "rate"), "must be > 0, e.g. rate: 0.2 (requests per second)")
 	}
 	RateBound.checkMax(l, join(path, "rate"), a.Rate)
+}
+
+// validateUserCentric checks pattern user_centric: users sharing a steady
+// rate (AIPerf refuses a rate series with it; a ramp is not taken here).
+func (a *Arrival) validateUserCentric(l *loader, path string, written func(string) bool) {
+	for _, f := range []string{"concurrency", "series", "ramp_to", "ramp_over"} {
+		if written(f) {
+			l.errorf(join(path, f), "does not apply to pattern %s, whose users share a steady rate; remove it", ArrivalUserCentric)
+		}
+	}
+	if !(a.Rate > 0) {
+		l.errorf(join(path, "rate"), "must be > 0, e.g. rate: 2 (requests per second, shared by the users)")
+	}
+	RateBound.checkMax(l, join(path, "rate"), a.Rate)
+	if !written("users") || a.Users < 1 {
+		l.errorf(join(path, "users"), "must be >= 1, e.g. users: 8 (each sends a turn every users/rate seconds)")
+	}
+	ConcurrencyBound.checkMax(l, join(path, "users"), float64(a.Users))
+	if written("max_concurrency") && a.MaxConcurrency < 1 {
+		l.errorf(join(path, "max_concurrency"), "must be >= 1; leave it out for no cap")
+	}
+	ConcurrencyBound.checkMax(l, join(path, "max_concurrency"), float64(a.MaxConcurrency))
+	a.validateCapRamp(l, path, written)
+}
+
+// validateUserCentricDataset checks that a user_centric probe's users have
+// conversations to send, as AIPerf requires --session-turns-mean >= 2.
+func (p *Probe) validateUserCentricDataset(l *loader, path string) {
+	if p.Arrival.Pattern != ArrivalUserCentric {
+		return
+	}
+	if s := p.Dataset.Synthetic; s == nil || s.Conversation == nil || !(s.Conversation.Turns.Mean >= 2) {
+		l.errorf(join(path, "dataset.synthetic.conversation.turns.mean"),
+			"must be >= 2 for pattern %s, whose users each send a conversation (for single-turn requests, use pattern %s)", ArrivalUserCentric, ArrivalPoisson)
+	}
 }
 
 // validateClosedLoop checks pattern concurrency.

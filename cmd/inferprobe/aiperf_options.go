@@ -141,8 +141,8 @@ var aiperfOptions = []aiperfOption{
 	{"Warmup", "--warmup-request-rate-ramp-duration", supported, "warmup-request-rate-ramp-duration", ""},
 
 	// User-Centric Rate
-	{"User-Centric Rate", "--user-centric-rate", unsupported, "", whyUserCentric},
-	{"User-Centric Rate", "--num-users", unsupported, "", whyUserCentric},
+	{"User-Centric Rate", "--user-centric-rate", supported, "user-centric-rate", ""},
+	{"User-Centric Rate", "--num-users", supported, "num-users", ""},
 
 	// Request Cancellation
 	{"Request Cancellation", "--request-cancellation-rate", supported, "request-cancellation-rate", ""},
@@ -383,7 +383,6 @@ const (
 	whyChatTemplate      = "bench counts the prompt as sent, and the server's usage.prompt_tokens (chat template included) when it reports usage"
 	whyPrefill           = "bench does not limit requests waiting for their first token; --concurrency limits the requests in flight"
 	whyScenarioLock      = "bench has no locked submission scenarios; --save-scenario writes the run as a scenario file to keep and rerun"
-	whyUserCentric       = "bench has no per-user rate mode; --request-rate with a multi-turn --input-file sends each session's turns in order"
 	whyTraceReplayKnob   = "bench's trace replay has no such knob; --fixed-schedule replays a trace at its timestamps, --no-fixed-schedule at --concurrency or --request-rate"
 	whyCorpus            = "bench's synthetic prompts come from its one built-in corpus"
 	whyBatch             = "bench sends one input per request"

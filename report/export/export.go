@@ -79,7 +79,10 @@ type Config struct {
 	Tokenizer, TokenizerRevision string
 	Concurrency                  int
 	RequestRate                  float64
-	ArrivalPattern               string
+	// Users, when > 0, makes RequestRate a user-centric rate shared by
+	// that many users.
+	Users          int
+	ArrivalPattern string
 	// FixedSchedule is set when the run replays its dataset's timestamps.
 	FixedSchedule bool
 	RequestCount  int
@@ -150,6 +153,8 @@ func (c Config) phaseType() string {
 	switch {
 	case c.FixedSchedule:
 		return "fixed_schedule"
+	case c.Users > 0:
+		return "user_centric"
 	case c.RequestRate > 0 || len(c.RateSeries) > 0:
 		return c.ArrivalPattern
 	}
@@ -226,6 +231,9 @@ func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
 	}
 	if c.RequestRate > 0 {
 		profiling = append(profiling, kv{"rate", c.RequestRate})
+	}
+	if c.Users > 0 {
+		profiling = append(profiling, kv{"users", c.Users})
 	}
 	if len(c.RateSeries) > 0 {
 		profiling = append(profiling, kv{"rate_series", obj{{"points", c.RateSeries}}})
