@@ -58,10 +58,23 @@ func (c *closedLoop) loop(r *run) {
 				r.fail(pl)
 				return
 			}
-			if ctx.Err() != nil || r.probe.limit.reached(pl.seq, time.Since(r.start)) {
+			// The prefill cap holds a request back past its slot's opening:
+			// that is cap wait, not the client's reaction time.
+			waited, ok := r.acquirePrefill(pl.req)
+			if !ok {
 				return
 			}
-			r.send(pl, opened, 0, finished)
+			if ctx.Err() != nil || r.probe.limit.reached(pl.seq, time.Since(r.start)) {
+				if pl.req != nil {
+					pl.req.FirstToken() // frees the slot it will not use
+				}
+				return
+			}
+			var capWait time.Duration
+			if waited {
+				capWait = max(0, time.Since(opened))
+			}
+			r.send(pl, opened, capWait, finished)
 			pl = <-r.planned
 		}
 		var step <-chan time.Time

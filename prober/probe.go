@@ -56,7 +56,11 @@ type Probe struct {
 	maxConcurrency int
 	// capRampOver raises the cap from 1 to maxConcurrency over this long; 0 for at once.
 	capRampOver time.Duration
-	source      dataset.Source
+	// maxPrefill is this shard's cap on requests waiting for their first
+	// token, any schedule; 0 for none. prefillRampOver ramps it as capRampOver.
+	maxPrefill      int
+	prefillRampOver time.Duration
+	source          dataset.Source
 	// cancelRate of the requests are cancelled cancelAfter after they were
 	// written, chosen by cancels.
 	cancelRate  float64
@@ -152,6 +156,13 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard rec
 		return nil, fmt.Errorf("probe %s: %w", name, err)
 	}
 	probe.capRampOver = time.Duration(a.MaxConcurrencyRampOver)
+	if n := a.MaxPrefillConcurrency; n > 0 {
+		if probe.maxPrefill = shard.Share(n); probe.maxPrefill == 0 {
+			return nil, fmt.Errorf("probe %s: max_prefill_concurrency %d cannot be split across %d shards; raise it to at least %d",
+				name, n, shard.Count, shard.Count)
+		}
+		probe.prefillRampOver = time.Duration(a.MaxPrefillConcurrencyRampOver)
+	}
 	switch {
 	case p.Dataset.Replays():
 		probe.schedule = replay{}
@@ -244,6 +255,8 @@ func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
 		sleepUntil(ctx, p.startAt)
 		r.start = p.startAt
 	}
+	stopPrefill := r.startPrefill()
+	defer stopPrefill()
 	p.schedule.loop(r)
 	r.sending.Done()
 }
@@ -415,7 +428,10 @@ type run struct {
 	planned <-chan planned
 	// slots holds a token per open-loop request in flight under a cap (see
 	// sendAtOffsets); nil without a cap.
-	slots    chan struct{}
+	slots chan struct{}
+	// prefill holds a token per request waiting for its first token under
+	// a prefill cap (see PrefillSlot); nil without one.
+	prefill  chan struct{}
 	exec     Executor
 	rec      Recorder
 	start    time.Time

@@ -45,6 +45,9 @@ func (r *run) do(seq uint64, entry record.DigestEntry, req *Request, err error, 
 		out.PromptTokens, out.Session, out.Body = req.InputTokens, req.Session, req.Body
 	}
 	end := time.Now()
+	if req != nil {
+		req.FirstToken() // a request that ended without one frees its prefill slot now
+	}
 	if r.slots != nil {
 		<-r.slots
 	}

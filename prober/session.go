@@ -38,7 +38,7 @@ func (r *run) sendSession(pl planned, first record.DigestEntry, scheduled time.T
 			} else {
 				at = end.Add(t.delay)
 			}
-			capWait, ok := r.await(at)
+			capWait, ok := r.await(at, t.req)
 			if !ok {
 				r.sending.Done()
 				if finished != nil {
@@ -56,25 +56,33 @@ func (r *run) sendSession(pl planned, first record.DigestEntry, scheduled time.T
 	})
 }
 
-// await waits until a later turn due at at may be sent: its time has come
-// (less the dispatch lead) and, under a cap, a slot is free. It returns how
-// long the cap held the turn past at, and false if the schedule ended first.
-func (r *run) await(at time.Time) (time.Duration, bool) {
+// await waits until a later turn due at at, req, may be sent: its time
+// has come (less the dispatch lead) and, under a cap, a slot is free, and
+// under a prefill cap a prefill slot. It returns how long the caps held the
+// turn past at, and false if the schedule ended first.
+func (r *run) await(at time.Time, req *Request) (time.Duration, bool) {
 	if !sleepUntil(r.ctx, at.Add(-dispatchLead)) {
 		return 0, false
 	}
-	if r.slots == nil {
-		return 0, true
+	waited := false
+	if r.slots != nil {
+		select {
+		case r.slots <- struct{}{}:
+		default:
+			select {
+			case r.slots <- struct{}{}:
+				waited = true
+			case <-r.ctx.Done():
+				return 0, false
+			}
+		}
 	}
-	select {
-	case r.slots <- struct{}{}:
-		return 0, true
-	default:
-	}
-	select {
-	case r.slots <- struct{}{}:
-		return max(0, time.Since(at)), true
-	case <-r.ctx.Done():
+	w, ok := r.acquirePrefill(req)
+	if !ok {
 		return 0, false
 	}
+	if waited || w {
+		return max(0, time.Since(at)), true
+	}
+	return 0, true
 }

@@ -23,8 +23,9 @@ var doneMarker = []byte("[DONE]")
 
 // readStream consumes an SSE body, timing each content chunk as its bytes arrive
 // (docs/metrics.md, Time origin and content chunks) and taking token counts
-// from usage in whichever chunk carries it.
-func readStream(now func() time.Time, t *Target, body io.Reader, rec *record.Record) {
+// from usage in whichever chunk carries it. req hears of the first token
+// at once, to free its prefill slot.
+func readStream(now func() time.Time, t *Target, body io.Reader, rec *record.Record, req *Request) {
 	r := sse.NewReader(body, now, maxEventBytes)
 	var (
 		ev       sse.Event
@@ -83,6 +84,7 @@ func readStream(now func() time.Time, t *Target, body io.Reader, rec *record.Rec
 		}
 		if c.output || c.reasoning {
 			if len(rec.Chunks) == 0 {
+				req.FirstToken()
 				if c.hasUsage {
 					tokens.first = c.usage.CompletionTokens
 				}

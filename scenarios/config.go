@@ -213,6 +213,17 @@ type Arrival struct {
 	// --concurrency-ramp-duration with a rate). Needs max_concurrency; > 0;
 	// default no ramp.
 	MaxConcurrencyRampOver Duration `yaml:"max_concurrency_ramp_over"`
+	// MaxPrefillConcurrency caps the requests waiting for their first token
+	// (AIPerf's --prefill-concurrency): a request holds one of these slots
+	// from its send until its first token, or its end without one; one due
+	// while they are all held waits, and the wait is exported as the cap's.
+	// Any pattern; needs a streaming target; at most concurrency or
+	// max_concurrency. >= 1; default no cap.
+	MaxPrefillConcurrency int `yaml:"max_prefill_concurrency"`
+	// MaxPrefillConcurrencyRampOver raises that cap from 1, one slot at a
+	// time, the steps spread evenly over this long. Needs
+	// max_prefill_concurrency; > 0; default no ramp.
+	MaxPrefillConcurrencyRampOver Duration `yaml:"max_prefill_concurrency_ramp_over"`
 	// RampTo and RampOver ramp linearly from rate (for concurrency: from
 	// concurrency) to ramp_to over ramp_over, then hold ramp_to. Set both or
 	// neither; ramp_to > 0 (for concurrency a whole number >= 1), ramp_over > 0.

@@ -37,7 +37,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"negative workers", "global: {workers: -1}\n" + valid, `s.yml:1:19: global.workers: must be >= 0 (0 uses the --workers default), not -1`},
 		{"fractional workers", "global: {workers: 1.5}\n" + valid, `s.yml:1:19: global.workers: must be a whole number, not 1.5`},
 		{"mapping for string", edit(t, "model: Qwen/Qwen3-0.6B", "model: {name: q}"), `s.yml:4:12: targets.qwen.model: must be a string, not a mapping`},
-		{"scalar for struct", edit(t, "{rate: 0.2}", "poisson"), `s.yml:8:14: probes.steady.arrival: must be a mapping with the fields pattern, rate, smoothness, concurrency, users, max_concurrency, max_concurrency_ramp_over, ramp_to, ramp_over, series, not the string "poisson"`},
+		{"scalar for struct", edit(t, "{rate: 0.2}", "poisson"), `s.yml:8:14: probes.steady.arrival: must be a mapping with the fields pattern, rate, smoothness, concurrency, users, max_concurrency, max_concurrency_ramp_over, max_prefill_concurrency, max_prefill_concurrency_ramp_over, ramp_to, ramp_over, series, not the string "poisson"`},
 		{"list for targets", "targets: [qwen]\n" + valid[strings.Index(valid, "probes:"):], `s.yml:1:10: targets: must be a mapping from names to their settings, not a list`},
 		{"list for headers", edit(t, "    model:", "    headers: [X-A]\n    model:"), `s.yml:4:14: targets.qwen.headers: must be a mapping of name: value pairs, not a list`},
 		{"bare number duration", edit(t, "    model:", "    timeout: 30\n    model:"), `s.yml:4:14: targets.qwen.timeout: invalid duration "30"; write a number with a unit, e.g. 500ms, 30s or 2m`},

@@ -34,6 +34,7 @@ func (p *Probe) validate(l *loader, path string, targets map[string]*Target) {
 	}
 	p.Dataset.validate(l, join(path, "dataset"))
 	p.validateUserCentricDataset(l, path)
+	p.validatePrefill(l, join(path, "arrival"), targets)
 	p.checkParams(l, join(path, "params"))
 	p.SLO.validate(l, join(path, "slo"))
 }
@@ -134,6 +135,38 @@ func (p *Probe) validateUserCentricDataset(l *loader, path string) {
 	if s := p.Dataset.Synthetic; s == nil || s.Conversation == nil || !(s.Conversation.Turns.Mean >= 2) {
 		l.errorf(join(path, "dataset.synthetic.conversation.turns.mean"),
 			"must be >= 2 for pattern %s, whose users each send a conversation (for single-turn requests, use pattern %s)", ArrivalUserCentric, ArrivalPoisson)
+	}
+}
+
+// validatePrefill checks the cap on requests waiting for their first
+// token, which only a stream shows, as AIPerf does.
+func (p *Probe) validatePrefill(l *loader, path string, targets map[string]*Target) {
+	a := &p.Arrival
+	written := l.under(path)
+	if written("max_prefill_concurrency_ramp_over") {
+		switch {
+		case !written("max_prefill_concurrency"):
+			l.errorf(join(path, "max_prefill_concurrency_ramp_over"), "ramps the cap max_prefill_concurrency from 1; set max_prefill_concurrency, e.g. max_prefill_concurrency: 4")
+		case a.MaxPrefillConcurrencyRampOver <= 0:
+			l.errorf(join(path, "max_prefill_concurrency_ramp_over"), "must be > 0 (the time the cap takes to rise from 1 to max_prefill_concurrency), e.g. max_prefill_concurrency_ramp_over: 30s")
+		}
+	}
+	if !written("max_prefill_concurrency") {
+		return
+	}
+	fp := join(path, "max_prefill_concurrency")
+	ConcurrencyBound.checkMax(l, fp, float64(a.MaxPrefillConcurrency))
+	inFlight := a.MaxConcurrency
+	if a.Pattern == ArrivalConcurrency {
+		inFlight = max(a.Concurrency, int(a.RampTo))
+	}
+	switch t := targets[p.Target]; {
+	case a.MaxPrefillConcurrency < 1:
+		l.errorf(fp, "must be >= 1; leave it out for no cap")
+	case inFlight > 0 && a.MaxPrefillConcurrency > inFlight:
+		l.errorf(fp, "must be at most the requests in flight (%d): only requests in flight wait for a first token", inFlight)
+	case t != nil && !t.Streaming():
+		l.errorf(fp, "needs a streaming target (targets.%s.stream: true): only a stream shows the first token", p.Target)
 	}
 }
 

@@ -31,7 +31,8 @@ type warmupFlags struct {
 
 // warmupLoadFlags give the warmup a load of its own.
 var warmupLoadFlags = []string{"warmup-request-rate", "warmup-concurrency", "warmup-arrival-pattern",
-	"warmup-request-rate-ramp-duration", "warmup-concurrency-ramp-duration"}
+	"warmup-request-rate-ramp-duration", "warmup-concurrency-ramp-duration",
+	"warmup-prefill-concurrency", "warmup-prefill-concurrency-ramp-duration"}
 
 func addWarmupFlags(f *benchFlags, flag func(name, help string) *kingpin.FlagClause) *warmupFlags {
 	w := &warmupFlags{set: f.set}
@@ -115,6 +116,9 @@ func (w *warmupFlags) arrival(f *benchFlags) (*scenarios.Arrival, error) {
 		concRamp = &w.concRamp
 	}
 	if err := ramp(a, rateRamp, concRamp, "warmup-"); err != nil {
+		return nil, err
+	}
+	if err := f.prefill.apply(f, nil, a, true); err != nil {
 		return nil, err
 	}
 	return a, nil

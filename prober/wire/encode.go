@@ -69,6 +69,11 @@ func (e *Encoder) Credit(c *Credit) error {
 	e.buf = binary.AppendVarint(e.buf, int64(r.InputTokens))
 	e.buf = binary.AppendVarint(e.buf, int64(r.PinnedOutputTokens))
 	e.buf = binary.AppendVarint(e.buf, cancelAfter(r))
+	first := byte(0)
+	if r.Prefill != nil {
+		first = 1
+	}
+	e.buf = append(e.buf, first)
 	e.buf = appendString(e.buf, r.Session)
 	e.buf = binary.AppendUvarint(e.buf, uint64(len(r.Body)))
 	e.buf = append(e.buf, r.Body...)
@@ -78,6 +83,13 @@ func (e *Encoder) Credit(c *Credit) error {
 // Cancel asks the worker to cancel credit id.
 func (e *Encoder) Cancel(id uint64) error {
 	e.begin(TypeCancel)
+	e.buf = binary.AppendUvarint(e.buf, id)
+	return e.end()
+}
+
+// FirstToken tells the parent that credit id's first token came.
+func (e *Encoder) FirstToken(id uint64) error {
+	e.begin(TypeFirstToken)
 	e.buf = binary.AppendUvarint(e.buf, id)
 	return e.end()
 }
