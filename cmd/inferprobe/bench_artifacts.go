@@ -47,6 +47,7 @@ func (f *benchFlags) exportConfig(limit, warmup prober.Limit, cfg *scenarios.Con
 	if f.users.given() {
 		c.RequestRate, c.Users = f.users.rate, f.users.users
 	}
+	c.PrefillConcurrency = probe.Arrival.MaxPrefillConcurrency
 	if *f.set["concurrency"] || !*f.set["request-rate"] && !*f.set["request-rate-series"] && !f.users.given() {
 		c.Concurrency = max(f.concurrency, 1)
 	}

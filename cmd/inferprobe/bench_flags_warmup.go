@@ -180,12 +180,12 @@ func (w *warmupFlags) export(f *benchFlags, limit prober.Limit, c *export.Config
 		if a.RampOver > 0 {
 			n = int(a.RampTo)
 		}
-		c.WarmupLoad = &export.Load{Type: scenarios.ArrivalConcurrency, Concurrency: n}
+		c.WarmupLoad = &export.Load{Type: scenarios.ArrivalConcurrency, Concurrency: n, PrefillConcurrency: a.MaxPrefillConcurrency}
 	default:
 		rate := a.Rate
 		if a.RampOver > 0 {
 			rate = a.RampTo
 		}
-		c.WarmupLoad = &export.Load{Type: a.Pattern, Concurrency: a.MaxConcurrency, Rate: rate}
+		c.WarmupLoad = &export.Load{Type: a.Pattern, Concurrency: a.MaxConcurrency, Rate: rate, PrefillConcurrency: a.MaxPrefillConcurrency}
 	}
 }

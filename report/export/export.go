@@ -81,8 +81,11 @@ type Config struct {
 	RequestRate                  float64
 	// Users, when > 0, makes RequestRate a user-centric rate shared by
 	// that many users.
-	Users          int
-	ArrivalPattern string
+	Users int
+	// PrefillConcurrency caps the requests waiting for their first token;
+	// 0 for none.
+	PrefillConcurrency int
+	ArrivalPattern     string
 	// FixedSchedule is set when the run replays its dataset's timestamps.
 	FixedSchedule bool
 	RequestCount  int
@@ -142,9 +145,10 @@ type RatePoint struct {
 // Load is a phase's load: AIPerf's phase type (concurrency, or a rate's
 // arrival pattern), its concurrency (a rate's cap; 0: none) and its rate.
 type Load struct {
-	Type        string
-	Concurrency int
-	Rate        float64
+	Type               string
+	Concurrency        int
+	Rate               float64
+	PrefillConcurrency int
 }
 
 // phaseType is AIPerf's phase type for the load: a replay's
@@ -164,7 +168,7 @@ func (c Config) phaseType() string {
 // warmupPhase is AIPerf's warmup phase: its limits, then its load — its
 // own, or the run's (a rate series' warmup is a closed loop, as AIPerf's).
 func (c Config) warmupPhase() obj {
-	load := Load{Type: c.phaseType(), Concurrency: c.Concurrency, Rate: c.RequestRate}
+	load := Load{Type: c.phaseType(), Concurrency: c.Concurrency, Rate: c.RequestRate, PrefillConcurrency: c.PrefillConcurrency}
 	if len(c.RateSeries) > 0 {
 		load = Load{Type: "concurrency", Concurrency: max(c.Concurrency, 1)}
 	}
@@ -186,6 +190,9 @@ func (c Config) warmupPhase() obj {
 	}
 	if load.Concurrency > 0 {
 		w = append(w, kv{"concurrency", load.Concurrency})
+	}
+	if load.PrefillConcurrency > 0 {
+		w = append(w, kv{"prefill_concurrency", load.PrefillConcurrency})
 	}
 	if load.Rate > 0 {
 		w = append(w, kv{"rate", load.Rate})
@@ -228,6 +235,9 @@ func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
 	}
 	if c.Concurrency > 0 {
 		profiling = append(profiling, kv{"concurrency", c.Concurrency})
+	}
+	if c.PrefillConcurrency > 0 {
+		profiling = append(profiling, kv{"prefill_concurrency", c.PrefillConcurrency})
 	}
 	if c.RequestRate > 0 {
 		profiling = append(profiling, kv{"rate", c.RequestRate})
