@@ -298,7 +298,7 @@ func (w *child) send(c *call) error {
 	def := &c.target.def
 	err := w.define(def)
 	if err == nil {
-		err = w.enc.Credit(&wire.Credit{ID: c.id, Target: def.ID, Request: *c.req})
+		err = w.enc.CreditOf(c.id, def.ID, c.req)
 	}
 	if errors.Is(err, wire.ErrFrameTooLarge) {
 		// Refused before anything was written: the stream is intact.

@@ -58,11 +58,14 @@ func (e *Encoder) Target(t *Target) error {
 }
 
 // Credit writes a credit.
-func (e *Encoder) Credit(c *Credit) error {
-	r := &c.Request
+func (e *Encoder) Credit(c *Credit) error { return e.CreditOf(c.ID, c.Target, &c.Request) }
+
+// CreditOf writes the credit id of request r for target: r is read, not
+// copied, so that its prefill slot may be released meanwhile.
+func (e *Encoder) CreditOf(id, target uint64, r *prober.Request) error {
 	e.begin(TypeCredit)
-	e.buf = binary.AppendUvarint(e.buf, c.ID)
-	e.buf = binary.AppendUvarint(e.buf, c.Target)
+	e.buf = binary.AppendUvarint(e.buf, id)
+	e.buf = binary.AppendUvarint(e.buf, target)
 	e.buf = binary.AppendUvarint(e.buf, r.Seq)
 	e.buf = appendID(e.buf, r.ID)
 	e.buf = binary.AppendVarint(e.buf, unixNano(r.Scheduled))
