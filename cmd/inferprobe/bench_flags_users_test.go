@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/inferprobe/inferprobe/scenarios"
+)
 
 // TestUserCentricFlags: --user-centric-rate and --num-users become pattern
 // user_centric, which the scenario checks.
@@ -42,5 +46,29 @@ func TestUserCentricFlagErrors(t *testing.T) {
 		{with("--session-turns-mean", "3", "--request-rate-ramp-duration", "4"), "--request-rate-ramp-duration is not supported with --user-centric-rate here"},
 	} {
 		wantScenarioError(t, tc.args, tc.want)
+	}
+}
+
+// TestUserCentricWarmup: the warmup of a user-centric run is a closed loop
+// at --warmup-concurrency, else --concurrency, else 1, as AIPerf's
+// build_warmup makes it without a rate.
+func TestUserCentricWarmup(t *testing.T) {
+	for _, tc := range []struct {
+		more []string
+		want int
+	}{
+		{nil, 1},
+		{[]string{"--concurrency", "4"}, 4},
+		{[]string{"--warmup-concurrency", "2"}, 2},
+	} {
+		args := append([]string{"--model", "m", "--user-centric-rate", "4", "--num-users", "3", "--session-turns-mean", "3", "--warmup-request-count", "5"}, tc.more...)
+		f := parseBench(t, args...)
+		if _, err := f.scenario(); err != nil {
+			t.Fatal(err)
+		}
+		a, err := f.load.warmup.arrival(f)
+		if err != nil || a == nil || a.Pattern != scenarios.ArrivalConcurrency || a.Concurrency != tc.want {
+			t.Errorf("%v: warmup %+v, %v; want a closed loop at %d", tc.more, a, err, tc.want)
+		}
 	}
 }

@@ -56,9 +56,10 @@ func (w *warmupFlags) ownLoad() bool { return slices.ContainsFunc(warmupLoadFlag
 // (capped by a concurrency when one is given), else a closed loop at the
 // concurrency (1 by default). Nil when no warmup load option is given: the
 // warmup then runs at the run's load, which is what AIPerf derives too —
-// but for a --request-rate-series, which AIPerf's warmup does not follow.
+// but for a --request-rate-series or a --user-centric-rate, which AIPerf's
+// warmup does not follow (it is a closed loop at the concurrency then).
 func (w *warmupFlags) arrival(f *benchFlags) (*scenarios.Arrival, error) {
-	if !w.ownLoad() && !*f.set["request-rate-series"] {
+	if !w.ownLoad() && !*f.set["request-rate-series"] && !f.users.given() {
 		return nil, nil
 	}
 	if f.replays() {
