@@ -72,3 +72,14 @@ func TestUserCentricWarmup(t *testing.T) {
 		}
 	}
 }
+
+// TestUserCentricArtifactDir: the default directory names the load as
+// AIPerf's _describe_user_centric does, the rate as Python prints a float.
+func TestUserCentricArtifactDir(t *testing.T) {
+	for rate, want := range map[string]string{"4": "artifacts/m-chat-user_centric-users8-qps4.0", "2.5": "artifacts/m-chat-user_centric-users8-qps2.5"} {
+		f := parseBench(t, "--model", "m", "--user-centric-rate", rate, "--num-users", "8", "--session-turns-mean", "3")
+		if got := defaultArtifactDir(f); got != want {
+			t.Errorf("--user-centric-rate %s: %s, want %s", rate, got, want)
+		}
+	}
+}
