@@ -90,3 +90,20 @@ func TestPrefillConcurrency(t *testing.T) {
 		})
 	}
 }
+
+// TestPrefillSlotAllocatesNothing: taking a prefill slot and freeing it,
+// at the first token and again at the end, allocates nothing per request.
+func TestPrefillSlotAllocatesNothing(t *testing.T) {
+	r := &run{ctx: context.Background(), prefill: make(chan struct{}, 1)}
+	req := &Request{}
+	allocs := testing.AllocsPerRun(1000, func() {
+		if _, ok := r.acquirePrefill(req); !ok {
+			t.Fatal("no slot")
+		}
+		req.FirstToken()
+		req.FirstToken()
+	})
+	if allocs != 0 || len(r.prefill) != 0 {
+		t.Errorf("%v allocations a request, %d slots held after; want 0 and 0", allocs, len(r.prefill))
+	}
+}

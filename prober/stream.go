@@ -84,7 +84,6 @@ func readStream(now func() time.Time, t *Target, body io.Reader, rec *record.Rec
 		}
 		if c.output || c.reasoning {
 			if len(rec.Chunks) == 0 {
-				req.FirstToken()
 				if c.hasUsage {
 					tokens.first = c.usage.CompletionTokens
 				}
@@ -94,6 +93,9 @@ func readStream(now func() time.Time, t *Target, body io.Reader, rec *record.Rec
 				rec.FirstOutput = len(rec.Chunks)
 			}
 			rec.Chunks = append(rec.Chunks, ev.At.Sub(rec.Sent))
+			if len(rec.Chunks) == 1 {
+				req.FirstToken() // after the chunk is timed: freeing the slot may wait
+			}
 		}
 		tokens.add(&c)
 		finished = finished || c.finished
