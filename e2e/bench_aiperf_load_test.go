@@ -27,21 +27,7 @@ func TestBenchAIPerfUserCentricAndPrefill(t *testing.T) {
 		"--sim.model=m", "--sim.ttft=30ms", "--sim.itl=10ms")
 	waitHealthy(t, sim, "http://"+addr+"/health", 10*time.Second)
 	// AIPerf loads the tokenizer from a directory of ours: no Hub.
-	work := t.TempDir()
-	tok := filepath.Join(work, "tok")
-	if err := os.MkdirAll(tok, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	qwen, err := os.ReadFile(filepath.Join(repoRoot(t), "tokenizer", "testdata", "qwen2_tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, s := range map[string]string{"tokenizer.json": string(qwen),
-		"tokenizer_config.json": `{"tokenizer_class": "PreTrainedTokenizerFast"}`, "config.json": `{"model_type": "qwen2"}`} {
-		if err := os.WriteFile(filepath.Join(tok, name), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	work, tok := t.TempDir(), qwenTokenizerDir(t)
 	common := "-m m --url " + addr + " --streaming --osl 8 --isl 16 --tokenizer " + tok + " --ui none --request-count 12"
 	run := func(t *testing.T, name, args string) []loadRequest {
 		t.Helper()
