@@ -338,6 +338,8 @@ func TestRecordCarriesEveryField(t *testing.T) {
 		"PromptTokens", // this one and the next two are the parent's request
 		"Session",
 		"Body",
+		"Images", // the parent's request's media, as PromptTokens
+		"AudioSeconds",
 	}
 	want := recordtest.Full()
 	var buf bytes.Buffer
