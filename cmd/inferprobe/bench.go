@@ -126,7 +126,7 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	base := f.artifactDir
 	if f.multi.runs > 1 {
 		base = cmp.Or(base, defaultArtifactDir(f))
-		runs, err = f.planTrials(stderr, base)
+		runs, err = f.planTrials(stderr, base, points)
 	} else {
 		runs, base, err = f.planPoints(stderr, points)
 	}

@@ -11,8 +11,10 @@ import (
 	"strings"
 )
 
-// A sweep's summary goes where AIPerf 0.13 writes it for a sweep of one
-// trial per point: beside the points' directories, in sweep_aggregate/.
+// A sweep's summary goes where AIPerf 0.13 writes it: for a sweep of one
+// trial per point beside the points' directories, in sweep_aggregate/;
+// for a multi-run sweep beside the points' aggregates, in
+// aggregate/sweep_aggregate/.
 const (
 	SweepDir       = "sweep_aggregate"
 	sweepJSONFile  = "profile_export_aiperf_sweep.json"
@@ -20,6 +22,7 @@ const (
 	sweepHTMLFile  = "sweep_report.html"
 	sweepLatencyP  = "time_to_first_token_p99" // AIPerf's first latency candidate
 	sweepThroughpt = "request_throughput_avg"
+	sweptPrefix    = "phases.profiling." // AIPerf's path of a swept profiling option
 )
 
 // SweepParam is one swept parameter's value at a point, under AIPerf's
@@ -32,12 +35,86 @@ type SweepParam struct {
 // SweepPoint is one finished point of a sweep.
 type SweepPoint struct {
 	Params []SweepParam
-	Dir    string // its artifacts' directory, relative to the sweep's
+	Dir    string // its directory name (concurrency_4)
 	Run    Run
+	// Runs are the point's runs in a multi-run sweep, whose aggregate
+	// stands for the point; nil when Run does.
+	Runs *MultiRun
 	// Failed says why the point does not count as a successful run (every
-	// request failed, the failure threshold passed, it was interrupted);
-	// empty when it succeeded. Failed points are listed, not ranked.
+	// request failed, the failure threshold passed, it was interrupted;
+	// every run failed); empty when it succeeded. Failed points are
+	// listed, not ranked.
 	Failed string
+}
+
+// artifacts is the point's directory relative to the sweep's: its run's,
+// or in a multi-run sweep its aggregate's.
+func (p SweepPoint) artifacts() string {
+	if p.Runs != nil {
+		return p.Runs.dir()
+	}
+	return p.Dir
+}
+
+// VariationLabel is AIPerf's label of the point's variation
+// (phases.profiling.concurrency=4, "base" outside a sweep), which its
+// seeds derive from and aiperf plot labels it by.
+func (p SweepPoint) VariationLabel() string {
+	if len(p.Params) == 0 {
+		return "base"
+	}
+	parts := make([]string, len(p.Params))
+	for i, q := range p.Params {
+		parts[i] = sweptPrefix + q.Name + "=" + pythonValue(q)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// variationValues are AIPerf's variation_values: each parameter under its
+// path.
+func (p SweepPoint) variationValues() obj {
+	o := make(obj, len(p.Params))
+	for i, q := range p.Params {
+		o[i] = kv{sweptPrefix + q.Name, paramValue(q)}
+	}
+	return o
+}
+
+// pythonValue is the parameter as Python's str prints it: 4, 5.0.
+func pythonValue(q SweepParam) string {
+	if q.Name == "concurrency" {
+		return strconv.Itoa(int(q.Value))
+	}
+	return PythonFloat(q.Value)
+}
+
+// metrics are the point's figures under AIPerf's summary keys: its run's,
+// or in a multi-run sweep each statistic across its runs, as AIPerf's
+// confidence stats of a sweep cell (mean, std, min, max, cv, ci_low,
+// ci_high).
+func (p SweepPoint) metrics() obj {
+	if p.Runs == nil {
+		return sweepMetrics(p.Run)
+	}
+	var o obj
+	for _, a := range p.Runs.aggregate() {
+		s := a.spread
+		o = append(o, kv{a.key, obj{{"mean", s.Mean}, {"std", jsonNumber(s.Std)}, {"min", s.Min}, {"max", s.Max},
+			{"cv", jsonNumber(s.CV)}, {"ci_low", jsonNumber(s.Interval.Low)}, {"ci_high", jsonNumber(s.Interval.High)}, {"unit", a.unit}}})
+	}
+	return o
+}
+
+// errors are the requests that failed at the point, over its runs.
+func (p SweepPoint) errors() int {
+	if p.Runs == nil {
+		return p.Run.Summary.Failed
+	}
+	n := 0
+	for _, t := range p.Runs.Trials {
+		n += t.errors
+	}
+	return n
 }
 
 // Label is the point's parameters as "concurrency=4 rate=5".
@@ -115,6 +192,7 @@ func SweepJSON(points []SweepPoint) ([]byte, error) {
 	var names []string
 	values := map[string][]any{}
 	var combos, failed []any
+	runs, trials := 0, 0
 	type ranked struct {
 		params          obj
 		thru, lat       float64
@@ -130,12 +208,26 @@ func SweepJSON(points []SweepPoint) ([]byte, error) {
 				values[q.Name] = append(values[q.Name], v)
 			}
 		}
+		if p.Runs == nil {
+			runs++
+			if p.Failed != "" {
+				failed = append(failed, obj{{"parameters", p.params()}, {"artifact_directory", p.Dir}, {"error", p.Failed}})
+			}
+		} else {
+			// AIPerf lists each run that failed, of every point.
+			runs += len(p.Runs.Trials)
+			trials = max(trials, len(p.Runs.Trials))
+			for _, t := range p.Runs.Trials {
+				if t.Failed != "" {
+					failed = append(failed, obj{{"label", t.Label}, {"parameters", p.params()}, {"artifact_directory", t.Dir}, {"error", t.Failed}})
+				}
+			}
+		}
 		if p.Failed != "" {
-			failed = append(failed, obj{{"parameters", p.params()}, {"artifact_directory", p.Dir}, {"error", p.Failed}})
 			continue
 		}
-		m := sweepMetrics(p.Run)
-		combos = append(combos, obj{{"parameters", p.params()}, {"artifact_directory", p.Dir}, {"metrics", m}})
+		m := p.metrics()
+		combos = append(combos, obj{{"parameters", p.params()}, {"artifact_directory", p.artifacts()}, {"metrics", m}})
 		r := ranked{params: p.params()}
 		r.thru, r.hasThru = metricMean(m, sweepThroughpt)
 		r.lat, r.hasLat = metricMean(m, sweepLatencyP)
@@ -185,12 +277,16 @@ func SweepJSON(points []SweepPoint) ([]byte, error) {
 	if failed == nil {
 		failed = []any{}
 	}
+	meta := obj{{"sweep_parameters", params}, {"num_combinations", combinations}}
+	if trials > 0 {
+		meta = append(meta, kv{"sweep_mode", sweepMode}, kv{"confidence_level", points[0].Runs.Level}, kv{"num_trials_per_value", trials})
+	}
 	doc := obj{
 		{"aggregation_type", "sweep"},
-		{"num_profile_runs", len(points)},
-		{"num_successful_runs", len(ok)},
+		{"num_profile_runs", runs},
+		{"num_successful_runs", runs - len(failed)},
 		{"failed_runs", failed},
-		{"metadata", obj{{"sweep_parameters", params}, {"num_combinations", combinations}}},
+		{"metadata", meta},
 		{"per_combination_metrics", combos},
 		{"best_configurations", best},
 		{"pareto_optimal", pareto},
@@ -249,7 +345,7 @@ func SweepCSV(points []SweepPoint) ([]byte, error) {
 		for _, q := range p.Params {
 			row = append(row, strconv.FormatFloat(q.Value, 'f', -1, 64))
 		}
-		m := sweepMetrics(p.Run)
+		m := p.metrics()
 		for _, c := range sweepColumns {
 			cell := ""
 			if v, ok := metricMean(m, c.key); ok {
@@ -257,7 +353,7 @@ func SweepCSV(points []SweepPoint) ([]byte, error) {
 			}
 			row = append(row, cell)
 		}
-		row = append(row, strconv.Itoa(p.Run.Summary.Failed), p.Dir, p.Failed)
+		row = append(row, strconv.Itoa(p.errors()), p.artifacts(), p.Failed)
 		if err := w.Write(row); err != nil {
 			return nil, err
 		}
@@ -276,7 +372,7 @@ func ConsoleSweep(w io.Writer, points []SweepPoint) {
 	fmt.Fprintf(w, " %8s\n", "errors")
 	for _, p := range points {
 		fmt.Fprintf(w, "%-28s", p.Label())
-		m := sweepMetrics(p.Run)
+		m := p.metrics()
 		for _, c := range sweepColumns {
 			if v, ok := metricMean(m, c.key); ok {
 				fmt.Fprintf(w, " %14.2f", v)
@@ -284,7 +380,7 @@ func ConsoleSweep(w io.Writer, points []SweepPoint) {
 				fmt.Fprintf(w, " %14s", "-")
 			}
 		}
-		fmt.Fprintf(w, " %8d", p.Run.Summary.Failed)
+		fmt.Fprintf(w, " %8d", p.errors())
 		if p.Failed != "" {
 			fmt.Fprintf(w, "  (failed: %s)", p.Failed)
 		}
@@ -292,10 +388,20 @@ func ConsoleSweep(w io.Writer, points []SweepPoint) {
 	}
 }
 
-// WriteSweep writes the sweep's summary into dir/sweep_aggregate: the JSON
-// and CSV, and the HTML page of throughput against latency.
+// sweepDir is where the summary of the sweep of points goes under the
+// sweep's directory.
+func sweepDir(points []SweepPoint) string {
+	if len(points) > 0 && points[0].Runs != nil {
+		return filepath.Join(AggregateDir, SweepDir)
+	}
+	return SweepDir
+}
+
+// WriteSweep writes the sweep's summary into dir/sweep_aggregate (in a
+// multi-run sweep, dir/aggregate/sweep_aggregate): the JSON and CSV, and
+// the HTML page of throughput against latency.
 func WriteSweep(dir string, points []SweepPoint) error {
-	out := filepath.Join(dir, SweepDir)
+	out := filepath.Join(dir, sweepDir(points))
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
