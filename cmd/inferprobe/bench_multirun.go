@@ -47,7 +47,7 @@ const (
 
 func (f *benchFlags) addMultiRunFlags(flag func(name, help string) *kingpin.FlagClause) {
 	m := &f.multi
-	flag("num-profile-runs", "Run the benchmark this many times (1 to "+strconv.Itoa(maxProfileRuns)+"), one after another, each in ARTIFACT_DIR/profile_runs/run_NNNN/, and write the statistics across the runs in ARTIFACT_DIR/aggregate/ (AIPerf's layout): each statistic's mean over the runs, its spread and its t interval at --confidence-level, and whether the runs agree (docs/metrics.md).").
+	flag("num-profile-runs", "Run the benchmark this many times (1 to "+strconv.Itoa(maxProfileRuns)+"), one after another, each in ARTIFACT_DIR/profile_runs/run_NNNN/, and write the statistics across the runs in ARTIFACT_DIR/aggregate/ (AIPerf's layout): each statistic's mean over the runs, its spread and its t interval at --confidence-level, and whether the runs agree (docs/metrics.md). With a --concurrency or --request-rate list, each trial runs every point (AIPerf's default, repeated order): profile_runs/trial_NNNN/POINT/, each point's statistics in aggregate/POINT/, the sweep's summary in aggregate/sweep_aggregate/.").
 		Default("1").IntVar(&m.runs)
 	flag("profile-run-cooldown-seconds", "Seconds to wait between runs, 0 to "+strconv.Itoa(maxCooldown)+".").Default("0").Float64Var(&m.cooldown)
 	flag("profile-run-disable-warmup-after-first", "Send the warmup before the first run only (default); --no-profile-run-disable-warmup-after-first sends it before every run.").
