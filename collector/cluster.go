@@ -16,6 +16,7 @@ const (
 	ClusterCallShare  = "share"  // gathering a peer's records
 	ClusterCallReport = "report" // handing a peer the gathered report
 	ClusterCallCancel = "cancel" // cancelling a peer's share
+	ClusterCallStep   = "step"   // starting a peer's share of a search step, or ending its search
 )
 
 // NewCluster registers the cluster metrics with reg.
@@ -24,9 +25,9 @@ func NewCluster(reg prometheus.Registerer) *Cluster {
 		peerUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "cluster_peer_up",
 			Help: "1 when the peer replica answered the last cluster call, 0 when it did not; by the peer's address, as --cluster.peers lists or resolves it."}, []string{"peer"}),
 		callErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_call_errors_total",
-			Help: "Calls to peer replicas that failed (unreachable, refused, or an answer that did not decode), by call: info, start, share, report, cancel."}, []string{"call"}),
+			Help: "Calls to peer replicas that failed (unreachable, refused, or an answer that did not decode), by call: info, start, share, report, cancel, step."}, []string{"call"}),
 	}
-	for _, call := range []string{ClusterCallInfo, ClusterCallStart, ClusterCallShare, ClusterCallReport, ClusterCallCancel} {
+	for _, call := range []string{ClusterCallInfo, ClusterCallStart, ClusterCallShare, ClusterCallReport, ClusterCallCancel, ClusterCallStep} {
 		c.callErrors.WithLabelValues(call)
 	}
 	reg.MustRegister(c.peerUp, c.callErrors)

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -43,27 +44,46 @@ type SearchStep struct {
 	Breaches              []capacity.Breach `json:"breaches,omitempty"`
 }
 
-// errSearchSharded refuses a search on a replica of a sharded deployment.
-var errSearchSharded = errors.New("a search burst runs on one replica, its steps depending on each other's results: run it on a daemon without --shard")
+// errSearchSharded refuses a search on a replica of a sharded deployment
+// that does not run its bursts as cluster runs.
+var errSearchSharded = errors.New("a search burst's steps depend on each other's results, so on a sharded daemon it runs as a cluster run only: give the replicas --cluster.peers, or run it on a daemon without --shard")
 
 // search runs r as a capacity search: each step a run of the burst's
 // requests (or duration, as overridden) at one concurrency of its closed
 // loop, newRun making each step's run. The run's report is the step's at the answer (else the
-// last step's).
+// last step's). In a cluster, this replica coordinates the search, and
+// each step is split across the replicas (cluster_search.go).
 func (m *burstManager) search(r *burstRun, spec *burstSpec, target *prober.Target, newRun func(*finite.Plan) *finite.Run, ctx, reqCtx context.Context) {
 	s := spec.burst.Search
 	r.mu.Lock()
-	name, o := r.info.Burst, r.info.Overrides
+	name, o, clustered := r.info.Burst, r.info.Overrides, r.info.Cluster != nil
 	r.mu.Unlock()
+	var peers []clusterPeer
+	var peersErr error
+	if clustered {
+		peers, peersErr = m.searchPeers(r)
+	}
 	plan, err := capacity.NewPlan(s.Settings(spec.target.Streaming()))
 	switch {
 	case err != nil:
-	case m.d.shard.Count > 1:
+	case m.d.shard.Count > 1 && !clustered:
 		err = errSearchSharded
 	case o.Concurrency > 0 || o.Rate > 0:
 		err = errors.New("burst " + name + " is a search, which sets the concurrency of each step: override duration or requests instead")
+	case peersErr != nil:
+		err = peersErr
+	case plan.Min < m.shardOf().Count:
+		err = fmt.Errorf("a search across %d replicas splits each step's concurrency across them: set search.concurrency_min to at least %d (it is %d)", m.shardOf().Count, m.shardOf().Count, plan.Min)
+	}
+	// The peers' shares end once the search has, before this replica's
+	// report replaces theirs.
+	endPeers := func() {
+		if clustered {
+			m.endSteps(r, peers)
+		}
 	}
 	if err != nil {
+		endPeers()
 		m.endUnmeasured(r, err)
 		return
 	}
@@ -75,7 +95,19 @@ func (m *burstManager) search(r *burstRun, spec *burstSpec, target *prober.Targe
 	res, err := plan.Run(ctx, deadline, func(ctx context.Context, step capacity.Step) (capacity.Metrics, error) {
 		at := *spec
 		at.burst.Arrival.Concurrency = step.Concurrency
-		p, _, err := planRun(name, &at, target, o, m.d.shard, time.Time{})
+		cs := clusterStep{Index: step.Index, Concurrency: step.Concurrency}
+		planStep := func() (*finite.Plan, error) {
+			p, _, err := planRun(name, &at, target, o, m.d.shard, cs.StartAt)
+			return p, err
+		}
+		var p *finite.Plan
+		var err error
+		if clustered {
+			cs.StartAt = m.clock.Now().Add(m.cluster.opts.Lead).UTC()
+			p, err = m.startStep(r, peers, cs, planStep)
+		} else {
+			p, err = planStep()
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -96,9 +128,16 @@ func (m *burstManager) search(r *burstRun, spec *burstSpec, target *prober.Targe
 		case stepCtx.Err() != nil:
 			return nil, capacity.ErrTimeLimit
 		}
+		if clustered {
+			// Judged on every replica's records of the step, merged.
+			if out, err = m.gatherStep(r, peers, cs, p, out); err != nil {
+				return nil, err
+			}
+		}
 		results[step.Index] = out
 		return export.Run{Summary: out.Summary, SLO: p.SLO}.Metrics(), nil
 	})
+	endPeers()
 	if err != nil && len(res.Steps) > 0 {
 		m.d.logger.Warn("burst search ended early", "burst", name, "steps", len(res.Steps), "err", err)
 	}

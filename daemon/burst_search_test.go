@@ -103,7 +103,7 @@ bursts:
 	}
 
 	sharded, _, _ := startBursts(t, yml, prober.NewClient(), daemon.WithShard(record.Shard{Index: 0, Count: 2}))
-	if ri := waitRun(t, sharded, trigger(t, sharded, "capacity", daemon.BurstOverrides{}).ID, daemon.RunFailed); !strings.Contains(ri.Error, "runs on one replica") {
+	if ri := waitRun(t, sharded, trigger(t, sharded, "capacity", daemon.BurstOverrides{}).ID, daemon.RunFailed); !strings.Contains(ri.Error, "runs as a cluster run only") {
 		t.Errorf("a sharded daemon's search: %q", ri.Error)
 	}
 }

@@ -102,6 +102,9 @@ type burstRun struct {
 	peers        []clusterPeer
 	problems     []ShardProblem
 	peersStarted chan struct{} // closed once the gatherer knows which peers started
+	// A peer's share of a cluster search takes the steps its coordinator
+	// sends; nil for any other run. Set before the run is started.
+	searchShare *searchShare
 	// Its report and artifacts, rendered when it finished, kept by end.
 	artifacts map[string]func(io.Writer) error
 }
@@ -496,7 +499,13 @@ func (m *burstManager) launchOne(r *burstRun) {
 		startAt = r.info.Cluster.StartAt
 	}
 	r.mu.Unlock()
-	plan, adjusted, err := planRun(e.name, &spec, target, o, m.d.shard, startAt)
+	planned := spec
+	if spec.burst.Search != nil {
+		// Each step sets its own concurrency: this plan checks the rest, at
+		// a concurrency of which every shard has a share.
+		planned.burst.Arrival.Concurrency = max(planned.burst.Arrival.Concurrency, m.shardOf().Count)
+	}
+	plan, adjusted, err := planRun(e.name, &planned, target, o, m.d.shard, startAt)
 
 	m.mu.Lock()
 	r.mu.Lock()
@@ -538,7 +547,11 @@ func (m *burstManager) launchOne(r *burstRun) {
 	m.wg.Go(func() {
 		defer stop()
 		defer cancelRq()
-		if spec.burst.Search != nil {
+		switch {
+		case r.searchShare != nil:
+			m.runSearchShare(r, &spec, target, newRun, ctx, reqCtx)
+			return
+		case spec.burst.Search != nil:
 			m.search(r, &spec, target, newRun, ctx, reqCtx)
 			return
 		}
@@ -675,7 +688,10 @@ func (m *burstManager) finish(r *burstRun, res finite.Result, search *SearchRepo
 	final := r.info
 	r.mu.Unlock()
 	gatherer := final.Cluster != nil && m.onGauges(final)
-	if gatherer {
+	switch {
+	case gatherer && search != nil: // res is already the step's across the replicas
+		final.Cluster = m.searchCluster(r)
+	case gatherer:
 		report, final.Cluster = m.gather(r, result, report)
 	}
 	// This replica's run policy verdicts, which the gathered report keeps.

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -347,6 +348,9 @@ func (m *burstManager) startShare(id string, s clusterStart) error {
 	}
 	r := m.newRun(e, s.Trigger, s.Overrides)
 	r.info.ID = id
+	if e.spec.burst.Search != nil {
+		r.searchShare = newSearchShare()
+	}
 	cr := s.Cluster
 	r.info.Cluster = &cr
 	m.start(r)
@@ -425,6 +429,16 @@ func (s *shareRecords) all() ([]json.RawMessage, error) {
 	return slices.Clone(s.encoded), s.err
 }
 
+// take is the records kept so far, which it clears: a search step's, once
+// the step has ended, so that the next step starts with none.
+func (s *shareRecords) take() ([]json.RawMessage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out, err := s.encoded, s.err
+	s.encoded, s.err = nil, nil
+	return out, err
+}
+
 // decoded is a share's records, decoded.
 func decoded(encoded []json.RawMessage) iter.Seq2[*record.Record, error] {
 	return func(yield func(*record.Record, error) bool) {
@@ -449,26 +463,53 @@ func (m *burstManager) gather(r *burstRun, state string, ownReport *BurstReport)
 	if run != nil {
 		inFlight = run.Plan().InFlightBound(time.Duration(r.target.Spec.Timeout))
 	}
-	wait := gatherSlack + inFlight
+	own, err := r.records.all()
+	if err != nil {
+		problems = append(problems, ShardProblem{Shard: m.shardOf().Index, Error: "some of this replica's records did not encode: " + err.Error()})
+	}
+	shares, more := m.gatherShares(r.info.ID, peers, cr.Shards, -1, gatherSlack+inFlight, state, own)
+	problems = append(problems, more...)
+	out := ownReport
+	merged, err := report.Merge(cr.Shards, shares, report.WithSLO(report.NewSLO(r.spec.burst.Probe().SLO)))
+	if err != nil {
+		// Then this replica's own share is all the report can show.
+		problems = append(problems, ShardProblem{Shard: -1, Error: "the shards' records do not merge into one run, so the report is this replica's share only: " + err.Error()})
+	} else {
+		out = newBurstReport(merged.Report, merged.Digest.String(), ownReport.RunID, ownReport.GPU)
+	}
+	slices.SortFunc(problems, func(a, b ShardProblem) int { return a.Shard - b.Shard })
+	cr.Merged, cr.Partial, cr.Missing = true, len(problems) > 0, problems
+	if cr.Partial {
+		m.d.logger.Warn("cluster burst run is partial: some shards are missing from its report", "burst", r.info.Burst, "run", r.info.ID, "missing", problems)
+	}
+	return out, &cr
+}
+
+// gatherShares fetches every peer's share of run id (of its search step
+// step; -1: of the whole run), waiting up to wait for each to end, and
+// returns them after this replica's own records, which ended here in
+// state, with the problems of the peers whose share is missing or not
+// whole.
+func (m *burstManager) gatherShares(id string, peers []clusterPeer, shards, step int, wait time.Duration, state string, own []json.RawMessage) ([]report.ShardRecords, []ShardProblem) {
 	// A drain's end cuts the wait as it cuts requests in flight: a replica
 	// shutting down (Kubernetes allows it 30 s by default) must not wait the
 	// whole slack for a peer's share.
 	ctx := m.d.reqCtx
+	path := clusterPath + "/runs/" + url.PathEscape(id) + "/share?wait=" + wait.String()
+	if step >= 0 {
+		path += "&step=" + strconv.Itoa(step)
+	}
 	replies := make([]shareReply, len(peers))
 	errs := make([]error, len(peers))
 	var wg sync.WaitGroup
 	for i, p := range peers {
 		wg.Go(func() {
-			path := clusterPath + "/runs/" + url.PathEscape(r.info.ID) + "/share?wait=" + wait.String()
 			errs[i] = m.cluster.opts.Client.Do(ctx, p.Addr, http.MethodGet, path, wait+reportTimeout, nil, &replies[i])
 			m.cluster.metrics.Called(p.Addr, collector.ClusterCallShare, errs[i])
 		})
 	}
 	wg.Wait()
-	own, err := r.records.all()
-	if err != nil {
-		problems = append(problems, ShardProblem{Shard: m.shardOf().Index, Error: "some of this replica's records did not encode: " + err.Error()})
-	}
+	var problems []ShardProblem
 	shares := []report.ShardRecords{{Shard: m.shardOf(), Finished: state == RunSucceeded, Records: decoded(own)}}
 	for i, p := range peers {
 		rep := replies[i]
@@ -487,22 +528,9 @@ func (m *burstManager) gather(r *burstRun, state string, ownReport *BurstReport)
 		case rep.State != RunSucceeded && rep.State != state:
 			problems = append(problems, ShardProblem{Shard: p.Shard, Peer: p.Addr, Error: "its share ended " + rep.State + ": " + rep.Error})
 		}
-		shares = append(shares, report.ShardRecords{Shard: record.Shard{Index: p.Shard, Count: cr.Shards}, Finished: rep.State == RunSucceeded, Records: decoded(rep.Records)})
+		shares = append(shares, report.ShardRecords{Shard: record.Shard{Index: p.Shard, Count: shards}, Finished: rep.State == RunSucceeded, Records: decoded(rep.Records)})
 	}
-	out := ownReport
-	merged, err := report.Merge(cr.Shards, shares, report.WithSLO(report.NewSLO(r.spec.burst.Probe().SLO)))
-	if err != nil {
-		// Then this replica's own share is all the report can show.
-		problems = append(problems, ShardProblem{Shard: -1, Error: "the shards' records do not merge into one run, so the report is this replica's share only: " + err.Error()})
-	} else {
-		out = newBurstReport(merged.Report, merged.Digest.String(), ownReport.RunID, ownReport.GPU)
-	}
-	slices.SortFunc(problems, func(a, b ShardProblem) int { return a.Shard - b.Shard })
-	cr.Merged, cr.Partial, cr.Missing = true, len(problems) > 0, problems
-	if cr.Partial {
-		m.d.logger.Warn("cluster burst run is partial: some shards are missing from its report", "burst", r.info.Burst, "run", r.info.ID, "missing", problems)
-	}
-	return out, &cr
+	return shares, problems
 }
 
 // handOut gives each peer of r the gathered report, so that status and
@@ -563,12 +591,15 @@ func (m *burstManager) share(id string) *burstRun {
 	return nil
 }
 
-// shareOf answers a gatherer's fetch of run id, once the share has ended
-// or wait has passed.
-func (m *burstManager) shareOf(ctx context.Context, id string, wait time.Duration) (shareReply, error) {
+// shareOf answers a gatherer's fetch of run id (of its search step step;
+// -1: of the whole run), once the share has ended or wait has passed.
+func (m *burstManager) shareOf(ctx context.Context, id string, step int, wait time.Duration) (shareReply, error) {
 	r := m.share(id)
 	if r == nil || r.records == nil {
 		return shareReply{}, ErrUnknownRun
+	}
+	if step >= 0 {
+		return m.stepShareOf(ctx, r, step, wait)
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()

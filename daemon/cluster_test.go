@@ -16,6 +16,7 @@ import (
 
 	"github.com/inferprobe/inferprobe/cluster"
 	"github.com/inferprobe/inferprobe/daemon"
+	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/record"
 )
 
@@ -41,6 +42,13 @@ func startCluster(t *testing.T, yml string, n int, up []int, token func(shard in
 // startClusterWith is startCluster with further options for each shard.
 func startClusterWith(t *testing.T, yml string, n int, up []int, token func(shard int) string, opts func(shard int) []daemon.Option) []*replica {
 	t.Helper()
+	return startClusterOn(t, yml, n, up, token, opts, func() prober.Executor { return newFakeExec() })
+}
+
+// startClusterOn is startClusterWith with each replica's executor made by
+// newExec; a replica's exec is nil when it is not a fake.
+func startClusterOn(t *testing.T, yml string, n int, up []int, token func(shard int) string, opts func(shard int) []daemon.Option, newExec func() prober.Executor) []*replica {
+	t.Helper()
 	listeners := make([]net.Listener, n)
 	addrs := make([]string, n)
 	for i := range n {
@@ -59,7 +67,7 @@ func startClusterWith(t *testing.T, yml string, n int, up []int, token func(shar
 	}
 	out := make([]*replica, n)
 	for _, i := range up {
-		exec := newFakeExec()
+		exec := newExec()
 		d, _, stop := startBursts(t, yml, exec, append(opts(i), daemon.WithShard(record.Shard{Index: i, Count: n}),
 			daemon.WithCluster(daemon.ClusterOptions{Peers: peers, Client: cluster.NewClient(token(i), nil), Lead: 500 * time.Millisecond}))...)
 		h, err := d.Handler(false, daemon.BurstAPIOptions{Enabled: true, Token: token(i)})
@@ -71,7 +79,8 @@ func startClusterWith(t *testing.T, yml string, n int, up []int, token func(shar
 		srv.Listener = listeners[i]
 		srv.Start()
 		t.Cleanup(srv.Close)
-		out[i] = &replica{d: d, exec: exec, addr: addrs[i], stop: stop}
+		fake, _ := exec.(*fakeExec)
+		out[i] = &replica{d: d, exec: fake, addr: addrs[i], stop: stop}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -14,7 +15,8 @@ import (
 type clusterControl interface {
 	clusterInfo() (peerInfo, bool)
 	startShare(id string, s clusterStart) error
-	shareOf(ctx context.Context, id string, wait time.Duration) (shareReply, error)
+	shareOf(ctx context.Context, id string, step int, wait time.Duration) (shareReply, error)
+	stepShare(ctx context.Context, id string, s clusterStep) error
 	cancelShare(id string) error
 	acceptReport(info RunInfo) error
 }
@@ -30,8 +32,12 @@ func (d *Daemon) clusterInfo() (peerInfo, bool) {
 
 func (d *Daemon) startShare(id string, s clusterStart) error { return d.bursts.startShare(id, s) }
 
-func (d *Daemon) shareOf(ctx context.Context, id string, wait time.Duration) (shareReply, error) {
-	return d.bursts.shareOf(ctx, id, wait)
+func (d *Daemon) shareOf(ctx context.Context, id string, step int, wait time.Duration) (shareReply, error) {
+	return d.bursts.shareOf(ctx, id, step, wait)
+}
+
+func (d *Daemon) stepShare(ctx context.Context, id string, s clusterStep) error {
+	return d.bursts.stepShare(ctx, id, s)
 }
 
 func (d *Daemon) acceptReport(info RunInfo) error { return d.bursts.acceptReport(info) }
@@ -106,8 +112,24 @@ func (a *burstAPI) serveCluster(c *call, ctl clusterControl) {
 			c.fail(http.StatusBadRequest, "wait must be a duration up to "+maxWait.String())
 			return
 		}
-		reply, err := ctl.shareOf(c.r.Context(), id, wait)
+		step := -1 // the whole run's
+		if q := c.r.URL.Query().Get("step"); q != "" {
+			if step, err = strconv.Atoi(q); err != nil || step < 0 {
+				c.fail(http.StatusBadRequest, "step must be a search step's index, from 0")
+				return
+			}
+		}
+		reply, err := ctl.shareOf(c.r.Context(), id, step, wait)
 		a.clusterResult(c, err, reply)
+	case sub == "step":
+		c.run = id
+		if !c.allow(http.MethodPut) {
+			return
+		}
+		var s clusterStep
+		if err := decodeJSON(c, &s); err == nil {
+			a.clusterResult(c, ctl.stepShare(c.r.Context(), id, s), nil)
+		}
 	case sub == "report":
 		c.run = id
 		if !c.allow(http.MethodPut) {

@@ -31,7 +31,9 @@ type Run struct {
 	Rate   float64 // probes a second
 	Seed   uint64
 	Kind   traffic.Kind // "" for an unchanged server
-	Factor float64
+	// Factors of the injections, in turn: several measure, in one run and one warm-up, the
+	// smallest regression the rules catch.
+	Factors []float64
 	// Warmup is the unchanged history before anything is judged: the rules' baselines reach a
 	// week back. Judged is the time after it.
 	Warmup, Judged time.Duration
@@ -46,7 +48,8 @@ func (r Run) Regressions() []traffic.Regression {
 	var regs []traffic.Regression
 	end := Epoch.Add(r.Warmup + r.Judged)
 	for s := Epoch.Add(r.Warmup + time.Hour); !s.Add(Length).After(end); s = s.Add(Spacing) {
-		regs = append(regs, traffic.Regression{Kind: r.Kind, Factor: r.Factor, Start: s, Length: Length})
+		factor := r.Factors[len(regs)%len(r.Factors)]
+		regs = append(regs, traffic.Regression{Kind: r.Kind, Factor: factor, Start: s, Length: Length})
 	}
 	return regs
 }
@@ -95,17 +98,27 @@ func (r Result) Delays(severities ...string) []time.Duration {
 	var out []time.Duration
 	for _, reg := range r.Run.Regressions() {
 		d := Missed
-		for _, f := range r.Firings {
-			if !slices.Contains(severities, f.Severity) || f.Start.Before(reg.Start) || !f.Start.Before(reg.Start.Add(reg.Length)) {
-				continue
-			}
-			if d == Missed || f.Start.Sub(reg.Start) < d {
-				d = f.Start.Sub(reg.Start)
-			}
+		if f, ok := r.first(reg, severities); ok {
+			d = f.Start.Sub(reg.Start)
 		}
 		out = append(out, d)
 	}
 	return out
+}
+
+// first is the first firing of an alert of one of severities that began while reg lasted.
+func (r Result) first(reg traffic.Regression, severities []string) (backtest.Firing, bool) {
+	var first backtest.Firing
+	found := false
+	for _, f := range r.Firings {
+		if !slices.Contains(severities, f.Severity) || f.Start.Before(reg.Start) || !f.Start.Before(reg.Start.Add(reg.Length)) {
+			continue
+		}
+		if !found || f.Start.Before(first.Start) {
+			first, found = f, true
+		}
+	}
+	return first, found
 }
 
 // Within counts the delays that are not Missed and at most limit.

@@ -10,10 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferprobe/inferprobe/alerts/backtest"
 	"github.com/inferprobe/inferprobe/alerts/backtest/traffic"
 )
 
-// Summary is one run's outcome, as the power table file keeps it.
+// Summary is one run's outcome for one factor, as the power table file keeps it.
 type Summary struct {
 	Model       string  `json:"model"`
 	Rate        float64 `json:"rate"`
@@ -24,36 +25,53 @@ type Summary struct {
 	// Firings on an unchanged server.
 	FalseCritical int `json:"false_critical"`
 	FalseWarning  int `json:"false_warning"`
-	// Minutes from each injection to the first critical alert, and to the first alert of any
-	// severity; -1 when none began while it lasted.
+	// Minutes from each injection of Factor to the first critical alert, and to the first alert
+	// of any severity; -1 when none began while it lasted.
 	CriticalDelays []float64 `json:"critical_delays_min,omitempty"`
 	AnyDelays      []float64 `json:"any_delays_min,omitempty"`
+	// CaughtBy names the alerts that were the first of any severity after an injection.
+	CaughtBy []string `json:"caught_by,omitempty"`
 }
 
-// Summarize reduces r to its Summary.
-func (r Result) Summarize() Summary {
-	minutes := func(ds []time.Duration) []float64 {
-		out := make([]float64, len(ds))
-		for i, d := range ds {
-			out[i] = -1
-			if d != Missed {
-				out[i] = d.Minutes()
-			}
-		}
-		return out
-	}
-	s := Summary{
+// Summaries reduce r to a Summary per factor of its injections, in the order of Run.Factors.
+func (r Result) Summaries() []Summary {
+	base := Summary{
 		Model: r.Run.Server.Name, Rate: r.Run.Rate, Kind: string(r.Run.Kind),
 		ClassicOnly: r.Run.ClassicOnly, JudgedHours: r.Run.Judged.Hours(),
 	}
 	if r.Run.Kind == "" {
-		s.FalseCritical, s.FalseWarning = len(r.False("critical")), len(r.False("warning"))
-		return s
+		base.FalseCritical, base.FalseWarning = len(r.False("critical")), len(r.False("warning"))
+		return []Summary{base}
 	}
-	s.Factor = r.Run.Factor
-	s.CriticalDelays = minutes(r.Delays("critical"))
-	s.AnyDelays = minutes(r.Delays("critical", "warning"))
-	return s
+	minutes := func(f backtest.Firing, ok bool, reg traffic.Regression) float64 {
+		if !ok {
+			return -1
+		}
+		return f.Start.Sub(reg.Start).Minutes()
+	}
+	var out []Summary
+	for _, factor := range r.Run.Factors {
+		if slices.ContainsFunc(out, func(s Summary) bool { return s.Factor == factor }) {
+			continue
+		}
+		s := base
+		s.Factor = factor
+		for _, reg := range r.Run.Regressions() {
+			if reg.Factor != factor {
+				continue
+			}
+			crit, ok := r.first(reg, []string{"critical"})
+			s.CriticalDelays = append(s.CriticalDelays, minutes(crit, ok, reg))
+			first, ok := r.first(reg, []string{"critical", "warning"})
+			s.AnyDelays = append(s.AnyDelays, minutes(first, ok, reg))
+			if ok && !slices.Contains(s.CaughtBy, first.Alert) {
+				s.CaughtBy = append(s.CaughtBy, first.Alert)
+			}
+		}
+		slices.Sort(s.CaughtBy)
+		out = append(out, s)
+	}
+	return out
 }
 
 // ReadSummaries reads a power table file: one Summary a line.
@@ -192,4 +210,93 @@ func delayCell(runs []Summary, c column) string {
 	}
 	slices.Sort(caught)
 	return fmt.Sprintf("%d/%d, median %.0fm", len(caught), len(delays), caught[len(caught)/2])
+}
+
+// SweepModel is the traffic model whose runs of several factors give the smallest regression
+// caught: the tuning model the rules were designed on.
+const SweepModel = "queueing"
+
+// A row kind of the smallest-regression table, and how its factor reads.
+var sweepKinds = []struct {
+	kind, title string
+	factor      func(float64) string
+}{
+	{"slower", "TTFT and ITL ×k (request duration too)", times},
+	{"ttft", "TTFT only ×k", times},
+	{"itl", "ITL only ×k", times},
+	{"tail", "queueing tail ×k as frequent and as long", times},
+	{"errors", "a share k of requests failing", func(k float64) string { return fmt.Sprintf("%g %%", 100*k) }},
+}
+
+func times(k float64) string { return fmt.Sprintf("×%g", k) }
+
+// caughtShare is the share of a factor's injections an alert must follow in time for the
+// factor to count as caught: the targets' 95 %.
+const caughtShare = 0.95
+
+// SmallestTable renders the second table of alerts/README.md: per probe rate and regression, on
+// SweepModel with native histograms, the smallest factor from which every larger factor tried
+// was caught (an alert within the time, after 95 % of its injections), by a critical alert
+// within 30 minutes and by any alert within 2 hours; the factors tried, and the alerts that
+// fired first.
+func SmallestTable(summaries []Summary) string {
+	type key struct {
+		rate float64
+		kind string
+	}
+	byKey := map[key][]Summary{}
+	var rates []float64
+	for _, s := range summaries {
+		if s.Model != SweepModel || s.ClassicOnly || s.Kind == "" {
+			continue
+		}
+		k := key{s.Rate, s.Kind}
+		byKey[k] = append(byKey[k], s)
+		if !slices.Contains(rates, s.Rate) {
+			rates = append(rates, s.Rate)
+		}
+	}
+	slices.Sort(rates)
+	var b strings.Builder
+	b.WriteString("| probes/s | regression | smallest caught: critical ≤ 30m | smallest caught: any ≤ 2h | factors tried (injections each) | first to fire |\n|---|---|---|---|---|---|\n")
+	for _, rate := range rates {
+		for _, sk := range sweepKinds {
+			runs := byKey[key{rate, sk.kind}]
+			if len(runs) == 0 {
+				continue
+			}
+			slices.SortFunc(runs, func(a, b Summary) int { return cmp.Compare(a.Factor, b.Factor) })
+			var tried, by []string
+			for _, s := range runs {
+				tried = append(tried, fmt.Sprintf("%s (%d)", sk.factor(s.Factor), len(s.AnyDelays)))
+				for _, a := range s.CaughtBy {
+					if !slices.Contains(by, a) {
+						by = append(by, a)
+					}
+				}
+			}
+			slices.Sort(by)
+			smallest := func(delays func(Summary) []float64, limit time.Duration) string {
+				answer := "> " + sk.factor(runs[len(runs)-1].Factor)
+				for i := len(runs) - 1; i >= 0; i-- {
+					d := delays(runs[i])
+					caught := 0
+					for _, m := range d {
+						if m >= 0 && m <= limit.Minutes() {
+							caught++
+						}
+					}
+					if float64(caught) < caughtShare*float64(len(d)) {
+						break
+					}
+					answer = sk.factor(runs[i].Factor)
+				}
+				return answer
+			}
+			crit := smallest(func(s Summary) []float64 { return s.CriticalDelays }, 30*time.Minute)
+			anyAlert := smallest(func(s Summary) []float64 { return s.AnyDelays }, 2*time.Hour)
+			fmt.Fprintf(&b, "| %g | %s | %s | %s | %s | %s |\n", rate, sk.title, crit, anyAlert, strings.Join(tried, ", "), strings.Join(by, ", "))
+		}
+	}
+	return b.String()
 }

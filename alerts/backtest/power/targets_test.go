@@ -46,11 +46,11 @@ func TestShippedRulesMeetTargets(t *testing.T) {
 	}{
 		{"unchanged at 1/s", "queueing", Run{Rate: 1}, nil, 0},
 		{"unchanged at 0.2/s, held out", "bimodal", Run{Rate: 0.2}, nil, 0},
-		{"30% slower at 0.2/s", "queueing", Run{Rate: 0.2, Kind: traffic.Slower, Factor: 1.3}, []string{"critical"}, 30 * time.Minute},
-		{"2x slower at 0.2/s", "queueing", Run{Rate: 0.2, Kind: traffic.Slower, Factor: 2}, []string{"critical"}, 20 * time.Minute},
-		{"30% slower at 0.2/s, held out", "bimodal", Run{Rate: 0.2, Kind: traffic.Slower, Factor: 1.3}, []string{"critical"}, 30 * time.Minute},
-		{"10% errors at 0.2/s", "queueing", Run{Rate: 0.2, Kind: traffic.Errors, Factor: 0.1}, []string{"critical"}, 10 * time.Minute},
-		{"tail only at 1/s", "queueing", Run{Rate: 1, Kind: traffic.TailOnly, Factor: 2}, []string{"critical", "warning"}, 2 * time.Hour},
+		{"30% slower at 0.2/s", "queueing", Run{Rate: 0.2, Kind: traffic.Slower, Factors: []float64{1.3}}, []string{"critical"}, 30 * time.Minute},
+		{"2x slower at 0.2/s", "queueing", Run{Rate: 0.2, Kind: traffic.Slower, Factors: []float64{2}}, []string{"critical"}, 20 * time.Minute},
+		{"30% slower at 0.2/s, held out", "bimodal", Run{Rate: 0.2, Kind: traffic.Slower, Factors: []float64{1.3}}, []string{"critical"}, 30 * time.Minute},
+		{"10% errors at 0.2/s", "queueing", Run{Rate: 0.2, Kind: traffic.Errors, Factors: []float64{0.1}}, []string{"critical"}, 10 * time.Minute},
+		{"tail only at 1/s", "queueing", Run{Rate: 1, Kind: traffic.TailOnly, Factors: []float64{2}}, []string{"critical", "warning"}, 2 * time.Hour},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,6 +1,6 @@
 // Command alert-power measures what a rule file can see: it backtests the rules over one of the
 // traffic models at a probe rate, unchanged or with a regression injected every 10 hours, and
-// prints the run's summary as one JSON line, a line of the power table file
+// prints the run's summary as one JSON line per factor, lines of the power table file
 // (power/testdata/power.jsonl; `make alert-power` renders the table in alerts/README.md).
 package main
 
@@ -31,7 +31,7 @@ func main() {
 	model := app.Flag("model", "Traffic model: a tuning model or a held-out one.").Default("queueing").Enum(names...)
 	rate := app.Flag("rate", "Probes a second.").Default("1").Float64()
 	kind := app.Flag("regression", "Regression to inject; none for an unchanged server.").Default("none").Enum("none", string(traffic.Slower), string(traffic.TTFTOnly), string(traffic.ITLOnly), string(traffic.TailOnly), string(traffic.Errors), string(traffic.Silent))
-	factor := app.Flag("factor", "How much slower (slower, ttft, itl), how much more tail (tail), or the error ratio (errors).").Default("1.3").Float64()
+	factors := app.Flag("factor", "How much slower (slower, ttft, itl), how much more tail (tail), or the error ratio (errors). Repeated, the injections take the factors in turn, and a line is printed for each: the smallest regression caught, in one run.").Default("1.3").Float64List()
 	warmup := app.Flag("warmup", "Unchanged history before anything is judged; the shipped rules look a week back.").Default("168h").Duration()
 	judged := app.Flag("judged", "Simulated time judged after the warm-up.").Default("168h").Duration()
 	seed := app.Flag("seed", "Seed of the traffic.").Default("1").Uint64()
@@ -49,7 +49,7 @@ func main() {
 			srv = s
 		}
 	}
-	run := power.Run{Server: srv, Rate: *rate, Seed: *seed, Factor: *factor, Warmup: *warmup, Judged: *judged, ClassicOnly: *classic}
+	run := power.Run{Server: srv, Rate: *rate, Seed: *seed, Factors: *factors, Warmup: *warmup, Judged: *judged, ClassicOnly: *classic}
 	if *kind != "none" {
 		run.Kind = traffic.Kind(*kind)
 	}
@@ -66,8 +66,11 @@ func main() {
 		fired = append(fired, fmt.Sprintf("%s %s at %s", f.Severity, f.Alert, f.Start.Format("Mon 02 15:04")))
 	}
 	fmt.Fprintf(os.Stderr, "alert-power: %s in %s; firings: %s\n", *model, time.Since(start).Round(time.Second), strings.Join(fired, "; "))
-	if err := json.NewEncoder(os.Stdout).Encode(res.Summarize()); err != nil {
-		fmt.Fprintln(os.Stderr, "alert-power:", err)
-		os.Exit(1)
+	out := json.NewEncoder(os.Stdout)
+	for _, s := range res.Summaries() {
+		if err := out.Encode(s); err != nil {
+			fmt.Fprintln(os.Stderr, "alert-power:", err)
+			os.Exit(1)
+		}
 	}
 }
