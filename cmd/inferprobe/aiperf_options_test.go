@@ -155,6 +155,8 @@ func sampleValue(flag string) string {
 		return "p99"
 	case "convergence-mode":
 		return "cv"
+	case "parameter-sweep-mode":
+		return "independent"
 	case "extra-inputs":
 		return "k:v"
 	case "header":

@@ -180,7 +180,7 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	case search != nil:
 		return b.search(search, base)
 	case f.multi.runs > 1:
-		return b.multiRun(runs, base)
+		return b.multiRun(runs, points, base)
 	case !sweep:
 		code, _ := b.run(runs[0])
 		return code

@@ -34,6 +34,7 @@ type multiRunFlags struct {
 	convergenceStat      string
 	convergenceThreshold float64
 	convergenceMode      string
+	sweepMode            string // export.SweepRepeated or SweepIndependent
 	// skipWarmup says the run being planned sends no warmup: a run after
 	// the first, with --profile-run-disable-warmup-after-first.
 	skipWarmup bool
@@ -47,8 +48,10 @@ const (
 
 func (f *benchFlags) addMultiRunFlags(flag func(name, help string) *kingpin.FlagClause) {
 	m := &f.multi
-	flag("num-profile-runs", "Run the benchmark this many times (1 to "+strconv.Itoa(maxProfileRuns)+"), one after another, each in ARTIFACT_DIR/profile_runs/run_NNNN/, and write the statistics across the runs in ARTIFACT_DIR/aggregate/ (AIPerf's layout): each statistic's mean over the runs, its spread and its t interval at --confidence-level, and whether the runs agree (docs/metrics.md). With a --concurrency or --request-rate list, each trial runs every point (AIPerf's default, repeated order): profile_runs/trial_NNNN/POINT/, each point's statistics in aggregate/POINT/, the sweep's summary in aggregate/sweep_aggregate/.").
+	flag("num-profile-runs", "Run the benchmark this many times (1 to "+strconv.Itoa(maxProfileRuns)+"), one after another, each in ARTIFACT_DIR/profile_runs/run_NNNN/, and write the statistics across the runs in ARTIFACT_DIR/aggregate/ (AIPerf's layout): each statistic's mean over the runs, its spread and its t interval at --confidence-level, and whether the runs agree (docs/metrics.md). With a --concurrency or --request-rate list, the runs of every point, in --parameter-sweep-mode's order and layout.").
 		Default("1").IntVar(&m.runs)
+	flag("parameter-sweep-mode", "The order of a sweep's runs with --num-profile-runs, and their layout, as AIPerf's: repeated (default) runs a trial of every point, then the next trial, in profile_runs/trial_NNNN/POINT/, each point's statistics across its runs in aggregate/POINT/ and the sweep's summary in aggregate/sweep_aggregate/; independent runs every trial of a point, then the next point, in POINT/profile_runs/trial_NNNN/, POINT/aggregate/ and sweep_aggregate/.").
+		Default(export.SweepRepeated).SetValue(&aiperfChoice{what: "sweep mode", flag: "--parameter-sweep-mode", choices: choicesOf([]string{export.SweepRepeated, export.SweepIndependent}), target: &m.sweepMode})
 	flag("profile-run-cooldown-seconds", "Seconds to wait between runs, 0 to "+strconv.Itoa(maxCooldown)+".").Default("0").Float64Var(&m.cooldown)
 	flag("profile-run-disable-warmup-after-first", "Send the warmup before the first run only (default); --no-profile-run-disable-warmup-after-first sends it before every run.").
 		Default("true").BoolVar(&m.warmupFirstOnly)
@@ -129,6 +132,11 @@ func (m *multiRunFlags) notes(f *benchFlags) []string {
 			out = append(out, n+" applies only with --num-profile-runs above 1; it changes nothing here")
 		}
 	}
+	if m.runs == 1 || len(f.sweepPoints()) == 1 {
+		for _, n := range given("parameter-sweep-mode") {
+			out = append(out, n+" applies only to a sweep (a --concurrency or --request-rate list) with --num-profile-runs above 1; it changes nothing here")
+		}
+	}
 	if m.convergenceMetric == "" {
 		for _, n := range given("convergence-stat", "convergence-threshold", "convergence-mode") {
 			out = append(out, n+" applies only with --convergence-metric; it changes nothing here")
@@ -173,7 +181,7 @@ func trialSeed(seed uint64, variation string, i int) uint64 {
 // multiRunFlagArity are the multi-run flags, the seed and the warmup flags
 // as trialArgs drops them: whether each takes a value.
 var multiRunFlagArity = map[string]bool{
-	"--num-profile-runs": true, "--profile-run-cooldown-seconds": true,
+	"--num-profile-runs": true, "--profile-run-cooldown-seconds": true, "--parameter-sweep-mode": true,
 	"--profile-run-disable-warmup-after-first": false, "--no-profile-run-disable-warmup-after-first": false,
 	"--set-consistent-seed": false, "--no-set-consistent-seed": false,
 	"--vary-seed-per-trial": false, "--no-vary-seed-per-trial": false,
@@ -207,10 +215,9 @@ func trialArgs(args []string, seed uint64, warmup bool) []string {
 }
 
 // planTrials plans the runs of a multi-run, each with its seed and
-// command: in a sweep of points, a trial of every point after another
-// (AIPerf's default "repeated" order), each run in base/profile_runs/
-// trial_NNNN/POINT; otherwise in base/profile_runs/run_NNNN. The warmup
-// goes before the first trial only, unless
+// command, in base/profile_runs/run_NNNN; in a sweep of points, in
+// --parameter-sweep-mode's order, each in its export.TrialDir. The warmup
+// goes before each point's first run only, unless
 // --no-profile-run-disable-warmup-after-first. Their errors have been
 // printed.
 func (f *benchFlags) planTrials(stderr io.Writer, base string, points []sweepPoint) ([]benchRun, error) {
@@ -222,45 +229,63 @@ func (f *benchFlags) planTrials(stderr io.Writer, base string, points []sweepPoi
 	}(f.seed, f.args, f.concurrency, f.requestRate)
 	root, args := f.seed, f.args
 	runs := make([]benchRun, 0, m.runs*len(points))
-	for i := range m.runs {
+	plan := func(i, j int) error {
+		pt := points[j]
 		m.skipWarmup = i > 0 && m.warmupFirstOnly
-		for j, pt := range points {
-			f.seed, f.args = root, args
-			f.apply(pt, j, root, args)
-			f.seed = m.seed(root, *f.set["random-seed"], pt.variation(), f.seed, i)
-			f.args = trialArgs(f.args, f.seed, !m.skipWarmup)
-			r, err := f.planRun(stderr, len(runs) == 0)
-			if err != nil {
+		f.seed, f.args = root, args
+		f.apply(pt, j, root, args)
+		f.seed = m.seed(root, *f.set["random-seed"], pt.variation(), f.seed, i)
+		f.args = trialArgs(f.args, f.seed, !m.skipWarmup)
+		r, err := f.planRun(stderr, len(runs) == 0)
+		if err != nil {
+			return err
+		}
+		r.point, r.index, r.trial = pt, j, i
+		r.dir = filepath.Join(base, export.TrialDir(i, pt.dir, m.sweepMode))
+		r.config.Trial, r.config.RunLabel = i, export.TrialLabel(i)
+		runs = append(runs, r)
+		return nil
+	}
+	outer, inner := m.runs, len(points) // trials outermost, as repeated
+	if m.sweepMode == export.SweepIndependent {
+		outer, inner = inner, outer
+	}
+	for x := range outer {
+		for y := range inner {
+			i, j := x, y
+			if m.sweepMode == export.SweepIndependent {
+				i, j = y, x
+			}
+			if err := plan(i, j); err != nil {
 				return nil, err
 			}
-			r.point, r.trial = pt, i
-			r.dir = filepath.Join(base, export.TrialDir(i, pt.dir))
-			r.config.Trial, r.config.RunLabel = i, export.TrialLabel(i)
-			runs = append(runs, r)
 		}
 	}
 	return runs, nil
 }
 
-// multiRun runs the planned runs one after another, with the cooldown
-// between trials, until they are done or the convergence rule stops them,
+// multiRun runs the planned runs of points one after another, with the
+// cooldown between a point's trials, until they are done or the convergence rule stops them,
 // and writes the aggregate of those that finished: per point of a sweep,
 // and the sweep's summary of the points' aggregates. It exits with the
 // first run's non-zero status; interrupted, it stops after the run in
 // progress and exits 130.
-func (b *bencher) multiRun(runs []benchRun, base string) int {
+func (b *bencher) multiRun(runs []benchRun, points []sweepPoint, base string) int {
 	m := &b.f.multi
-	perTrial := len(runs) / m.runs
-	aggs := make([]export.MultiRun, perTrial)
-	for j := range aggs {
+	aggs := make([]export.MultiRun, len(points))
+	for j, p := range points {
 		aggs[j] = export.MultiRun{Level: b.f.confidenceLevel, Cooldown: m.cooldown, Convergence: m.convergence()}
-		if p := runs[j].point; p.dir != "" {
-			aggs[j].Point = &export.SweepPoint{Params: p.params, Dir: p.dir}
+		if p.dir != "" {
+			aggs[j].Point, aggs[j].Mode = &export.SweepPoint{Params: p.params, Dir: p.dir}, m.sweepMode
 		}
 	}
 	code, done := exitOK, 0
 	for k, r := range runs {
-		if k > 0 && k%perTrial == 0 && m.cooldown > 0 && !b.interrupted {
+		// The cooldown goes between the trials of a point; a sweep's
+		// points follow one another without one (AIPerf's
+		// --parameter-sweep-cooldown-seconds, 0).
+		between := r.trial > 0 && (r.index == 0 || runs[k-1].index == r.index)
+		if between && m.cooldown > 0 && !b.interrupted {
 			fmt.Fprintf(b.stderr, "inferprobe bench: cooldown of %gs before the next run\n", m.cooldown)
 			select {
 			case <-b.sigs:
@@ -284,12 +309,12 @@ func (b *bencher) multiRun(runs []benchRun, base string) int {
 		if pt == nil {
 			continue // interrupted in its warmup: nothing measured
 		}
-		t, err := export.NewTrial(r.trial, r.point.dir, pt.Run, pt.Failed)
+		t, err := export.NewTrial(r.trial, export.TrialDir(r.trial, r.point.dir, m.sweepMode), pt.Run, pt.Failed)
 		if err != nil {
 			fmt.Fprintf(b.stderr, "inferprobe bench: reading run %d's records: %v\n", k+1, err)
 			return exitCannotRun
 		}
-		agg := &aggs[k%perTrial]
+		agg := &aggs[r.index]
 		agg.Trials = append(agg.Trials, t)
 		done++
 		if conv := agg.Convergence; conv != nil && k+1 < len(runs) && conv.Check(agg.Trials, agg.Level) {
@@ -297,7 +322,7 @@ func (b *bencher) multiRun(runs []benchRun, base string) int {
 			break
 		}
 	}
-	var points []export.SweepPoint
+	var summary []export.SweepPoint
 	for j := range aggs {
 		agg := &aggs[j]
 		if conv := agg.Convergence; conv != nil && !conv.Converged {
@@ -319,7 +344,7 @@ func (b *bencher) multiRun(runs []benchRun, base string) int {
 				fmt.Fprintf(b.stderr, "inferprobe bench: writing the aggregate: %v; choose a writable --artifact-dir\n", err)
 				return exitCannotRun
 			}
-			fmt.Fprintf(b.stdout, "\nAggregate: %s\n", filepath.Join(base, export.AggregateDir, runs[j].point.dir))
+			fmt.Fprintf(b.stdout, "\nAggregate: %s\n", filepath.Join(base, agg.Dir()))
 		}
 		if agg.Point != nil {
 			p := *agg.Point
@@ -327,18 +352,18 @@ func (b *bencher) multiRun(runs []benchRun, base string) int {
 			if slices.IndexFunc(agg.Trials, func(t export.Trial) bool { return t.Failed == "" }) < 0 {
 				p.Failed = "every run failed"
 			}
-			points = append(points, p)
+			summary = append(summary, p)
 		}
 	}
-	if len(points) > 0 {
+	if len(summary) > 0 {
 		if b.f.sweepTable {
-			export.ConsoleSweep(b.stdout, points)
+			export.ConsoleSweep(b.stdout, summary)
 		}
-		if err := export.WriteSweep(base, points); err != nil {
+		if err := export.WriteSweep(base, summary); err != nil {
 			fmt.Fprintf(b.stderr, "inferprobe bench: writing the sweep summary: %v; choose a writable --artifact-dir\n", err)
 			return exitCannotRun
 		}
-		fmt.Fprintf(b.stdout, "\nSweep summary: %s\n", filepath.Join(base, export.AggregateDir, export.SweepDir))
+		fmt.Fprintf(b.stdout, "\nSweep summary: %s\n", filepath.Join(base, export.SweepSummaryDir(summary)))
 	}
 	if b.interrupted {
 		fmt.Fprintf(b.stderr, "inferprobe bench: interrupted; %d of %d runs finished\n", done, len(runs))

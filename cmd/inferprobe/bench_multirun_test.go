@@ -141,49 +141,57 @@ func TestPlanTrials(t *testing.T) {
 	}
 }
 
-// TestPlanSweepTrials: a multi-run sweep runs a trial of every point after
-// another, in AIPerf 0.13's default ("repeated") layout
-// profile_runs/trial_NNNN/POINT, each run at its point's load with the
-// point's seed (the seed + the point's index, as a sweep of one trial),
-// the warmup before the first trial only; the flags describe the whole
-// multi-run again afterwards.
+// TestPlanSweepTrials: a multi-run sweep runs its points' runs in
+// --parameter-sweep-mode's order and AIPerf 0.13's layout of it: repeated
+// (default) a trial of every point after another, in
+// profile_runs/trial_NNNN/POINT; independent every trial of a point after
+// another, in POINT/profile_runs/trial_NNNN. Each run is at its point's
+// load with the point's seed (the seed + the point's index, as a sweep of
+// one trial), the warmup before a point's first run only; the flags
+// describe the whole multi-run again afterwards.
 func TestPlanSweepTrials(t *testing.T) {
-	f := parseBench(t, "--model", "m", "--num-profile-runs", "2", "--concurrency", "2,4", "--random-seed", "10",
-		"--warmup-request-count", "3", "--request-count", "5")
-	given := slices.Clone(f.args)
-	var stderr bytes.Buffer
-	runs, err := f.planTrials(&stderr, "out", f.sweepPoints())
-	if err != nil {
-		t.Fatalf("%v: %v", err, stderr.String())
+	type run struct {
+		dir                string
+		concurrency, index int
+		seed               uint64
+		trial              int
 	}
-	if !slices.Equal(f.args, given) || f.concurrency != 2 || f.seed != 10 {
-		t.Errorf("after planning, the flags describe %q at concurrency %d, seed %d; want the multi-run %q", f.args, f.concurrency, f.seed, given)
-	}
-	want := []struct {
-		dir         string
-		concurrency int
-		seed        uint64
-		trial       int
+	c2, c4 := func(dir string, trial int) run { return run{dir, 2, 0, 10, trial} }, func(dir string, trial int) run { return run{dir, 4, 1, 11, trial} }
+	for _, tc := range []struct {
+		mode []string
+		want []run
 	}{
-		{"out/profile_runs/trial_0001/concurrency_2", 2, 10, 0},
-		{"out/profile_runs/trial_0001/concurrency_4", 4, 11, 0},
-		{"out/profile_runs/trial_0002/concurrency_2", 2, 10, 1},
-		{"out/profile_runs/trial_0002/concurrency_4", 4, 11, 1},
-	}
-	if len(runs) != len(want) {
-		t.Fatalf("%d runs, want %d", len(runs), len(want))
-	}
-	for i, w := range want {
-		r := runs[i]
-		warm := w.trial == 0
-		cmdline := r.config.Command
-		if r.dir != filepath.FromSlash(w.dir) || r.config.Concurrency != w.concurrency || r.seed != w.seed || r.trial != w.trial ||
-			r.config.Trial != w.trial || r.config.RunLabel != []string{"run_0001", "run_0002"}[w.trial] ||
-			(r.plan.WarmupLimit.Requests == 3) != warm || strings.Contains(cmdline, "--warmup-request-count") != warm ||
-			strings.Contains(cmdline, "--num-profile-runs") || !strings.Contains(cmdline, fmt.Sprintf("--concurrency %d ", w.concurrency)) ||
-			!strings.HasSuffix(cmdline, fmt.Sprintf("--random-seed %d", w.seed)) {
-			t.Errorf("run %d: dir %s, concurrency %d, seed %d, trial %d %q, warmup %d, command %q; want %+v", i, r.dir, r.config.Concurrency, r.seed,
-				r.config.Trial, r.config.RunLabel, r.plan.WarmupLimit.Requests, cmdline, w)
+		{nil, []run{c2("out/profile_runs/trial_0001/concurrency_2", 0), c4("out/profile_runs/trial_0001/concurrency_4", 0),
+			c2("out/profile_runs/trial_0002/concurrency_2", 1), c4("out/profile_runs/trial_0002/concurrency_4", 1)}},
+		{[]string{"--parameter-sweep-mode", "INDEPENDENT"}, []run{c2("out/concurrency_2/profile_runs/trial_0001", 0), c2("out/concurrency_2/profile_runs/trial_0002", 1),
+			c4("out/concurrency_4/profile_runs/trial_0001", 0), c4("out/concurrency_4/profile_runs/trial_0002", 1)}},
+	} {
+		f := parseBench(t, append([]string{"--model", "m", "--num-profile-runs", "2", "--concurrency", "2,4", "--random-seed", "10",
+			"--warmup-request-count", "3", "--request-count", "5"}, tc.mode...)...)
+		given := slices.Clone(f.args)
+		var stderr bytes.Buffer
+		runs, err := f.planTrials(&stderr, "out", f.sweepPoints())
+		if err != nil {
+			t.Fatalf("%v: %v", err, stderr.String())
+		}
+		if !slices.Equal(f.args, given) || f.concurrency != 2 || f.seed != 10 {
+			t.Errorf("%v: after planning, the flags describe %q at concurrency %d, seed %d; want the multi-run %q", tc.mode, f.args, f.concurrency, f.seed, given)
+		}
+		if len(runs) != len(tc.want) {
+			t.Fatalf("%v: %d runs, want %d", tc.mode, len(runs), len(tc.want))
+		}
+		for i, w := range tc.want {
+			r := runs[i]
+			warm := w.trial == 0
+			cmdline := r.config.Command
+			if r.dir != filepath.FromSlash(w.dir) || r.config.Concurrency != w.concurrency || r.index != w.index || r.seed != w.seed || r.trial != w.trial ||
+				r.config.Trial != w.trial || r.config.RunLabel != []string{"run_0001", "run_0002"}[w.trial] ||
+				(r.plan.WarmupLimit.Requests == 3) != warm || strings.Contains(cmdline, "--warmup-request-count") != warm ||
+				strings.Contains(cmdline, "--num-profile-runs") || strings.Contains(cmdline, "--parameter-sweep-mode") ||
+				!strings.Contains(cmdline, fmt.Sprintf("--concurrency %d ", w.concurrency)) || !strings.HasSuffix(cmdline, fmt.Sprintf("--random-seed %d", w.seed)) {
+				t.Errorf("%v, run %d: dir %s, concurrency %d (point %d), seed %d, trial %d %q, warmup %d, command %q; want %+v", tc.mode, i, r.dir, r.config.Concurrency,
+					r.index, r.seed, r.config.Trial, r.config.RunLabel, r.plan.WarmupLimit.Requests, cmdline, w)
+			}
 		}
 	}
 }
@@ -200,6 +208,9 @@ func TestMultiRunNotes(t *testing.T) {
 			"--profile-run-cooldown-seconds applies only with --num-profile-runs above 1",
 			"--vary-seed-per-trial applies only with --num-profile-runs above 1"}},
 		{[]string{"--num-profile-runs", "2", "--convergence-mode", "cv"}, []string{"--convergence-mode applies only with --convergence-metric"}},
+		{[]string{"--num-profile-runs", "2", "--parameter-sweep-mode", "independent"}, []string{"--parameter-sweep-mode applies only to a sweep"}},
+		{[]string{"--concurrency", "1,2", "--parameter-sweep-mode", "independent"}, []string{"--parameter-sweep-mode applies only to a sweep"}},
+		{[]string{"--num-profile-runs", "2", "--concurrency", "1,2", "--parameter-sweep-mode", "independent"}, nil},
 		{[]string{"--num-profile-runs", "2", "--vary-seed-per-trial", "--convergence-metric", "request_latency", "--convergence-mode", "cv"}, nil},
 	} {
 		f := parseBench(t, append([]string{"--model", "m"}, tc.args...)...)

@@ -60,7 +60,7 @@ func AggregateHTML(m MultiRun) ([]byte, error) {
 		Agreement   []agreeRow
 		Convergence string
 		Rows        []row
-	}{Runs: m.Trials, Up: strings.Repeat("../", strings.Count(filepath.ToSlash(m.dir()), "/")+1), Level: 100 * m.Level, Verdict: m.verdict(rows), Differ: len(disagreeing(rows, m.Level)) > 0}
+	}{Runs: m.Trials, Up: strings.Repeat("../", strings.Count(filepath.ToSlash(m.Dir()), "/")+1), Level: 100 * m.Level, Verdict: m.verdict(rows), Differ: len(disagreeing(rows, m.Level)) > 0}
 	if m.Point != nil {
 		data.Point = m.Point.Label()
 	}

@@ -11,10 +11,9 @@ import (
 	"strings"
 )
 
-// A sweep's summary goes where AIPerf 0.13 writes it: for a sweep of one
-// trial per point beside the points' directories, in sweep_aggregate/;
-// for a multi-run sweep beside the points' aggregates, in
-// aggregate/sweep_aggregate/.
+// A sweep's summary goes where AIPerf 0.13 writes it: in sweep_aggregate/
+// beside the points' directories, or in a multi-run sweep of the repeated
+// mode beside the points' aggregates, in aggregate/sweep_aggregate/.
 const (
 	SweepDir       = "sweep_aggregate"
 	sweepJSONFile  = "profile_export_aiperf_sweep.json"
@@ -51,7 +50,7 @@ type SweepPoint struct {
 // or in a multi-run sweep its aggregate's.
 func (p SweepPoint) artifacts() string {
 	if p.Runs != nil {
-		return p.Runs.dir()
+		return p.Runs.Dir()
 	}
 	return p.Dir
 }
@@ -279,7 +278,7 @@ func SweepJSON(points []SweepPoint) ([]byte, error) {
 	}
 	meta := obj{{"sweep_parameters", params}, {"num_combinations", combinations}}
 	if trials > 0 {
-		meta = append(meta, kv{"sweep_mode", sweepMode}, kv{"confidence_level", points[0].Runs.Level}, kv{"num_trials_per_value", trials})
+		meta = append(meta, kv{"sweep_mode", points[0].Runs.Mode}, kv{"confidence_level", points[0].Runs.Level}, kv{"num_trials_per_value", trials})
 	}
 	doc := obj{
 		{"aggregation_type", "sweep"},
@@ -388,20 +387,20 @@ func ConsoleSweep(w io.Writer, points []SweepPoint) {
 	}
 }
 
-// sweepDir is where the summary of the sweep of points goes under the
-// sweep's directory.
-func sweepDir(points []SweepPoint) string {
-	if len(points) > 0 && points[0].Runs != nil {
+// SweepSummaryDir is where the summary of the sweep of points goes under
+// the sweep's directory.
+func SweepSummaryDir(points []SweepPoint) string {
+	if len(points) > 0 && points[0].Runs != nil && points[0].Runs.Mode == SweepRepeated {
 		return filepath.Join(AggregateDir, SweepDir)
 	}
 	return SweepDir
 }
 
 // WriteSweep writes the sweep's summary into dir/sweep_aggregate (in a
-// multi-run sweep, dir/aggregate/sweep_aggregate): the JSON and CSV, and
+// multi-run sweep of the repeated mode, dir/aggregate/sweep_aggregate): the JSON and CSV, and
 // the HTML page of throughput against latency.
 func WriteSweep(dir string, points []SweepPoint) error {
-	out := filepath.Join(dir, sweepDir(points))
+	out := filepath.Join(dir, SweepSummaryDir(points))
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}

@@ -151,7 +151,7 @@ func SweepHTML(points []SweepPoint) ([]byte, error) {
 		Charts []template.HTML
 		Heads  []string
 		Rows   []row
-	}{Points: points, Up: strings.Repeat("../", strings.Count(filepath.ToSlash(sweepDir(points)), "/")+1)}
+	}{Points: points, Up: strings.Repeat("../", strings.Count(filepath.ToSlash(SweepSummaryDir(points)), "/")+1)}
 	if len(points) > 0 {
 		data.Names = points[0].names()
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,24 +98,40 @@ func TestSweepHTML(t *testing.T) {
 }
 
 // TestMultiRunSweepLayout: a multi-run sweep is written as AIPerf 0.13
-// writes one in its default ("repeated") order: each point's confidence
-// aggregate in aggregate/POINT/, stamped with AIPerf's variation label,
-// values and sweep mode, and the sweep's summary in
-// aggregate/sweep_aggregate/, each point's metrics the statistics across
-// its runs with their t intervals, every failed run listed, and the
-// pages' links pointing at the runs' and points' reports.
+// writes one in each --parameter-sweep-mode: each point's confidence
+// aggregate in aggregate/POINT/ (repeated) or POINT/aggregate/
+// (independent), stamped with AIPerf's variation label, values and sweep
+// mode, and the sweep's summary in aggregate/sweep_aggregate/ (repeated)
+// or sweep_aggregate/, each point's metrics the statistics across its
+// runs with their t intervals, every failed run listed, and the pages'
+// links pointing at the runs' and points' reports.
 func TestMultiRunSweepLayout(t *testing.T) {
+	for _, tc := range []struct {
+		mode, aggregate, summary, run, runLink, pointLink string
+	}{
+		{SweepRepeated, "aggregate/concurrency_4", "aggregate/sweep_aggregate", "profile_runs/trial_0003/concurrency_4",
+			"../../profile_runs/trial_0003/concurrency_4/report.html", "../../aggregate/concurrency_2/report.html"},
+		{SweepIndependent, "concurrency_4/aggregate", "sweep_aggregate", "concurrency_4/profile_runs/trial_0003",
+			"../../concurrency_4/profile_runs/trial_0003/report.html", "../concurrency_2/aggregate/report.html"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			checkMultiRunSweep(t, tc.mode, tc.aggregate, tc.summary, tc.run, tc.runLink, tc.pointLink)
+		})
+	}
+}
+
+func checkMultiRunSweep(t *testing.T, mode, aggregateDir, summaryDir, runDir, runLink, pointLink string) {
 	dir := t.TempDir()
 	var points []SweepPoint
 	for j, c := range []float64{2, 4} {
 		p := SweepPoint{Params: []SweepParam{{"concurrency", c}}, Dir: fmt.Sprintf("concurrency_%g", c)}
-		m := MultiRun{Level: .9, Point: &SweepPoint{Params: p.Params, Dir: p.Dir}}
+		m := MultiRun{Level: .9, Point: &SweepPoint{Params: p.Params, Dir: p.Dir}, Mode: mode}
 		for i, ms := range []float64{10, 12, 14} {
 			failed := ""
 			if j == 1 && i == 2 {
 				failed = "all 10 requests failed"
 			}
-			tr, err := NewTrial(i, p.Dir, trialRun(t, 10, constTTFT(ms*float64(j+1))), failed)
+			tr, err := NewTrial(i, TrialDir(i, p.Dir, mode), trialRun(t, 10, constTTFT(ms*float64(j+1))), failed)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +156,7 @@ func TestMultiRunSweepLayout(t *testing.T) {
 		} `json:"metadata"`
 		Metrics map[string]struct{ Mean float64 } `json:"metrics"`
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "aggregate", "concurrency_4", "profile_export_aiperf_aggregate.json"))
+	b, err := os.ReadFile(filepath.Join(dir, aggregateDir, "profile_export_aiperf_aggregate.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,12 +164,12 @@ func TestMultiRunSweepLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	if md := agg.Metadata; md.Label != "phases.profiling.concurrency=4" || md.Values["phases.profiling.concurrency"] != 4 || len(md.Values) != 1 ||
-		md.Mode != "repeated" || strings.Join(md.RunLabels, " ") != "run_0001 run_0002" || !near(agg.Metrics["time_to_first_token_avg"].Mean, 22) {
+		md.Mode != mode || strings.Join(md.RunLabels, " ") != "run_0001 run_0002" || !near(agg.Metrics["time_to_first_token_avg"].Mean, 22) {
 		t.Errorf("concurrency_4's aggregate: %+v", agg)
 	}
-	page, err := os.ReadFile(filepath.Join(dir, "aggregate", "concurrency_4", "report.html"))
-	if err != nil || !strings.Contains(string(page), `href="../../profile_runs/trial_0003/concurrency_4/report.html"`) {
-		t.Errorf("concurrency_4's page does not link its third run (%v)", err)
+	page, err := os.ReadFile(filepath.Join(dir, aggregateDir, "report.html"))
+	if err != nil || !strings.Contains(string(page), `href="`+runLink+`"`) {
+		t.Errorf("concurrency_4's page does not link its third run at %s (%v)", runLink, err)
 	}
 
 	var sweep struct {
@@ -178,7 +195,7 @@ func TestMultiRunSweepLayout(t *testing.T) {
 			} `json:"metrics"`
 		} `json:"per_combination_metrics"`
 	}
-	b, err = os.ReadFile(filepath.Join(dir, "aggregate", "sweep_aggregate", "profile_export_aiperf_sweep.json"))
+	b, err = os.ReadFile(filepath.Join(dir, summaryDir, "profile_export_aiperf_sweep.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,23 +203,25 @@ func TestMultiRunSweepLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	if sweep.Runs != 6 || sweep.Successful != 5 || len(sweep.Failed) != 1 || sweep.Failed[0].Label != "run_0003" ||
-		sweep.Failed[0].Parameters["concurrency"] != 4 || sweep.Failed[0].Dir != filepath.Join("profile_runs", "trial_0003", "concurrency_4") ||
-		sweep.Metadata.Mode != "repeated" || sweep.Metadata.Level != .9 || sweep.Metadata.Trials != 3 || len(sweep.PerCombination) != 2 {
+		sweep.Failed[0].Parameters["concurrency"] != 4 || sweep.Failed[0].Dir != filepath.FromSlash(runDir) ||
+		sweep.Metadata.Mode != mode || sweep.Metadata.Level != .9 || sweep.Metadata.Trials != 3 || len(sweep.PerCombination) != 2 {
 		t.Errorf("sweep summary: %+v", sweep)
 	}
 	for i, c := range sweep.PerCombination {
 		ttft := c.Metrics["time_to_first_token_avg"]
 		mean := []float64{12, 22}[i]
-		if c.Dir != filepath.Join("aggregate", fmt.Sprintf("concurrency_%d", c.Parameters["concurrency"])) || !near(ttft.Mean, mean) ||
-			!(ttft.Low < mean && mean < ttft.High) || ttft.Std == 0 {
-			t.Errorf("point %v: %s, TTFT %+v; want the mean %g of its runs inside its interval", c.Parameters, c.Dir, ttft, mean)
+		want := strings.Replace(aggregateDir, "4", strconv.Itoa(c.Parameters["concurrency"]), 1)
+		if c.Dir != filepath.FromSlash(want) || !near(ttft.Mean, mean) || !(ttft.Low < mean && mean < ttft.High) || ttft.Std == 0 {
+			t.Errorf("point %v: %s, TTFT %+v; want %s and the mean %g of its runs inside its interval", c.Parameters, c.Dir, ttft, want, mean)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, SweepDir)); !os.IsNotExist(err) {
-		t.Errorf("a multi-run sweep's summary also at the top: %v", err)
+	if other := map[string]string{SweepRepeated: SweepDir, SweepIndependent: "aggregate"}[mode]; other != summaryDir {
+		if _, err := os.Stat(filepath.Join(dir, other)); !os.IsNotExist(err) {
+			t.Errorf("%s/ written too: %v", other, err)
+		}
 	}
-	page, err = os.ReadFile(filepath.Join(dir, "aggregate", "sweep_aggregate", "sweep_report.html"))
-	if err != nil || !strings.Contains(string(page), `href="../../aggregate/concurrency_2/report.html"`) {
-		t.Errorf("the sweep's page does not link concurrency_2's aggregate (%v)", err)
+	page, err = os.ReadFile(filepath.Join(dir, summaryDir, "sweep_report.html"))
+	if err != nil || !strings.Contains(string(page), `href="`+pointLink+`"`) {
+		t.Errorf("the sweep's page does not link concurrency_2's aggregate at %s (%v)", pointLink, err)
 	}
 }

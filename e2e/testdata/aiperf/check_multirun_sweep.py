@@ -1,13 +1,13 @@
 """Read an inferprobe multi-run sweep directory with AIPerf 0.13's own code.
 
-Usage: check_multirun_sweep.py BASE_DIR. `aiperf plot`'s mode detection
-must find each point's aggregate under aggregate/ (and, under
-profile_runs/, every run of every trial); its loader must read each
+Usage: check_multirun_sweep.py BASE_DIR SUMMARY_PARENT. `aiperf plot`'s
+mode detection must find each point's aggregate (and, under the
+profile_runs/ directories, every run of every trial); its loader must read each
 point's aggregate as AIPerf's aggregate-only run of that sweep cell
 (its variation label and concurrency) and each run as a single run; each
 point's aggregate and each run's export must load as AIPerf's export
 model; AIPerf's reader of a sweep's summary must find its rows in
-aggregate/sweep_aggregate/. Prints what was loaded as one JSON object;
+SUMMARY_PARENT/sweep_aggregate/. Prints what was loaded as one JSON object;
 any failure raises.
 """
 
@@ -23,7 +23,7 @@ from aiperf.plot.core.mode_detector import ModeDetector
 base = Path(sys.argv[1])
 detector = ModeDetector()
 mode, dirs = detector.detect_mode([base])
-trial_mode, trial_dirs = detector.detect_mode([base / "profile_runs"])
+trial_mode, trial_dirs = detector.detect_mode(sorted(base.rglob("profile_runs")))
 
 loader = DataLoader()
 cells = []
@@ -49,7 +49,7 @@ for d in trial_dirs:
         "requests": 0 if run.requests is None else len(run.requests),
     })
 
-summary = _load_strategy_sweep_aggregate(base / "aggregate")
+summary = _load_strategy_sweep_aggregate(base / sys.argv[2])
 rows = [] if summary is None else _strategy_sweep_rows(summary)
 print(json.dumps({
     "mode": str(mode),
