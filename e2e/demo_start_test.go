@@ -51,7 +51,7 @@ func TestDemoBannerAfterBind(t *testing.T) {
 }
 
 // TestDemoLiveLine: after its banner, demo prints a line per probe with a latency number
-// (the simulator's TTFT of its default profile) and the error ratio.
+// (the simulator's TTFT of its default profile) and the error ratio, and logs no GPU warning.
 func TestDemoLiveLine(t *testing.T) {
 	addr := freeAddr(t)
 	p := inferprobe(t, "inferprobe demo", t.TempDir(), "demo", "--web.listen-address="+addr)
@@ -66,5 +66,12 @@ func TestDemoLiveLine(t *testing.T) {
 	})
 	if ms, _ := strconv.ParseFloat(m[1], 64); ms <= 0 {
 		t.Errorf("TTFT p50 %s ms in %q", m[1], m[0])
+	}
+	// The demo's GPUs are simulated: no flag asked for real ones, so a machine
+	// without any is no reason to warn.
+	for _, l := range strings.Split(p.out.String(), "\n") {
+		if strings.Contains(l, "level=WARN") && strings.Contains(l, "GPU") {
+			t.Errorf("the demo warns about GPUs: %s", l)
+		}
 	}
 }

@@ -26,8 +26,8 @@ import (
 // random-weight llama model with GPT-2's vocabulary
 // (e2e/testdata/realengine/make_model.py: it generates whole words only and
 // ends a reply by itself after about 30 tokens). `make realengine` builds
-// them under .cache. What each does differently is in the README's
-// compatibility notes; engine records what the tests rely on.
+// them under .cache. What each does differently is in
+// docs/compatibility.md; engine records what the tests rely on.
 const (
 	llamaCppBuild   = ".cache/llama.cpp/build/bin" // llama-server and libllama
 	realEngineVenv  = ".cache/realengine"          // llama-cpp-python and the model

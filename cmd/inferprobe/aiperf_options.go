@@ -5,7 +5,7 @@ package main
 // this list against), in AIPerf's groups and order, and what bench does
 // with it. It is the one home of that fact: bench's aliases, the refusal of
 // an option it does not support, the note on one it accepts without effect,
-// and the README's table (TestAIPerfOptionsREADME) all come from it.
+// and the option table of docs/bench.md (TestAIPerfOptionsREADME) all come from it.
 //
 // Making an unsupported option supported is a one-line change: its status
 // becomes supported and its flag the bench flag that does it.

@@ -175,7 +175,7 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 
 	b := &bencher{stdout: stdout, stderr: stderr, term: term, console: console, runLog: runLog,
 		f: f, exec: p, sigs: sigs, mode: progressMode(f.progress, term), opts: opts,
-		baseline: baseline, baselineSamples: baselineSamples, rules: rules, gpu: telemetry != nil}
+		baseline: baseline, baselineSamples: baselineSamples, rules: rules, gpu: telemetry != nil, gpuAsked: gpus.asked}
 	switch {
 	case search != nil:
 		return b.search(search, base)
@@ -205,6 +205,7 @@ type bencher struct {
 	baselineSamples *export.Samples // nil when the baseline is a summary alone
 	rules           []export.Rule
 	gpu             bool
+	gpuAsked        bool // a GPU flag was given: a run without telemetry says so
 	interrupted     bool
 	// deadline is a capacity search's time limit (zero for none); cut says
 	// it stopped the last run.
@@ -259,7 +260,7 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 		if res.GPU != nil {
 			st = *res.GPU
 		}
-		export.ConsoleGPU(b.stdout, st)
+		export.ConsoleGPU(b.stdout, st, b.gpuAsked)
 	}
 	export.ConsoleServerMetrics(b.stdout, result)
 	// A server that echoes the key it refused must not put it in the files.

@@ -5,7 +5,7 @@ import (
 	"github.com/inferprobe/inferprobe/report"
 )
 
-// Exit statuses of bench; README.md and `bench --help` list them.
+// Exit statuses of bench; docs/bench.md and `bench --help` list them.
 const (
 	exitOK          = 0
 	exitCannotRun   = 1 // worker processes would not start, the artifacts could not be written, --tokenizer's model could not be downloaded, or an internal error

@@ -35,7 +35,7 @@ var searchFlagNames = []string{"search-recipe", "search-style", "search-sla", "t
 
 func (f *benchFlags) addSearchFlags(flag func(name, help string) *kingpin.FlagClause) {
 	s := &f.search
-	flag("search-recipe", "Run a capacity search instead of one run, AIPerf's recipe: max-concurrency-under-sla (the highest concurrency where every SLA holds), max-goodput-under-slo (the highest where --slo-attainment-fraction of the requests meet the TTFT, TPOT and end-to-end SLOs), concurrency-ramp (a log-spaced grid and the latency knee). Each step is a run of these flags at one concurrency, in its own directory; see README's Capacity searches.").
+	flag("search-recipe", "Run a capacity search instead of one run, AIPerf's recipe: max-concurrency-under-sla (the highest concurrency where every SLA holds), max-goodput-under-slo (the highest where --slo-attainment-fraction of the requests meet the TTFT, TPOT and end-to-end SLOs), concurrency-ramp (a log-spaced grid and the latency knee). Each step is a run of these flags at one concurrency, in its own directory; see docs/bench.md, Capacity searches.").
 		StringVar(&f.searchRecipe)
 	flag("search-style", "How a search chooses its steps: smooth_isotonic (the default: double until the SLA breaks, then fit the SLA margin and measure where it crosses), monotonic (double, then bisect; each concurrency measured until two steps agree) or grid (8 log-spaced concurrencies). AIPerf's bo and optuna are refused: they do not repeat.").
 		StringVar(&f.searchStyle)

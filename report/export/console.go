@@ -79,11 +79,14 @@ func Console(w io.Writer, r Run, d record.Digest, seed uint64) {
 	fmt.Fprintf(w, "\nSequence digest: %s (%d requests, seed %d)\n", d, d.Requests, seed)
 }
 
-// ConsoleGPU prints what the GPUs did over the run, or says there was no
-// telemetry.
-func ConsoleGPU(w io.Writer, st gpu.WindowStats) {
+// ConsoleGPU prints what the GPUs did over the run. Without telemetry it
+// says so only when GPU telemetry was asked for: unasked, a machine without
+// GPUs is the ordinary case, which the daemon logs at debug level only.
+func ConsoleGPU(w io.Writer, st gpu.WindowStats, asked bool) {
 	if len(st.GPUs) == 0 {
-		fmt.Fprintln(w, "\nGPU: no telemetry over the run (no DCGM or NVML here, or no samples); see --collector.gpu")
+		if asked {
+			fmt.Fprintln(w, "\nGPU: no telemetry over the run (no DCGM or NVML here, or no samples); see --collector.gpu")
+		}
 		return
 	}
 	val := func(v *float64, format string) string {

@@ -21,7 +21,7 @@ func TestPrintGPU(t *testing.T) {
 			AvgGPUUtilPercent: f(87.5), PeakFBUsedMiB: f(120000),
 		}},
 		Total: gpu.GPUStats{EnergySource: "counter"},
-	})
+	}, false)
 	for _, want := range []string{"J/output tok", "0 NVIDIA H200", "412.5", "655.0", "4125.0", "0.4125", "87.5", "120000"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("GPU section lacks %q:\n%s", want, out.String())
@@ -29,9 +29,14 @@ func TestPrintGPU(t *testing.T) {
 	}
 
 	out.Reset()
-	ConsoleGPU(&out, gpu.WindowStats{})
+	ConsoleGPU(&out, gpu.WindowStats{}, true)
 	if !strings.Contains(out.String(), "no telemetry over the run") {
-		t.Errorf("without telemetry the report says %q", out.String())
+		t.Errorf("without telemetry, asked for, the report says %q", out.String())
+	}
+	out.Reset()
+	ConsoleGPU(&out, gpu.WindowStats{}, false)
+	if out.Len() != 0 {
+		t.Errorf("without telemetry, not asked for, the report says %q", out.String())
 	}
 }
 
