@@ -19,7 +19,7 @@ const anything = "*"
 // layers is what each package of the module may import of the module
 // (paths relative to it) and of parquet; the standard library and the
 // other outside modules are free. Readers of records (report, collector,
-// servermetrics, dashboards) see record, never prober: they must not link
+// servermetrics, gputelemetry, dashboards) see record, never prober: they must not link
 // the HTTP client, the dataset readers or parquet. docs/architecture.md
 // shows this table: change both together.
 var layers = map[string][]string{
@@ -49,12 +49,13 @@ var layers = map[string][]string{
 	// Readers of records.
 	"report":        {"record", "scenarios", "stats"},
 	"servermetrics": {"stats"},
+	"gputelemetry":  {"stats"},
 	"collector":     {"record", "report", "stats"},
-	"report/export": {"capacity", "collector/gpu", "record", "report", "scenarios", "servermetrics", "stats"},
+	"report/export": {"capacity", "collector/gpu", "gputelemetry", "record", "report", "scenarios", "servermetrics", "stats"},
 	"dashboards":    {"mixin", "servermetrics"},
 
 	// Runs: a finite run (bench, bursts) and the daemon.
-	"finite": {"collector/gpu", "prober", "record", "report", "scenarios", "servermetrics"},
+	"finite": {"collector/gpu", "gputelemetry", "prober", "record", "report", "scenarios", "servermetrics"},
 	"daemon": {"capacity", "cluster", "collector", "collector/gpu", "finite", "prober", "record", "report", "report/export", "scenarios", "servermetrics", "stats"},
 
 	"cmd/inferprobe": {anything},

@@ -36,9 +36,18 @@ func plan(t *testing.T, s Settings) *Plan {
 // TestStylesFindCapacity: each style's answer is the capacity (the grid's,
 // the grid value below it), the bracket holds it, no step goes past
 // --concurrency-max, and the adaptive styles end with AIPerf's reasons.
+// smooth_isotonic takes AIPerf's steps (testdata/aiperf_smooth_isotonic.py
+// run with AIPerf's Python printed these for the same target).
 func TestStylesFindCapacity(t *testing.T) {
 	// Enough for monotonic's two steps at each of its concurrencies.
 	iterations := map[string]int{"monotonic": 40}
+	aiperfSteps := map[int][]int{
+		1:   {1, 2, 2, 2, 2},
+		7:   {1, 2, 4, 8, 5, 6, 7, 7, 7},
+		8:   {1, 2, 4, 8, 16, 10, 12, 14, 9, 9},
+		37:  {1, 2, 4, 8, 16, 32, 64, 40, 48, 56, 33, 37, 38, 39},
+		500: {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 320, 384, 448, 456, 488, 491, 503},
+	}
 	for _, capacity := range []int{1, 7, 8, 37, 500} {
 		for _, style := range []string{"monotonic", "smooth_isotonic", "grid"} {
 			p := plan(t, Settings{Recipe: "max-concurrency-under-sla", Style: style, TTFT: 100, Streaming: true, Max: 600, MaxIterations: iterations[style]})
@@ -72,6 +81,12 @@ func TestStylesFindCapacity(t *testing.T) {
 			}
 			if style != "grid" && !strings.HasSuffix(r.Reason, "_precision_reached") {
 				t.Errorf("%s, capacity %d: ended with %q", style, capacity, r.Reason)
+			}
+			if style == "smooth_isotonic" {
+				if !slices.Equal(*asked, aiperfSteps[capacity]) {
+					t.Errorf("smooth_isotonic, capacity %d: measured %v, AIPerf %v", capacity, *asked, aiperfSteps[capacity])
+				}
+				continue // its internal probes go on above a failed one, as AIPerf's
 			}
 			// Once a step failed, no step measures above it.
 			for i, s := range r.Steps {
@@ -246,14 +261,8 @@ func TestFitRoot(t *testing.T) {
 		{[]int{1, 2, 4, 8, 10, 12, 14, 16}, []float64{-0.5, -0.5, -0.45, -0.3, 0.2, 0.25, 0.6, 0.5}, 9.126923973943184},
 		{[]int{4, 8, 10, 16}, []float64{-0.9, -0.6, 0.4, 0.5}, 9.10577219116739},
 	} {
-		fit := pava(slices.Clone(tc.margins))
-		strictify(fit)
-		x := make([]float64, len(tc.xs))
-		for i, v := range tc.xs {
-			x[i] = float64(v)
-		}
-		k := slices.IndexFunc(fit, func(y float64) bool { return y > 0 }) - 1
-		if got := newPCHIP(x, fit).root(k); math.Abs(got-tc.want) > 1e-6 {
+		got, ok := isotonicFit(tc.xs, slices.Clone(tc.margins)).findRoot(float64(tc.xs[0]), float64(tc.xs[len(tc.xs)-1]))
+		if !ok || math.Abs(got-tc.want) > 1e-6 {
 			t.Errorf("%v, %v: root %v, want %v", tc.xs, tc.margins, got, tc.want)
 		}
 	}

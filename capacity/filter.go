@@ -75,18 +75,15 @@ func (f Filter) passes(v float64) bool {
 	}
 }
 
-// margin is how far v is past the threshold, in the direction that breaks
-// it and as a share of the threshold: negative while the filter holds,
-// rising with the load on a monotone target whatever the op.
+// margin is how far v is past the threshold, in the metric's unit and in
+// the direction that breaks it: negative while the filter holds, rising
+// with the load on a monotone target whatever the op (AIPerf's signed
+// margin).
 func (f Filter) margin(v float64) float64 {
-	d := v - f.Threshold
 	if f.Op == "gt" || f.Op == "ge" {
-		d = -d
+		return f.Threshold - v
 	}
-	if scale := math.Abs(f.Threshold); scale > 0 {
-		return d / scale
-	}
-	return d
+	return v - f.Threshold
 }
 
 // Breach is a filter a step did not meet, and what it measured: nil

@@ -24,6 +24,15 @@ type Settings struct {
 	Min, Max, Steps int // --concurrency-min, --concurrency-max, --concurrency-steps
 	MaxIterations   int // --search-max-iterations
 
+	// Replicates is AIPerf's sla_replicates: smooth_isotonic measures the
+	// fit's zero this many times (at most 20) and stops when the
+	// bootstrap interval of the binding margin there leaves out zero.
+	Replicates int
+	// Warmup is AIPerf's sla_warmup_seconds: the base warm-up before each
+	// smooth_isotonic step, in seconds; 0 turns it off, nil is AIPerf's
+	// default (Plan.Warmup).
+	Warmup *float64
+
 	DegradationThreshold float64 // --degradation-threshold
 	DegradationMetric    string  // --degradation-metric-tag
 	DegradationStat      string  // --degradation-stat
@@ -48,6 +57,10 @@ type Plan struct {
 	Grid []int
 	// MaxIterations bounds the steps of an adaptive style.
 	MaxIterations int
+	// Replicates and WarmupSeconds are smooth_isotonic's sla_replicates
+	// and sla_warmup_seconds (Settings); WarmupSeconds is 0 for none.
+	Replicates    int
+	WarmupSeconds float64
 	// Objective is the metric (its avg) whose best feasible step
 	// search_history.json names; "" for none.
 	Objective string
@@ -154,6 +167,9 @@ func NewPlan(s Settings) (*Plan, error) {
 		errs = append(errs, fmt.Errorf("--concurrency-steps %d: must be at least 2 (a ramp needs a baseline and a step)", s.Steps))
 	}
 	if err := r.plan(s, p); err != nil {
+		errs = append(errs, err)
+	}
+	if err := p.isotonicKnobs(s); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -11,7 +11,11 @@ import (
 type Step struct {
 	Index       int // in the order measured, from 0: search_iter_NNNN
 	Concurrency int
-	Metrics     Metrics
+	// Warmup is how long the caller warms the target up at Concurrency
+	// before measuring, left out of Metrics: smooth_isotonic's per-step
+	// warm-up (AIPerf's _apply_sla_warmup); 0 for none.
+	Warmup  time.Duration
+	Metrics Metrics
 	// Breaches are the filters the step did not meet; none when Feasible.
 	Breaches []Breach
 	Feasible bool
@@ -56,6 +60,9 @@ type Result struct {
 	// Baseline is concurrency-ramp's lowest step's value of the knee's
 	// statistic (0 when it measured none).
 	Baseline float64
+	// Boundary is smooth_isotonic's account of the boundary; nil for the
+	// other styles, and before its first fit.
+	Boundary *Boundary
 }
 
 // Bound is a concurrency of the bracket and the last step that settled it.
@@ -95,6 +102,7 @@ func (p *Plan) Run(ctx context.Context, deadline time.Time, measure Measure) (*R
 			break
 		}
 		s := Step{Index: len(r.Steps), Concurrency: c}
+		s.Warmup = p.warmup(r.Steps, s)
 		s.Metrics, err = measure(ctx, s)
 		if errors.Is(err, ErrTimeLimit) {
 			r.Reason, err = ReasonTimeLimit, nil
@@ -114,8 +122,13 @@ func (p *Plan) Run(ctx context.Context, deadline time.Time, measure Measure) (*R
 // settle works out the bracket and the knee from the steps.
 func (r *Result) settle() {
 	p := r.Plan
-	v := verdicts(r.Steps, p.style.trials())
-	feasible, infeasible, nonMonotonic := bracket(v)
+	var feasible, infeasible int
+	var nonMonotonic bool
+	if rep, ok := p.style.(reporter); ok {
+		feasible, infeasible, nonMonotonic, r.Boundary = rep.report(p, r.Steps)
+	} else {
+		feasible, infeasible, nonMonotonic = bracket(verdicts(r.Steps, p.style.trials()))
+	}
 	r.NonMonotonic = nonMonotonic
 	r.FeasibleMax, r.InfeasibleMin = r.bound(feasible, true), r.bound(infeasible, false)
 	if p.Knee == nil || len(r.Steps) == 0 {

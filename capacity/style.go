@@ -11,6 +11,12 @@ type style interface {
 	adaptive() bool
 }
 
+// reporter is a style that keeps its own bracket, latched in the order of
+// the steps as AIPerf's planner keeps it, and an account of the boundary.
+type reporter interface {
+	report(p *Plan, steps []Step) (feasibleMax, infeasibleMin int, nonMonotonic bool, b *Boundary)
+}
+
 var styles = map[string]style{}
 
 func registerStyle(name string, s style) { styles[name] = s }

@@ -12,6 +12,7 @@ import (
 	"github.com/inferprobe/inferprobe/finite"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report/export"
+	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 // SearchReport is a capacity search's result: its answer, how sure it is
@@ -93,11 +94,10 @@ func (m *burstManager) search(r *burstRun, spec *burstSpec, target *prober.Targe
 	}
 	results := map[int]finite.Result{}
 	res, err := plan.Run(ctx, deadline, func(ctx context.Context, step capacity.Step) (capacity.Metrics, error) {
-		at := *spec
-		at.burst.Arrival.Concurrency = step.Concurrency
-		cs := clusterStep{Index: step.Index, Concurrency: step.Concurrency}
+		cs := clusterStep{Index: step.Index, Concurrency: step.Concurrency, Warmup: step.Warmup}
+		at := stepSpec(spec, cs)
 		planStep := func() (*finite.Plan, error) {
-			p, _, err := planRun(name, &at, target, o, m.d.shard, cs.StartAt)
+			p, _, err := planRun(name, at, target, o, m.d.shard, cs.StartAt)
 			return p, err
 		}
 		var p *finite.Plan
@@ -153,6 +153,17 @@ func (m *burstManager) search(r *burstRun, spec *burstSpec, target *prober.Targe
 		at = res.FeasibleMax.Step
 	}
 	m.finish(r, results[at], searchReport(res, results))
+}
+
+// stepSpec is the burst as search step cs runs it: at the step's
+// concurrency, with its warm-up in place of the burst's when it has one.
+func stepSpec(spec *burstSpec, cs clusterStep) *burstSpec {
+	at := *spec
+	at.burst.Arrival.Concurrency = cs.Concurrency
+	if cs.Warmup > 0 {
+		at.burst.Warmup = scenarios.Warmup{Duration: scenarios.Duration(cs.Warmup)}
+	}
+	return &at
 }
 
 func searchReport(res *capacity.Result, results map[int]finite.Result) *SearchReport {

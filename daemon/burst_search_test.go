@@ -44,7 +44,7 @@ bursts:
     arrival: {pattern: concurrency, concurrency: 1}
     dataset: {synthetic: {input_tokens: {mean: %d}, output_tokens: {mean: %d}}}
     params: {ignore_eos: true}
-    search: {recipe: max-concurrency-under-sla, ttft_sla: %s, concurrency_min: 4, concurrency_max: 16}
+    search: {recipe: max-concurrency-under-sla, ttft_sla: %s, concurrency_min: 4, concurrency_max: 16, sla_warmup: 0s}
 `, isl, osl, slo), "URL", srv.URL)
 	d, _, _ := startBursts(t, yml, prober.NewClient())
 	id := trigger(t, d, "capacity", daemon.BurstOverrides{}).ID

@@ -30,10 +30,13 @@ import (
 // run your share of step Index at Concurrency from StartAt, or (End) the
 // search is over.
 type clusterStep struct {
-	Index       int       `json:"index"`
-	Concurrency int       `json:"concurrency,omitempty"`
-	StartAt     time.Time `json:"start_at,omitzero"`
-	End         bool      `json:"end,omitempty"`
+	Index       int `json:"index"`
+	Concurrency int `json:"concurrency,omitempty"`
+	// Warmup is the step's smooth_isotonic warm-up (capacity.Step.Warmup),
+	// which replaces the burst's warmup on every replica.
+	Warmup  time.Duration `json:"warmup,omitempty"`
+	StartAt time.Time     `json:"start_at,omitzero"`
+	End     bool          `json:"end,omitempty"`
 }
 
 // stepIdle is how long a peer's share of a search waits for its next step
@@ -95,9 +98,8 @@ func (m *burstManager) runSearchShare(r *burstRun, spec *burstSpec, target *prob
 			m.endSearchShare(r, last, nil)
 			return
 		}
-		at := *spec
-		at.burst.Arrival.Concurrency = call.step.Concurrency
-		p, _, err := planRun(name, &at, target, o, m.d.shard, call.step.StartAt)
+		at := stepSpec(spec, call.step)
+		p, _, err := planRun(name, at, target, o, m.d.shard, call.step.StartAt)
 		if err != nil {
 			call.reply <- err // the coordinator ends the search, and then this share
 			continue

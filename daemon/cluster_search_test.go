@@ -57,7 +57,7 @@ bursts:
     arrival: {pattern: concurrency, concurrency: 1}
     dataset: {synthetic: {input_tokens: {mean: %d}, output_tokens: {mean: %d}}}
     params: {ignore_eos: true}
-    search: {recipe: max-concurrency-under-sla, ttft_sla: %s, concurrency_min: 4, concurrency_max: 16}
+    search: {recipe: max-concurrency-under-sla, ttft_sla: %s, concurrency_min: 4, concurrency_max: 16, sla_warmup: 0s}
 `, requests, isl, osl, slo), "URL", srv.URL)
 	rs := startClusterOn(t, yml, 2, []int{0, 1}, sameToken, func(int) []daemon.Option { return nil }, func() prober.Executor { return prober.NewClient() })
 	started := trigger(t, rs[0].d, "capacity", daemon.BurstOverrides{})
@@ -101,7 +101,7 @@ bursts:
 	}
 }
 
-const clusterSearchBurst = "s: {target: tb, on_demand: true, requests: 8, arrival: {pattern: concurrency, concurrency: 1}, dataset: {synthetic: {input_tokens: {mean: 8}, output_tokens: {mean: 2}}}, search: {recipe: max-concurrency-under-sla, ttft_sla: 1s, concurrency_min: %d, concurrency_max: 8}}"
+const clusterSearchBurst = "s: {target: tb, on_demand: true, requests: 8, arrival: {pattern: concurrency, concurrency: 1}, dataset: {synthetic: {input_tokens: {mean: 8}, output_tokens: {mean: 2}}}, search: {recipe: max-concurrency-under-sla, ttft_sla: 1s, concurrency_min: %d, concurrency_max: 8, sla_warmup: 0s}}"
 
 // TestClusterSearchCancelOnPeer: a cancel on the replica that does not
 // coordinate a cluster search stops the whole search, on both replicas,

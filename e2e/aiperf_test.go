@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -426,7 +428,7 @@ func TestAIPerfPlotsSearch(t *testing.T) {
 	code, out := benchIn(t, work, "--model", blogModel, "--endpoint-type", "chat", "--streaming", "--url", addr,
 		"--isl", "16", "--isl-stddev", "0", "--osl", "6", "--osl-stddev", "0", "--extra-inputs", "ignore_eos:true",
 		"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "80", "--concurrency-min", "2", "--concurrency-max", "16",
-		"--request-count", "16", "--progress", "off", "--artifact-dir", "search")
+		"--request-count", "16", "--sla-warmup-seconds", "0", "--progress", "off", "--artifact-dir", "search")
 	if code != 0 {
 		t.Fatalf("bench exited %d:\n%s", code, out)
 	}
@@ -442,5 +444,159 @@ func TestAIPerfPlotsSearch(t *testing.T) {
 	png := filepath.Join(base, "plots", "ttft_vs_throughput.png")
 	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
 		t.Errorf("aiperf plot did not render %s (%v, %d bytes)", png, err, len(b))
+	}
+}
+
+// TestAIPerfReadsGPUTelemetry: bench --gpu-telemetry URL scrapes a
+// dcgm-exporter stand-in (a real exporter's reply, whose GPU 0 power and
+// energy counter move on every scrape) beside an unreachable URL, which is
+// a warning, not an end. Real AIPerf 0.13 loads gpu_telemetry_export.jsonl
+// as its records, finds in them what its DCGM collector makes of the same
+// reply, recomputes telemetry_data from them with its own accumulator, and
+// `aiperf plot` draws the GPU utilisation plot of the directory.
+func TestAIPerfReadsGPUTelemetry(t *testing.T) {
+	venv := requireAIPerf(t)
+	samplePath := filepath.Join(repoRoot(t), "gputelemetry", "testdata", "dcgm-exporter.txt")
+	sample, err := os.ReadFile(samplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scrapes atomic.Int64
+	dcgm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := scrapes.Add(1)
+		body := strings.Replace(string(sample), "} 412.783000", fmt.Sprintf("} %d.5", 300+n%7*20), 1)
+		body = strings.Replace(body, "} 98734561223", fmt.Sprintf("} %d", 98734561223+n*400_000), 1) // mJ: 400 J a scrape
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		fmt.Fprint(w, body)
+	}))
+	defer dcgm.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+
+	sim := startBlogSimulator(t)
+	work := t.TempDir()
+	code, out := benchIn(t, work, "--model", blogModel, "--endpoint-type", "chat", "--streaming", "--url", sim,
+		"--concurrency", "2", "--request-count", "40", "--isl", "32", "--osl", "24", "--extra-inputs", "ignore_eos:true",
+		"--gpu-telemetry", dcgm.URL, strings.TrimPrefix(dead.URL, "http://"), "--auto-plot", "--progress", "off", "--artifact-dir", "run")
+	if code != 0 {
+		t.Fatalf("bench exited %d:\n%s", code, out)
+	}
+	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, dead.URL+"/metrics is not reachable") {
+		t.Errorf("no warning about the unreachable URL:\n%s", out)
+	}
+	if strings.Contains(out, "GPU telemetry unavailable") || strings.Contains(out, "GPU: no telemetry") {
+		t.Errorf("URLs alone asked for this host's GPUs too:\n%s", out)
+	}
+	if !strings.Contains(out, "GPU telemetry (over the run)") {
+		t.Errorf("no GPU telemetry table in the console:\n%s", out)
+	}
+	dir := filepath.Join(work, "run")
+	checked := runAIPerf(t, 2*time.Minute, nil, filepath.Join(venv, "bin", "python"),
+		filepath.Join(repoRoot(t), "e2e", "testdata", "aiperf", "check_gpu_telemetry.py"), dir, samplePath)
+	var got struct {
+		Records   int      `json:"records"`
+		Metrics   int      `json:"metrics_checked"`
+		Endpoints []string `json:"endpoints"`
+	}
+	if err := json.Unmarshal(checked, &got); err != nil {
+		t.Fatalf("check_gpu_telemetry.py printed %q: %v", checked, err)
+	}
+	// 2 GPUs × 10 fields dcgm-exporter's defaults give AIPerf.
+	if got.Records < 6 || got.Metrics != 20 || !slices.Equal(got.Endpoints, []string{dcgm.URL + "/metrics"}) {
+		t.Errorf("AIPerf checked %+v; want 3 scrapes or more of 2 GPUs, 20 metrics, the reachable endpoint only", got)
+	}
+
+	// --auto-plot drew the PNGs `aiperf plot` draws of the directory, by name.
+	ours := plotsIn(t, dir)
+	theirs := aiperfPlots(t, venv, dir)
+	if !slices.Contains(theirs, "gpu_utilization_and_throughput_over_time.png") || !slices.Equal(ours, theirs) {
+		t.Errorf("--auto-plot drew %v; aiperf plot draws %v", ours, theirs)
+	}
+}
+
+// plotsIn are the PNGs in dir/plots, each checked to be one.
+func plotsIn(t *testing.T, dir string) []string {
+	t.Helper()
+	pngs, _ := filepath.Glob(filepath.Join(dir, "plots", "*.png"))
+	var names []string
+	for _, png := range pngs {
+		if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+			t.Errorf("%s is not a PNG (%v, %d bytes)", png, err, len(b))
+		}
+		names = append(names, filepath.Base(png))
+	}
+	return names
+}
+
+// aiperfPlots runs `aiperf plot` on dir, in place of what plots/ held, and
+// returns the PNGs it drew.
+func aiperfPlots(t *testing.T, venv, dir string) []string {
+	t.Helper()
+	if err := os.RemoveAll(filepath.Join(dir, "plots")); err != nil {
+		t.Fatal(err)
+	}
+	// aiperf plot writes ~/.aiperf/plot_config.yaml on first use.
+	runAIPerf(t, 5*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), "plot", dir)
+	return plotsIn(t, dir)
+}
+
+// TestAIPerfSweepLayout runs one sweep (--concurrency 1,2) twice against the
+// simulator, with bench and with real AIPerf 0.13 (its tokenizer from an
+// offline Hugging Face cache made here), and compares their summaries:
+// sweep_aggregate/profile_export_aiperf_sweep.json with AIPerf's keys at
+// every level and AIPerf's statistics per metric, the CSV with AIPerf's
+// columns and sections (compare_sweep.py). bench's --auto-plot draws the
+// PNGs `aiperf plot` draws of its sweep (its TTFT-against-throughput curve).
+func TestAIPerfSweepLayout(t *testing.T) {
+	venv := requireAIPerf(t)
+	sim := startBlogSimulator(t)
+	work := t.TempDir()
+	args := []string{"--model", blogModel, "--endpoint-type", "chat", "--streaming", "--url", sim,
+		"--concurrency", "1,2", "--request-count", "6", "--isl", "16", "--osl", "8"}
+	code, out := benchIn(t, work, append(args, "--auto-plot", "--progress", "off", "--artifact-dir", "bench")...)
+	if code != 0 {
+		t.Fatalf("bench exited %d:\n%s", code, out)
+	}
+
+	// AIPerf 0.13 loads a tokenizer only from the Hub's cache when offline.
+	hub := filepath.Join(t.TempDir(), "hub")
+	snapshot := filepath.Join(hub, "models--local--qwen2", "snapshots", "0")
+	tok, err := os.ReadFile(filepath.Join(repoRoot(t), "tokenizer", "testdata", "qwen2_tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, body := range map[string]string{
+		filepath.Join(snapshot, "tokenizer.json"):                  string(tok),
+		filepath.Join(snapshot, "tokenizer_config.json"):           `{"tokenizer_class": "PreTrainedTokenizerFast"}`,
+		filepath.Join(hub, "models--local--qwen2", "refs", "main"): "0",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"HOME=" + t.TempDir(), "HF_HUB_CACHE=" + hub, "HF_HUB_OFFLINE=1"}
+	runAIPerf(t, 6*time.Minute, env, filepath.Join(venv, "bin", "aiperf"), append([]string{"profile"}, append(args,
+		"--tokenizer", "local/qwen2", "--ui-type", "none", "--output-artifact-dir", filepath.Join(work, "aiperf"))...)...)
+
+	compared := runAIPerf(t, time.Minute, nil, filepath.Join(venv, "bin", "python"),
+		filepath.Join(repoRoot(t), "e2e", "testdata", "aiperf", "compare_sweep.py"), filepath.Join(work, "bench"), filepath.Join(work, "aiperf"))
+	var got struct {
+		Cells int `json:"cells"`
+	}
+	if err := json.Unmarshal(compared, &got); err != nil {
+		t.Fatalf("compare_sweep.py printed %q: %v", compared, err)
+	}
+	if got.Cells < 2*30 {
+		t.Errorf("compared %s; want every metric of both points (30 or more each)", compared)
+	}
+
+	// --auto-plot drew the PNGs `aiperf plot` draws of the sweep, by name.
+	dir := filepath.Join(work, "bench")
+	ours := plotsIn(t, dir)
+	if theirs := aiperfPlots(t, venv, dir); !slices.Contains(theirs, "ttft_vs_throughput.png") || !slices.Equal(ours, theirs) {
+		t.Errorf("--auto-plot drew %v; aiperf plot draws %v", ours, theirs)
 	}
 }

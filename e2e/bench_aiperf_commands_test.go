@@ -44,7 +44,7 @@ var aiperfCommands = []struct {
 	{"single-turn file", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --input-file prompts.jsonl --custom-dataset-type single-turn --request-count 4`, 4, ""},
 	{"random-pool", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --input-file prompts.jsonl --custom-dataset-type random_pool --request-count 7 --random-seed 42`, 7, ""},
 	{"trace replayed without --fixed-schedule", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --input-file trace.jsonl --custom-dataset-type mooncake-trace`, 10, ""},
-	{"trace detected without its type", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --input-file trace.jsonl`, 10, "fixed_schedule"},
+	{"trace detected without its type", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --input-file trace.jsonl`, 10, "concurrency1"},
 	{"trace at a load", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --input-file trace.jsonl --custom-dataset-type mooncake-trace --no-fixed-schedule --concurrency 2`, 10, ""},
 	// Sequence lengths, every spelling.
 	{"isl/osl", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --isl 64 --isl-stddev 8 --osl 16 --osl-stddev 4 --request-count 5`, 5, ""},

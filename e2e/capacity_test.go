@@ -31,7 +31,7 @@ bursts:
     arrival: {pattern: concurrency, concurrency: 1}
     dataset: {synthetic: {input_tokens: {mean: 16}, output_tokens: {mean: 7}}}
     params: {ignore_eos: true}
-    search: {recipe: max-concurrency-under-sla, ttft_sla: 225ms, concurrency_min: 2, concurrency_max: 16}
+    search: {recipe: max-concurrency-under-sla, ttft_sla: 225ms, concurrency_min: 2, concurrency_max: 16, sla_warmup: 0s}
 `, simAddr)), 0o644); err != nil {
 		t.Fatal(err)
 	}

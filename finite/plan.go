@@ -40,8 +40,8 @@ type Spec struct {
 	// StartAt is when the measured requests' timeline starts (the warmup,
 	// if any, runs before it); zero: when they are ready.
 	StartAt time.Time
-	// Limit ends the measured requests. Zero sends one pass through a file
-	// dataset of known length, else defaultRequests.
+	// Limit ends the measured requests. Zero sends one pass through a
+	// replayed file of known length, else defaultRequests.
 	Limit prober.Limit
 	// Warmup is sent first, with the same dataset but no request
 	// cancellation; zero: none.
@@ -81,7 +81,9 @@ func NewPlan(s Spec) (*Plan, error) {
 	}
 	if p.Limit == (prober.Limit{}) {
 		p.Limit.Requests = defaultRequests
-		if n, ok := p.Main.PassRequests(); ok && n > 0 {
+		// A replayed file is sent once, at its timestamps; any other
+		// workload sends AIPerf's 10, cycling through a file's entries.
+		if n, ok := p.Main.PassRequests(); ok && n > 0 && s.Probe.Dataset.File != nil && s.Probe.Dataset.File.Timing == scenarios.TimingReplay {
 			p.Limit.Requests = n
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/collector/gpu"
+	"github.com/inferprobe/inferprobe/gputelemetry"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
@@ -39,6 +40,7 @@ type Run struct {
 	sink   prober.Recorder // nil, or also fed every measured request
 	gpu    *gpu.Window
 	server *servermetrics.Options // nil: the server's metrics are not read
+	dcgm   *gputelemetry.Options  // nil: no DCGM exporter endpoint is scraped
 	logger *slog.Logger
 	report *report.Report
 
@@ -59,6 +61,11 @@ func WithGPUWindow(w *gpu.Window) Option { return func(r *Run) { r.gpu = w } }
 // WithServerMetrics scrapes the server's own metrics during the run (from
 // before the warmup to after the last response) into the result.
 func WithServerMetrics(o servermetrics.Options) Option { return func(r *Run) { r.server = &o } }
+
+// WithGPUTelemetry scrapes DCGM exporter endpoints during the run (from
+// before the warmup to after the last response) into the result, as
+// AIPerf's --gpu-telemetry URL.
+func WithGPUTelemetry(o gputelemetry.Options) Option { return func(r *Run) { r.dcgm = &o } }
 
 // WithLogger logs the run's events (a grace period running out) to l.
 func WithLogger(l *slog.Logger) Option { return func(r *Run) { r.logger = l } }
@@ -135,6 +142,9 @@ type Result struct {
 	// ServerMetrics is what the server's own metrics said over the run; nil
 	// without WithServerMetrics or when nothing was measured.
 	ServerMetrics *servermetrics.Collection
+	// GPUEndpoints is what the DCGM exporter endpoints said over the run;
+	// nil without WithGPUTelemetry or when nothing was measured.
+	GPUEndpoints *gputelemetry.Collection
 }
 
 // Execute sends the warmup, then the measured requests, and returns once the
@@ -152,6 +162,14 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 		}
 		server, warmupStart = servermetrics.Start(o), time.Now()
 	}
+	var dcgm *gputelemetry.Collector
+	if r.dcgm != nil {
+		o := *r.dcgm
+		if o.Logger == nil {
+			o.Logger = r.logger
+		}
+		dcgm = gputelemetry.Start(o)
+	}
 
 	if p := r.plan.Warmup; p != nil {
 		warmup := r.Progress()
@@ -161,12 +179,19 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 			if server != nil {
 				server.Stop(time.Now())
 			}
+			if dcgm != nil {
+				dcgm.Stop(time.Now())
+			}
 			return Result{Summary: r.report.Summary(), Report: r.report, Digest: r.Digest(), RunID: r.RunID(), Stopped: true}
 		}
 	}
 	var profilingStart time.Time
 	if server != nil {
 		profilingStart = server.Mark() // the reading the run's increases count from
+	}
+	var dcgmStart time.Time
+	if dcgm != nil {
+		dcgmStart = dcgm.Mark() // the baseline of the GPUs' counters
 	}
 	r.startPhase(Progress{Phase: PhaseProfiling, Report: r.report, Limit: r.plan.Limit})
 
@@ -199,6 +224,9 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 		if r.plan.Warmup != nil {
 			res.ServerMetrics.WarmupStart = warmupStart
 		}
+	}
+	if dcgm != nil {
+		res.GPUEndpoints = dcgm.Stop(dcgmStart)
 	}
 	s := res.Summary
 	peakCPU, peakSched := peak()

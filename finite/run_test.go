@@ -66,8 +66,8 @@ func spec(t *testing.T, probe *scenarios.Probe) Spec {
 	return Spec{Name: "run", WarmupName: "run/warmup", Probe: probe, Target: target, Seed: 1, Shard: record.Shard{Count: 1}, Grace: NoGrace}
 }
 
-// TestDefaultLimit: a run given no limit sends one pass through a file
-// dataset, else AIPerf's 10 requests.
+// TestDefaultLimit: a run given no limit sends one pass through a replayed
+// file, else AIPerf's 10 requests.
 func TestDefaultLimit(t *testing.T) {
 	p, err := NewPlan(spec(t, nil))
 	if err != nil {
@@ -78,7 +78,7 @@ func TestDefaultLimit(t *testing.T) {
 	}
 
 	file := filepath.Join(t.TempDir(), "prompts.jsonl")
-	if err := os.WriteFile(file, []byte("{\"text\":\"a\"}\n{\"text\":\"b\"}\n{\"text\":\"c\"}\n"), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte("{\"text\":\"a\",\"timestamp\":0}\n{\"text\":\"b\",\"timestamp\":1}\n{\"text\":\"c\",\"timestamp\":2}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s := spec(t, nil)
@@ -86,8 +86,15 @@ func TestDefaultLimit(t *testing.T) {
 	if p, err = NewPlan(s); err != nil {
 		t.Fatal(err)
 	}
+	if p.Limit.Requests != defaultRequests {
+		t.Errorf("file sent at a rate: limit %+v, want AIPerf's %d requests, cycling its 3 entries", p.Limit, defaultRequests)
+	}
+	s.Probe.Dataset.File.Timing = scenarios.TimingReplay
+	if p, err = NewPlan(s); err != nil {
+		t.Fatal(err)
+	}
 	if p.Limit.Requests != 3 {
-		t.Errorf("file: limit %+v, want its 3 requests", p.Limit)
+		t.Errorf("file replayed: limit %+v, want its 3 requests", p.Limit)
 	}
 }
 

@@ -20,7 +20,8 @@ type codec interface {
 	// generates reports whether the API generates output tokens (embeddings
 	// and rankings do not).
 	generates() bool
-	// body is the request body for prompt p, to be encoded as JSON.
+	// body is the request body for prompt p, to be encoded as JSON, or
+	// one encoded already (encodedBody).
 	body(t *Target, p dataset.Prompt, params map[string]any) any
 	// event decodes one streamed event into info and, when st.wantText,
 	// appends the event's generated text (output and reasoning) to st.text.
@@ -29,6 +30,10 @@ type codec interface {
 	// generated text to *text.
 	reply(data []byte, info *chunkInfo, text *[]byte) error
 }
+
+// encodedBody is a body a codec encoded itself: sent as it is, since
+// encoding/json would scan a RawMessage of megabytes again.
+type encodedBody []byte
 
 // newCodecFunc makes the codec of a target of one endpoint type.
 type newCodecFunc func(*scenarios.Target) (codec, error)

@@ -27,8 +27,75 @@ func (chatCodec) body(t *Target, p dataset.Prompt, params map[string]any) any {
 		body[t.maxTokensField] = p.OutputTokens
 	}
 	openAIStream(t, body)
+	if p.Media != nil {
+		return withMedia(body, messages(p), p.Media)
+	}
 	body["messages"] = messages(p)
 	return body
+}
+
+// withMedia is body with msgs, media's images and audio after the last
+// message's text as content parts in AIPerf's order (text, images,
+// audio), and messages first, as AIPerf writes them. The parts are encoded
+// once per media set, and spliced in, not encoded again for each request.
+func withMedia(body map[string]any, msgs []chatMessage, media *dataset.Media) encodedBody {
+	last := msgs[len(msgs)-1]
+	// Strings, numbers and maps of them always encode.
+	head, _ := json.Marshal(msgs[:len(msgs)-1])
+	role, _ := json.Marshal(last.Role)
+	text, _ := json.Marshal(contentPart{Type: "text", Text: last.Content})
+	rest, _ := json.Marshal(body)
+	parts := media.Encoded(encodeMedia)
+	b := make(encodedBody, 0, len(head)+len(text)+len(parts)+len(rest)+64)
+	b = append(b, `{"messages":`...)
+	b = append(b, head[:len(head)-1]...) // [earlier messages, without the ]
+	if len(msgs) > 1 {
+		b = append(b, ',')
+	}
+	b = append(b, `{"role":`...)
+	b = append(b, role...)
+	b = append(b, `,"content":[`...)
+	b = append(append(b, text...), parts...)
+	b = append(b, "]}]"...)
+	if len(rest) > 2 { // not {}
+		b = append(append(b, ','), rest[1:]...)
+	} else {
+		b = append(b, '}')
+	}
+	return b
+}
+
+// encodeMedia is the content parts of m, each after a comma.
+func encodeMedia(m *dataset.Media) []byte {
+	var b []byte
+	add := func(p contentPart) {
+		enc, _ := json.Marshal(p) // strings always encode
+		b = append(append(b, ','), enc...)
+	}
+	for _, url := range m.Images {
+		add(contentPart{Type: "image_url", ImageURL: &imageURL{URL: url}})
+	}
+	for _, c := range m.Audio {
+		add(contentPart{Type: "input_audio", InputAudio: &inputAudio{Data: c.Data, Format: c.Format}})
+	}
+	return b
+}
+
+// contentPart is one part of a message's content, in OpenAI's shape.
+type contentPart struct {
+	Type       string      `json:"type"`
+	Text       string      `json:"text,omitempty"`
+	ImageURL   *imageURL   `json:"image_url,omitempty"`
+	InputAudio *inputAudio `json:"input_audio,omitempty"`
+}
+
+type imageURL struct {
+	URL string `json:"url"`
+}
+
+type inputAudio struct {
+	Data   string `json:"data"`
+	Format string `json:"format"`
 }
 
 // openAIStream adds what an OpenAI streaming request needs: the stream flag

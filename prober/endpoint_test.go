@@ -55,6 +55,23 @@ func TestRequestBodies(t *testing.T) {
 			pinned: 8,
 		},
 		{
+			// AIPerf's content parts: the text, then the images, then the audio.
+			name: "chat with images and audio", spec: scenarios.Target{Endpoint: EndpointChat, MaxTokensField: scenarios.MaxCompletionTokens},
+			prompt: dataset.Prompt{Messages: chat.Messages, InputTokens: 3, OutputTokens: 8, Media: &dataset.Media{
+				Images: []string{"data:image/png;base64,AAA=", "data:image/jpeg;base64,BBB="},
+				Audio:  []dataset.Clip{{Data: "UklGRg==", Format: "wav", Seconds: 1.5}}}},
+			url: "http://127.0.0.1:8000/v1/chat/completions",
+			body: `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"hi"},` +
+				`{"type":"image_url","image_url":{"url":"data:image/png;base64,AAA="}},{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,BBB="}},` +
+				`{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}}]}],"max_completion_tokens":8,"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
+		},
+		{
+			name: "chat, one message with an image", spec: scenarios.Target{Endpoint: EndpointChat, Stream: &no}, params: map[string]any{"temperature": 0.5},
+			prompt: dataset.Prompt{Text: "hi <b>", InputTokens: 1, Media: &dataset.Media{Images: []string{"data:image/png;base64,AAA="}}},
+			url:    "http://127.0.0.1:8000/v1/chat/completions",
+			body:   `{"messages":[{"role":"user","content":[{"type":"text","text":"hi \u003cb\u003e"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAA="}}]}],"model":"m","temperature":0.5}`,
+		},
+		{
 			name: "chat messages, max_completion_tokens", spec: scenarios.Target{Endpoint: EndpointChat, MaxTokensField: scenarios.MaxCompletionTokens},
 			prompt: chat, url: "http://127.0.0.1:8000/v1/chat/completions",
 			body: `{"max_completion_tokens":8,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
@@ -163,6 +180,13 @@ func TestRequestBodies(t *testing.T) {
 			}
 			if string(req.Body) != tc.body {
 				t.Errorf("body\n got %s\nwant %s", req.Body, tc.body)
+			}
+			var images int
+			if m := tc.prompt.Media; m != nil {
+				images = len(m.Images)
+			}
+			if req.Images != images || req.AudioSeconds != tc.prompt.Media.AudioSeconds() {
+				t.Errorf("images %d audio %vs, want %d %vs", req.Images, req.AudioSeconds, images, tc.prompt.Media.AudioSeconds())
 			}
 			if req.PinnedOutputTokens != tc.pinned || req.Session != tc.prompt.Session || req.InputTokens != tc.prompt.InputTokens {
 				t.Errorf("pinned %d session %q input %d, want %d %q %d", req.PinnedOutputTokens, req.Session, req.InputTokens, tc.pinned, tc.prompt.Session, tc.prompt.InputTokens)

@@ -26,6 +26,10 @@ type Request struct {
 	InputTokens int
 	// PinnedOutputTokens is the output length the request pins (0 = not pinned).
 	PinnedOutputTokens int
+	// Images is the number of images the request carries, and AudioSeconds
+	// the duration of its first audio clip (0: none).
+	Images       int
+	AudioSeconds float64
 	// Cancel makes the client cancel the request CancelAfter after it was
 	// written (0: as soon as it is written), as a user who gives up does.
 	Cancel      bool
@@ -35,11 +39,20 @@ type Request struct {
 // NewRequest builds the body for prompt p on target t, merging params (which
 // validation keeps away from the keys set here).
 func NewRequest(t *Target, p dataset.Prompt, params map[string]any) (*Request, error) {
-	b, err := json.Marshal(t.codec.body(t, p, params))
-	if err != nil {
-		return nil, fmt.Errorf("encoding request body: %w", err)
+	var b []byte
+	switch body := t.codec.body(t, p, params).(type) {
+	case encodedBody:
+		b = body
+	default:
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return nil, fmt.Errorf("encoding request body: %w", err)
+		}
 	}
 	req := &Request{Body: b, Session: p.Session, InputTokens: p.InputTokens}
+	if p.Media != nil {
+		req.Images, req.AudioSeconds = len(p.Media.Images), p.Media.AudioSeconds()
+	}
 	if t.codec.generates() {
 		req.PinnedOutputTokens = pinned(p.OutputTokens, params)
 	}

@@ -27,7 +27,11 @@ func (r *run) send(pl planned, scheduled time.Time, capWait time.Duration, finis
 // newDigestEntry is the digest entry of request seq, planned at offset
 // with prompt p.
 func newDigestEntry(seq uint64, offset time.Duration, p dataset.Prompt) record.DigestEntry {
-	return record.NewDigestEntry(seq, offset, p.InputTokens, p.OutputTokens, p.Text)
+	text := p.Text
+	if p.Media != nil { // the same text with other images is another request
+		text += "\x00" + p.Media.Key
+	}
+	return record.NewDigestEntry(seq, offset, p.InputTokens, p.OutputTokens, text)
 }
 
 // do runs one request, folded into the digest as entry, and records it;
@@ -43,6 +47,7 @@ func (r *run) do(seq uint64, entry record.DigestEntry, req *Request, err error, 
 		req.Seq, req.ID, req.Scheduled = seq, r.probe.requestID(seq), scheduled
 		out = r.exec.Do(r.reqCtx, r.probe.Target, req)
 		out.PromptTokens, out.Session, out.Body = req.InputTokens, req.Session, req.Body
+		out.Images, out.AudioSeconds = req.Images, req.AudioSeconds
 	}
 	end := time.Now()
 	if r.slots != nil {

@@ -45,6 +45,8 @@ type recordJSON struct {
 	PromptTokens       int             `json:"prompt_tokens,omitempty"`
 	Session            string          `json:"session,omitempty"`
 	Body               []byte          `json:"body,omitempty"`
+	Images             int             `json:"images,omitempty"`
+	AudioSeconds       float64         `json:"audio_seconds,omitempty"`
 }
 
 // phasesJSON is Phases, its connection's origin spelled out.
@@ -71,6 +73,7 @@ func Marshal(rec *Record) ([]byte, error) {
 		ConnRetried: rec.ConnRetried, KeepAliveWithheld: rec.KeepAliveWithheld,
 		Outcome: rec.Outcome.String(), Reason: rec.Reason, Status: rec.Status, Err: rec.Err,
 		PromptTokens: rec.PromptTokens, Session: rec.Session, Body: rec.Body,
+		Images: rec.Images, AudioSeconds: rec.AudioSeconds,
 	}
 	if ph := rec.Phases; ph != (Phases{}) {
 		j.Phases = &phasesJSON{Conn: ph.Conn.String(), DNS: ph.DNS, Connect: ph.Connect, TLS: ph.TLS,
@@ -101,6 +104,7 @@ func Unmarshal(b []byte) (*Record, error) {
 		ConnRetried:        j.ConnRetried, KeepAliveWithheld: j.KeepAliveWithheld,
 		Reason: j.Reason, Status: j.Status, Err: j.Err,
 		PromptTokens: j.PromptTokens, Session: j.Session, Body: j.Body,
+		Images: j.Images, AudioSeconds: j.AudioSeconds,
 	}
 	var err error
 	if err = decodeHex(j.ID, rec.ID.Trace[:], rec.ID.Span[:]); err != nil {

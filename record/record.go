@@ -178,11 +178,16 @@ type Record struct {
 
 	// What was sent, set by the sender in this process (never carried by
 	// the wire: the parent has the request): the client's count of the
-	// prompt (prober.Request.InputTokens), the session and the body, for the
-	// artifacts of a finite run.
+	// prompt (prober.Request.InputTokens), the session, the body and its
+	// media, for the artifacts of a finite run.
 	PromptTokens int
 	Session      string
 	Body         []byte
+	// Images is the number of images the request carried, and AudioSeconds
+	// the duration of its first audio clip (AIPerf's audio_duration); 0 for
+	// none.
+	Images       int
+	AudioSeconds float64
 }
 
 // Unsent is the record of request seq, identified by id and scheduled at

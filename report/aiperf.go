@@ -205,3 +205,30 @@ func (h *httpSamples) stats(level float64) HTTPStats {
 		Total: stats.Of(h.total, level),
 	}
 }
+
+// ImageThroughput is AIPerf's image_throughput: images per second of the
+// request's latency.
+func (c *Contribution) ImageThroughput() (float64, bool) {
+	if c.Outcome != record.OutcomeOK || c.Images == 0 || c.Duration <= 0 {
+		return 0, false
+	}
+	return float64(c.Images) / c.Duration.Seconds(), true
+}
+
+// ImageLatency is AIPerf's image_latency: the request's latency per image,
+// in seconds.
+func (c *Contribution) ImageLatency() (float64, bool) {
+	if c.Outcome != record.OutcomeOK || c.Images == 0 {
+		return 0, false
+	}
+	return c.Duration.Seconds() / float64(c.Images), true
+}
+
+// RTFx is AIPerf's inverse real-time factor: seconds of (first) audio clip
+// per second of the request's latency.
+func (c *Contribution) RTFx() (float64, bool) {
+	if c.Outcome != record.OutcomeOK || c.AudioSeconds <= 0 || c.Duration <= 0 {
+		return 0, false
+	}
+	return c.AudioSeconds / c.Duration.Seconds(), true
+}

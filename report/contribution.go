@@ -59,6 +59,10 @@ type Contribution struct {
 	// PromptTokens is the client's count of the prompt and UsagePromptTokens
 	// the server's (0 when it gave none): AIPerf reports both.
 	PromptTokens, UsagePromptTokens int
+	// Images is the number of images the request carried and AudioSeconds
+	// the duration of its first audio clip (record.Record).
+	Images       int
+	AudioSeconds float64
 	// ClientOutputTokens is the tokenizer's count of an output whose length
 	// came from usage; 0 when there was none.
 	ClientOutputTokens int
@@ -98,6 +102,7 @@ func Contribute(rec *record.Record, slo SLO) Contribution {
 	c.TokenSource = rec.TokenSource
 	c.PromptTokens, c.UsagePromptTokens, c.PinnedOutputTokens = rec.PromptTokens, rec.UsagePromptTokens, rec.PinnedOutputTokens
 	c.ClientOutputTokens = rec.ClientOutputTokens
+	c.Images, c.AudioSeconds = rec.Images, rec.AudioSeconds
 	c.Mismatch = rec.PinnedOutputTokens > 0 && rec.TokenSource != record.TokensFromChunks && rec.OutputTokens != rec.PinnedOutputTokens
 	c.Good = slo.met(&c)
 	return c

@@ -32,6 +32,8 @@ type Report struct {
 	decode, e2eOut, prefillPerUser, outCount, reasoning []float64
 	usagePrompt, usageCompletion, usageTotal            []float64
 	promptDiff, completionDiff, oslDiff, creditToStart  []float64
+	images, imageThroughput, imageLatency               []float64
+	audioDuration, rtfx                                 []float64
 	// effectiveLatency is AIPerf's: from the scheduled send to the end
 	// (credit-to-start plus the request's latency), failures included.
 	effectiveLatency                  []float64
@@ -226,6 +228,11 @@ func (r *Report) observeAIPerf(c *Contribution) {
 	keep(&r.promptDiff)(c.UsagePromptDiffPct())
 	keep(&r.completionDiff)(c.UsageCompletionDiffPct())
 	keep(&r.oslDiff)(c.OSLMismatchDiffPct())
+	keep(&r.images)(float64(c.Images), c.Images > 0)
+	keep(&r.imageThroughput)(c.ImageThroughput())
+	keep(&r.imageLatency)(c.ImageLatency())
+	keep(&r.audioDuration)(c.AudioSeconds, c.AudioSeconds > 0)
+	keep(&r.rtfx)(c.RTFx())
 	if h, ok := c.HTTPTrace(); ok {
 		r.http.add(h)
 	}
@@ -343,12 +350,18 @@ type Summary struct {
 	UsagePromptDiffPct       stats.Stats `json:"usage_prompt_tokens_diff_pct"`
 	UsageCompletionDiffPct   stats.Stats `json:"usage_completion_tokens_diff_pct"`
 	OSLMismatchDiffPct       stats.Stats `json:"osl_mismatch_diff_pct"`
-	CreditToStart            stats.Stats `json:"credit_to_start_latency_seconds"`
-	EffectiveLatency         stats.Stats `json:"effective_latency_seconds"`
-	HTTP                     HTTPStats   `json:"http_trace"`
-	UsageDiscrepancies       int         `json:"usage_discrepancy_count"`
-	OSLMismatches            int         `json:"osl_mismatch_count"`
-	InputTokenThroughput     float64     `json:"input_token_throughput"`
+	// The image and audio metrics, over the requests that carried them.
+	NumImages            stats.Stats `json:"num_images"`
+	ImageThroughput      stats.Stats `json:"image_throughput"`
+	ImageLatency         stats.Stats `json:"image_latency_seconds"`
+	AudioDuration        stats.Stats `json:"audio_duration_seconds"`
+	RTFx                 stats.Stats `json:"rtfx"`
+	CreditToStart        stats.Stats `json:"credit_to_start_latency_seconds"`
+	EffectiveLatency     stats.Stats `json:"effective_latency_seconds"`
+	HTTP                 HTTPStats   `json:"http_trace"`
+	UsageDiscrepancies   int         `json:"usage_discrepancy_count"`
+	OSLMismatches        int         `json:"osl_mismatch_count"`
+	InputTokenThroughput float64     `json:"input_token_throughput"`
 	// RequestErrorRate is the failed share of the requests that ended,
 	// in percent.
 	RequestErrorRate float64 `json:"request_error_rate"`
@@ -398,6 +411,8 @@ func (r *Report) SummaryAt(level float64) Summary {
 	s.UsagePromptDiffPct, s.OSLMismatchDiffPct, s.CreditToStart = stats.Of(r.promptDiff, level), stats.Of(r.oslDiff, level), stats.Of(r.creditToStart, level)
 	s.UsageCompletionDiffPct, s.EffectiveLatency, s.HTTP = stats.Of(r.completionDiff, level), stats.Of(r.effectiveLatency, level), r.http.stats(level)
 	s.UsageDiscrepancies, s.OSLMismatches, s.DetailsDropped = r.usageDiscrepancies, r.oslMismatches, r.dropped
+	s.NumImages, s.ImageThroughput, s.ImageLatency = stats.Of(r.images, level), stats.Of(r.imageThroughput, level), stats.Of(r.imageLatency, level)
+	s.AudioDuration, s.RTFx = stats.Of(r.audioDuration, level), stats.Of(r.rtfx, level)
 	if ended := r.ok + r.failed; ended > 0 {
 		s.RequestErrorRate = 100 * float64(r.failed) / float64(ended)
 	}

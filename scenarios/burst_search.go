@@ -37,15 +37,27 @@ type BurstSearch struct {
 	// TimeLimit bounds the whole search: no step starts after it, the step
 	// running is cut and not judged. Default none.
 	TimeLimit Duration `yaml:"time_limit"`
+	// SLAReplicates and SLAWarmup are smooth_isotonic's replicate count and
+	// per-step warm-up base (bench's --sla-replicates and
+	// --sla-warmup-seconds, AIPerf's sla_replicates and sla_warmup_seconds);
+	// the warm-up replaces the burst's warmup. Default 0 and 30s; a
+	// warm-up of 0s turns it off.
+	SLAReplicates int       `yaml:"sla_replicates"`
+	SLAWarmup     *Duration `yaml:"sla_warmup"`
 }
 
 // Settings are the search's settings as capacity takes them; streaming
 // says whether the target streams.
 func (s *BurstSearch) Settings(streaming bool) capacity.Settings {
 	ms := func(d Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	var warmup *float64
+	if s.SLAWarmup != nil {
+		w := time.Duration(*s.SLAWarmup).Seconds()
+		warmup = &w
+	}
 	return capacity.Settings{Recipe: s.Recipe, Style: s.Style, TTFT: ms(s.TTFT), ITL: ms(s.ITL), E2E: ms(s.E2E),
 		ErrorRate: s.ErrorRate, Attainment: s.Attainment, Min: s.ConcurrencyMin, Max: s.ConcurrencyMax,
-		MaxIterations: s.MaxIterations, Streaming: streaming}
+		MaxIterations: s.MaxIterations, Streaming: streaming, Replicates: s.SLAReplicates, Warmup: warmup}
 }
 
 func (s *BurstSearch) validate(l *loader, path string, b *Burst, target *Target) {
@@ -60,6 +72,6 @@ func (s *BurstSearch) validate(l *loader, path string, b *Burst, target *Target)
 	}
 	// capacity names AIPerf's flags; each is the field of the same name here.
 	if _, err := capacity.NewPlan(s.Settings(target.Streaming())); err != nil {
-		l.errorf(path, "%s (the flags are bench's; here they are this block's fields: ttft_sla, itl_sla, e2e_sla, error_rate_sla, slo_attainment_fraction, concurrency_min, concurrency_max, max_iterations)", err)
+		l.errorf(path, "%s (the flags are bench's; here they are this block's fields: ttft_sla, itl_sla, e2e_sla, error_rate_sla, slo_attainment_fraction, concurrency_min, concurrency_max, max_iterations, sla_replicates, sla_warmup)", err)
 	}
 }

@@ -159,12 +159,12 @@ func FuzzParseSchedule(f *testing.F) {
 // settings, checked as bench checks them, with the block's own names.
 func TestBurstSearch(t *testing.T) {
 	closed := "{pattern: concurrency, concurrency: 1}"
-	c, err := Parse([]byte(editBurst(t, "{rate: 10}", closed+"\n    search: {recipe: max-concurrency-under-sla, ttft_sla: 500ms, concurrency_max: 64, time_limit: 30m}")), "s.yml")
+	c, err := Parse([]byte(editBurst(t, "{rate: 10}", closed+"\n    search: {recipe: max-concurrency-under-sla, ttft_sla: 500ms, concurrency_max: 64, time_limit: 30m, sla_replicates: 3, sla_warmup: 45s}")), "s.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := c.Bursts["nightly"].Search.Settings(true)
-	if s.Recipe != "max-concurrency-under-sla" || s.TTFT != 500 || s.Max != 64 {
+	if s.Recipe != "max-concurrency-under-sla" || s.TTFT != 500 || s.Max != 64 || s.Replicates != 3 || s.Warmup == nil || *s.Warmup != 45 {
 		t.Errorf("settings %+v", s)
 	}
 	for _, tc := range []struct{ name, new, want string }{
@@ -176,6 +176,8 @@ func TestBurstSearch(t *testing.T) {
 			"inferprobe runs no Bayesian search"},
 		{"time limit", closed + "\n    search: {recipe: max-concurrency-under-sla, e2e_sla: 1s, time_limit: -1s}",
 			"s.yml:15:74: bursts.nightly.search.time_limit: must be >= 0, not -1s"},
+		{"replicates of monotonic", closed + "\n    search: {recipe: max-concurrency-under-sla, style: monotonic, e2e_sla: 1s, sla_replicates: 3}",
+			"here they are this block's fields"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(editBurst(t, "{rate: 10}", tc.new)), "s.yml")

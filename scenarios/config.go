@@ -283,6 +283,13 @@ type Synthetic struct {
 	Entries int `yaml:"entries"`
 	// Conversation makes each entry a multi-turn session.
 	Conversation *Conversation `yaml:"conversation"`
+	// Images and Audio attach noise images and audio clips to every
+	// request, as content parts after its text (media.go); chat targets
+	// only, not with Conversation. What each entry of a pool (Entries, else
+	// 100 as AIPerf's dataset) carries is drawn once, before the run, from
+	// the seed alone. Default none.
+	Images *Images `yaml:"images"`
+	Audio  *Audio  `yaml:"audio"`
 }
 
 // SequencePair is one (input, output) shape of a SequenceDistribution.

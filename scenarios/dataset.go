@@ -112,6 +112,12 @@ func (d *Dataset) setDefaults(written func(field string) bool) {
 		if !written("dataset.synthetic.output_tokens.mean") {
 			s.OutputTokens.Mean = defaultOutputTokens
 		}
+		if s.Images != nil {
+			s.Images.setDefaults(written, "dataset.synthetic.images")
+		}
+		if s.Audio != nil {
+			s.Audio.setDefaults(written, "dataset.synthetic.audio")
+		}
 	}
 	if p := d.Prompts; p != nil && !written("dataset.prompts.output_tokens.mean") {
 		p.OutputTokens.Mean = defaultOutputTokens
@@ -163,6 +169,7 @@ func (d *Dataset) validate(l *loader, path string) {
 		s.InputTokens.validate(l, join(path, "synthetic.input_tokens"), defaultInputTokens, &TokenBound)
 		s.OutputTokens.validateOutput(l, join(path, "synthetic.output_tokens"))
 		s.validateWorkload(l, join(path, "synthetic"), l.written(join(path, "system_prompt")))
+		s.validateMedia(l, join(path, "synthetic"))
 	}
 	if p := d.Prompts; p != nil {
 		p.validate(l, join(path, "prompts"))

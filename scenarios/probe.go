@@ -33,6 +33,12 @@ func (p *Probe) validate(l *loader, path string, targets map[string]*Target) {
 		p.Arrival.validate(l, join(path, "arrival"))
 	}
 	p.Dataset.validate(l, join(path, "dataset"))
+	if s := p.Dataset.Synthetic; s != nil && s.HasMedia() {
+		// Chat (the default API) is the one with image and audio parts.
+		if t := targets[p.Target]; t != nil && t.Endpoint != DefaultEndpoint {
+			l.errorf(join(path, "dataset.synthetic"), "sends images or audio, which only endpoint %s carries; target %s is %s", DefaultEndpoint, p.Target, t.Endpoint)
+		}
+	}
 	p.checkParams(l, join(path, "params"))
 	p.SLO.validate(l, join(path, "slo"))
 }

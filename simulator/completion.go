@@ -66,7 +66,8 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, g genRequest, 
 	tokens, finish := outputLength(rng, s.cfg.NaturalTokens, lim.minTokens, lim.maxTokens, g.ignoreEOS)
 	stalls := rng.Float64() < p.StallRate
 	stallAt := 1 + rng.IntN(tokens)
-	ttft := newSampler(p.Distribution, p.TTFT, p.Jitter).draw(rng) + time.Duration(lim.promptTokens)*p.PrefillPerToken
+	ttft := newSampler(p.Distribution, p.TTFT, p.Jitter).draw(rng) + time.Duration(lim.promptTokens)*p.PrefillPerToken +
+		time.Duration(lim.images)*s.cfg.PrefillPerImage + time.Duration(lim.audioSeconds*float64(s.cfg.PrefillPerAudioSecond))
 
 	if fail { // at once, without queueing: a broken server answers fast
 		writeError(w, http.StatusInternalServerError, "server_error", "", "simulated server error (the simulator's error rate is "+strconv.FormatFloat(p.ErrorRate, 'g', -1, 64)+")")

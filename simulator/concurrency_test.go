@@ -2,6 +2,9 @@ package simulator
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +122,55 @@ func TestPrefillDelaysFirstToken(t *testing.T) {
 	events := r.log.snapshot() // prelude, first token, ...
 	if wait := events[1].at.Sub(start); wait < 40*time.Millisecond {
 		t.Errorf("first token %v after the request, want at least 40 prompt tokens x 1ms", wait)
+	}
+}
+
+// TestMediaDelaysFirstToken: a chat request's images and WAV audio add
+// PrefillPerImage and PrefillPerAudioSecond to its time to first token.
+func TestMediaDelaysFirstToken(t *testing.T) {
+	s, err := New(Config{PrefillPerImage: 30 * time.Millisecond, PrefillPerAudioSecond: 40 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One second of 8 kHz mono 8-bit WAV: a 44-byte header and 8000 samples.
+	wav := make([]byte, 44+8000)
+	copy(wav, "RIFF")
+	copy(wav[8:], "WAVEfmt ")
+	binary.LittleEndian.PutUint32(wav[24:], 8000) // sample rate
+	binary.LittleEndian.PutUint32(wav[28:], 8000) // byte rate
+	image := `{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}`
+	audio := `{"type":"input_audio","input_audio":{"data":"` + base64.StdEncoding.EncodeToString(wav) + `","format":"wav"}}`
+	firstToken := func(content string) time.Duration {
+		r := newRecorder("a", &eventLog{})
+		body := `{"stream":true,"max_tokens":1,"messages":[{"role":"user","content":` + content + `}]}`
+		start := time.Now()
+		waitFor(t, serve(context.Background(), s.Handler(), r, "/v1/chat/completions", body), "the stream")
+		return r.log.snapshot()[1].at.Sub(start) // prelude, first token, ...
+	}
+	if wait := firstToken(`[{"type":"text","text":"describe"},` + image + `,` + image + `,` + audio + `]`); wait < 100*time.Millisecond {
+		t.Errorf("first token %v after a request of 2 images and 1 s of audio, want at least 2 x 30ms + 1 x 40ms", wait)
+	}
+	if wait := firstToken(`[{"type":"text","text":"describe"}]`); wait >= 60*time.Millisecond {
+		t.Errorf("first token %v after a request of text parts only, want no media's prefill", wait)
+	}
+}
+
+func TestWAVSeconds(t *testing.T) {
+	wav := make([]byte, 44+32000)
+	copy(wav, "RIFF")
+	copy(wav[8:], "WAVEfmt ")
+	binary.LittleEndian.PutUint32(wav[28:], 16000) // byte rate: 8 kHz 16-bit mono
+	for _, tc := range []struct {
+		data string
+		want float64
+	}{
+		{base64.StdEncoding.EncodeToString(wav), 2},
+		{base64.StdEncoding.EncodeToString(wav[:44+16001]), 16001.0 / 16000},
+		{"bm90IGEgd2F2", 0},
+		{"", 0},
+	} {
+		if got := wavSeconds(tc.data); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("wavSeconds(%.16s…) = %v, want %v", tc.data, got, tc.want)
+		}
 	}
 }

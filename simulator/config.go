@@ -3,6 +3,7 @@ package simulator
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Defaults applied by New to zero fields of Config.
@@ -31,6 +32,11 @@ type Config struct {
 	// reasoning_content beside an empty text; usage counts them in
 	// completion_tokens_details.reasoning_tokens. 0 for none.
 	ReasoningTokens int
+	// PrefillPerImage and PrefillPerAudioSecond add to a chat request's
+	// time to first token for each image (image_url part) and each second
+	// of WAV audio (input_audio part) it carries, as a multimodal model's
+	// encoders do before prefill. 0 for none.
+	PrefillPerImage, PrefillPerAudioSecond time.Duration
 }
 
 // withDefaults validates c and fills in its zero fields.
@@ -43,6 +49,9 @@ func (c Config) withDefaults() (Config, error) {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("%s must not be negative, got %d", f.name, f.v))
 		}
+	}
+	if c.PrefillPerImage < 0 || c.PrefillPerAudioSecond < 0 {
+		errs = append(errs, fmt.Errorf("prefill per image and per audio second must not be negative, got %s and %s", c.PrefillPerImage, c.PrefillPerAudioSecond))
 	}
 	if err := c.Profile.Validate(); err != nil {
 		errs = append(errs, err)

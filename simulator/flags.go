@@ -16,6 +16,10 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 		Default("100ms").DurationVar(&p.TTFT)
 	cmd.Flag("sim.prefill-per-token", "Extra time to first token per prompt token, so long prompts start later, as prefill does on a GPU (e.g. 50us: 2,000 prompt tokens add 100ms). The simulator counts one token per whitespace-separated word.").
 		Default("0s").DurationVar(&p.PrefillPerToken)
+	cmd.Flag("sim.prefill-per-image", "Extra time to first token per image a chat request carries (image_url content parts), as a vision encoder adds (e.g. 20ms).").
+		Default("0s").DurationVar(&c.PrefillPerImage)
+	cmd.Flag("sim.prefill-per-audio-second", "Extra time to first token per second of WAV audio a chat request carries (input_audio content parts), as an audio encoder adds (e.g. 10ms).").
+		Default("0s").DurationVar(&c.PrefillPerAudioSecond)
 	cmd.Flag("sim.itl", "Mean inter-token latency: the time between output tokens, one decode step.").
 		Default("10ms").DurationVar(&p.ITL)
 	cmd.Flag("sim.distribution", "How TTFT and each inter-token gap are drawn around their means: constant (exactly the mean), normal (symmetric, clamped at 0) or lognormal (right-skewed with a long tail, like real servers).").

@@ -2,11 +2,14 @@ package simulator
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"unicode"
 )
 
@@ -27,7 +30,70 @@ type request struct {
 }
 
 type message struct {
-	Content promptWords `json:"content"`
+	Content promptWords
+	media
+}
+
+// media is what a message's content parts carry besides text.
+type media struct {
+	images       int
+	audioSeconds float64
+}
+
+func (m *message) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if len(raw.Content) == 0 {
+		return nil // nothing to count
+	}
+	if err := m.Content.UnmarshalJSON(raw.Content); err != nil {
+		return err
+	}
+	// Decoding the parts again costs a copy of each image: only when some
+	// are there.
+	if raw.Content[0] != '[' || !bytes.Contains(raw.Content, []byte(`"image_url"`)) && !bytes.Contains(raw.Content, []byte(`"input_audio"`)) {
+		return nil
+	}
+	var parts []struct {
+		Type       string `json:"type"`
+		InputAudio struct {
+			Data   string `json:"data"`
+			Format string `json:"format"`
+		} `json:"input_audio"`
+	}
+	if err := json.Unmarshal(raw.Content, &parts); err != nil {
+		return err
+	}
+	for _, p := range parts {
+		switch p.Type {
+		case "image_url":
+			m.images++
+		case "input_audio":
+			if p.InputAudio.Format == "wav" {
+				m.audioSeconds += wavSeconds(p.InputAudio.Data)
+			}
+		}
+	}
+	return nil
+}
+
+// wavSeconds is the duration of a base64 WAV file: the bytes past its
+// 44-byte header over its byte rate; 0 when it is not one.
+func wavSeconds(b64 string) float64 {
+	head, err := base64.StdEncoding.DecodeString(b64[:min(len(b64), 60)])
+	if err != nil || len(head) < 44 || string(head[0:4]) != "RIFF" || string(head[8:12]) != "WAVE" {
+		return 0
+	}
+	rate := binary.LittleEndian.Uint32(head[28:32])
+	size := base64.StdEncoding.DecodedLen(len(b64)) - strings.Count(b64[max(0, len(b64)-2):], "=") - 44
+	if rate == 0 || size <= 0 {
+		return 0
+	}
+	return float64(size) / float64(rate)
 }
 
 // promptWords is the simulator's tokenizer applied to a prompt field: one
@@ -102,6 +168,7 @@ type limits struct {
 	promptTokens int
 	maxTokens    int // output cap
 	minTokens    int // output floor
+	media            // what the prompt carries besides text
 }
 
 // limits checks the request like vLLM does and counts its prompt.
@@ -113,6 +180,8 @@ func (r *request) limits(chat bool, defaultMax int) (limits, *badRequest) {
 	case chat:
 		for _, m := range r.Messages {
 			l.promptTokens += int(m.Content)
+			l.images += m.images
+			l.audioSeconds += m.audioSeconds
 		}
 	case r.Prompt == nil:
 		return l, &badRequest{"prompt", "prompt is required"}

@@ -73,8 +73,8 @@ var aiperfOptions = []aiperfOption{
 	{"Output", "--profile-export-prefix --profile-export-file", unsupported, "", whyExportNames},
 	{"Output", "--export-level --profile-export-level", ignored, "", whyExportLevel},
 	{"Output", "--slice-duration", unsupported, "", whySlices},
-	{"Output", "--auto-plot --no-auto-plot", ignored, "", whyReportHTML},
-	{"Output", "--plot-required", ignored, "", whyReportHTML},
+	{"Output", "--auto-plot --no-auto-plot", supported, "auto-plot", ""},
+	{"Output", "--plot-required", supported, "plot-required", ""},
 	{"Output", "--export-outputs-json", unsupported, "", whyOutputs},
 	{"Output", "--otel-url", unsupported, "", whyTelemetryExport},
 	{"Output", "--stream", unsupported, "", whyTelemetryExport},
@@ -209,23 +209,23 @@ var aiperfOptions = []aiperfOption{
 	{"Synthesis", "--synthesis-max-osl", unsupported, "", whySynthesis},
 
 	// Audio Input
-	{"Audio Input", "--audio-batch-size --batch-size-audio", unsupported, "", whyModality},
-	{"Audio Input", "--audio-length-mean", unsupported, "", whyModality},
-	{"Audio Input", "--audio-length-stddev", unsupported, "", whyModality},
-	{"Audio Input", "--audio-format", unsupported, "", whyModality},
-	{"Audio Input", "--audio-depths", unsupported, "", whyModality},
-	{"Audio Input", "--audio-sample-rates", unsupported, "", whyModality},
-	{"Audio Input", "--audio-num-channels", unsupported, "", whyModality},
+	{"Audio Input", "--audio-batch-size --batch-size-audio", supported, "audio-batch-size", ""},
+	{"Audio Input", "--audio-length-mean", supported, "audio-length-mean", ""},
+	{"Audio Input", "--audio-length-stddev", supported, "audio-length-stddev", ""},
+	{"Audio Input", "--audio-format", supported, "audio-format", ""},
+	{"Audio Input", "--audio-depths", supported, "audio-depths", ""},
+	{"Audio Input", "--audio-sample-rates", supported, "audio-sample-rates", ""},
+	{"Audio Input", "--audio-num-channels", supported, "audio-num-channels", ""},
 
 	// Image Input
-	{"Image Input", "--image-width-mean", unsupported, "", whyModality},
-	{"Image Input", "--image-width-stddev", unsupported, "", whyModality},
-	{"Image Input", "--image-height-mean", unsupported, "", whyModality},
-	{"Image Input", "--image-height-stddev", unsupported, "", whyModality},
-	{"Image Input", "--image-batch-size --batch-size-image", unsupported, "", whyModality},
-	{"Image Input", "--image-format", unsupported, "", whyModality},
-	{"Image Input", "--image-source", unsupported, "", whyModality},
-	{"Image Input", "--image-source-sampling", unsupported, "", whyModality},
+	{"Image Input", "--image-width-mean", supported, "image-width-mean", ""},
+	{"Image Input", "--image-width-stddev", supported, "image-width-stddev", ""},
+	{"Image Input", "--image-height-mean", supported, "image-height-mean", ""},
+	{"Image Input", "--image-height-stddev", supported, "image-height-stddev", ""},
+	{"Image Input", "--image-batch-size --batch-size-image", supported, "image-batch-size", ""},
+	{"Image Input", "--image-format", supported, "image-format", ""},
+	{"Image Input", "--image-source", supported, "image-source", ""},
+	{"Image Input", "--image-source-sampling", unsupported, "", whyImageSampling},
 
 	// Video Input
 	{"Video Input", "--video-batch-size --batch-size-video", unsupported, "", whyModality},
@@ -367,7 +367,8 @@ const (
 	whyOneModel          = "bench benchmarks one model per run; run it once per model, or give inferprobe serve one probe per model"
 	whyWaitForModel      = "bench does not wait for the model to load; start it when the server answers (e.g. curl --retry 30 --retry-all-errors URL/models), and a run against a server that is not ready fails with each error's reason"
 	whyPerChunkUsage     = "bench does not ask for continuous usage stats; token counts come from the final usage, and inter-token latency from the chunks' arrival times"
-	whyModality          = "bench sends text only: audio, image and video inputs and outputs are not generated or measured"
+	whyModality          = "bench sends text, and with --image-* and --audio-* noise images and audio; video inputs and outputs are not generated or measured"
+	whyImageSampling     = "bench generates noise images (--image-source noise), so there are no source images to sample"
 	whyContentType       = "bench sends JSON bodies; describe another API with a template endpoint in a scenario file (inferprobe serve)"
 	whyDownload          = "inferprobe downloads no datasets; download the dataset and give it as --input-file FILE --custom-dataset-type (ShareGPT's JSON is sharegpt)"
 	whyIgnoreTraceDelays = "give the trace a load instead: with --no-fixed-schedule and --concurrency or --request-rate, its requests are sent at that load and its timestamps ignored"
@@ -405,7 +406,6 @@ const (
 	whyOneURL              = "with one --url there is nothing to choose"
 	whyHTTP                = "bench sends HTTP, as AIPerf does"
 	whyExportLevel         = "bench always writes the summary and per-request records, and keeps no raw bodies"
-	whyReportHTML          = "bench writes report.html every run, and aiperf plot reads the artifact directory too"
 	whyNoTokenizerCode     = "inferprobe runs no tokenizer code"
 	whyRecords             = "bench's workers compute each request's record as it ends"
 	whyStatsInterval       = "the progress line is rewritten every second on a terminal, else printed every 5 s"

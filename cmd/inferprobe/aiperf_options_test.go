@@ -157,6 +157,12 @@ func sampleValue(flag string) string {
 		return "cv"
 	case "parameter-sweep-mode":
 		return "independent"
+	case "image-format":
+		return "jpeg"
+	case "image-source":
+		return "noise"
+	case "audio-format":
+		return "wav"
 	case "extra-inputs":
 		return "k:v"
 	case "header":

@@ -17,6 +17,7 @@ import (
 	"github.com/inferprobe/inferprobe/capacity"
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/finite"
+	"github.com/inferprobe/inferprobe/gputelemetry"
 	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/report/export"
 	"github.com/inferprobe/inferprobe/scenarios"
@@ -154,8 +155,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	}
 	defer drain(logger, p)
 	// GPU telemetry only feeds the report; nothing is served. AIPerf's
-	// --gpu-telemetry asks for it as --collector.gpu does.
-	gpus.asked = gpus.asked || *f.set["gpu-telemetry"] && f.gpuTelemetry
+	// --gpu-telemetry asks for this host's GPUs as --collector.gpu does,
+	// unless it names DCGM exporter URLs only.
+	gpus.asked = gpus.asked || f.asksLocalGPUs()
 	telemetry, err := gpus.start(logger, prometheus.NewRegistry())
 	if err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: %v; fix --collector.gpu.fields-file or turn GPU telemetry off with --no-collector.gpu\n", err)
@@ -169,6 +171,9 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 		defer telemetry.Close()
 		opts = append(opts, finite.WithGPUWindow(telemetry.Window()))
 	}
+	if len(f.gpuURLs) > 0 {
+		opts = append(opts, finite.WithGPUTelemetry(gputelemetry.Options{URLs: f.gpuURLs, Logger: logger}))
+	}
 	sigs := make(chan os.Signal, 2) // two quick presses are both seen
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -176,12 +181,16 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	b := &bencher{stdout: stdout, stderr: stderr, term: term, console: console, runLog: runLog,
 		f: f, exec: p, sigs: sigs, mode: progressMode(f.progress, term), opts: opts,
 		baseline: baseline, baselineSamples: baselineSamples, rules: rules, gpu: telemetry != nil, gpuAsked: gpus.asked}
+	if f.autoPlot && (search != nil || f.multi.runs > 1) {
+		fmt.Fprintln(stderr, "inferprobe bench: note: --auto-plot draws a single run's and a sweep's plots; for this one, run aiperf plot on its directory")
+	}
 	switch {
 	case search != nil:
 		return b.search(search, base)
 	case f.multi.runs > 1:
 		return b.multiRun(runs, points, base)
 	case !sweep:
+		b.plot = true
 		code, _ := b.run(runs[0])
 		return code
 	}
@@ -207,6 +216,10 @@ type bencher struct {
 	gpu             bool
 	gpuAsked        bool // a GPU flag was given: a run without telemetry says so
 	interrupted     bool
+	// plot says the run draws --auto-plot's PNGs itself: a single run does;
+	// a sweep draws its own, and not one per point, as AIPerf plots the
+	// directory it ran in.
+	plot bool
 	// deadline is a capacity search's time limit (zero for none); cut says
 	// it stopped the last run.
 	deadline time.Time
@@ -248,7 +261,7 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 		Summary: res.Report.SummaryAt(b.f.confidenceLevel), Requests: export.ScrubErrors(res.Report.Requests(), b.f.secrets()), Config: r.config, SLO: r.plan.SLO,
 		Digest: res.Digest.String(), ClientBound: res.ClientBound, Interrupted: res.Stopped, GPUTelemetry: b.gpu,
 		GraceExpired: res.GraceExpired, GraceCut: res.Cut,
-		ServerMetrics: res.ServerMetrics,
+		ServerMetrics: res.ServerMetrics, GPUEndpoints: res.GPUEndpoints,
 	}
 	result.Config.ArtifactDir = r.dir
 	if b.baseline != nil {
@@ -262,6 +275,7 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 		}
 		export.ConsoleGPU(b.stdout, st, b.gpuAsked)
 	}
+	export.ConsoleGPUEndpoints(b.stdout, result)
 	export.ConsoleServerMetrics(b.stdout, result)
 	// A server that echoes the key it refused must not put it in the files.
 	redact := scenarios.Redactor(b.f.secrets())
@@ -272,6 +286,11 @@ func (b *bencher) run(r benchRun) (int, *export.SweepPoint) {
 		return exitCannotRun, nil
 	}
 	fmt.Fprintf(b.stdout, "\nArtifacts: %s\n", r.dir)
+	if b.plot {
+		if c := b.plots(r.dir, func() ([]string, error) { return export.WritePlots(r.dir, result) }); c != exitOK {
+			return c, nil
+		}
+	}
 	point := &export.SweepPoint{Params: r.point.params, Dir: r.point.dir, Run: result}
 	code, why := runStatus(res.Summary, guard)
 	if code != exitOK {

@@ -99,7 +99,13 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 		if *f.set["request-count"] {
 			requests = f.requestCount
 		}
-		return f.workload.apply(b, d, path, requests)
+		if err := f.workload.apply(b, d, path, requests); err != nil {
+			return err
+		}
+		return f.media.apply(b, d.Synthetic, path+".synthetic", f.endpointType)
+	}
+	if images, audio := f.media.on(); images || audio {
+		return errors.New("--image-* and --audio-* add synthetic images and audio, and an --input-file's entries are sent as written; drop them, or drop --input-file")
 	}
 	for flag, v := range map[string]string{"--seq-dist": f.seqDist, "--random-range-ratio": f.rangeRatio} {
 		if v != "" {
@@ -152,16 +158,19 @@ func (f *benchFlags) shapes(b *benchScenario, s *scenarios.Synthetic, path strin
 }
 
 // replays reports whether the run sends at the input file's timestamps:
-// with --fixed-schedule, and, as AIPerf does, for a trace given without a
-// rate, a concurrency or --no-fixed-schedule.
+// with --fixed-schedule, and, as AIPerf does, for a trace whose type
+// --custom-dataset-type names, given without a rate, a concurrency or
+// --no-fixed-schedule. A trace's type detected from the file is not
+// replayed: AIPerf decides on replay before it reads the file.
 func (f *benchFlags) replays() bool {
 	return f.inputFile != "" && (f.fixedSchedule ||
-		isTrace(f.datasetFormat) && !*f.set["fixed-schedule"] && !*f.set["request-rate"] && !*f.set["request-rate-series"] && !*f.set["concurrency"])
+		*f.set["custom-dataset-type"] && isTrace(f.datasetFormat) &&
+			!*f.set["fixed-schedule"] && !*f.set["request-rate"] && !*f.set["request-rate-series"] && !*f.set["concurrency"])
 }
 
 // limit is the length the flags give the run (--conversation-num: each
 // conversation once); zero leaves it to the engine
-// (one pass over --input-file, or 10 requests, as AIPerf).
+// (one pass over a replayed --input-file, else 10 requests, as AIPerf).
 func (f *benchFlags) limit() prober.Limit {
 	var l prober.Limit // both: whichever ends first, as AIPerf
 	if *f.set["benchmark-duration"] {

@@ -53,7 +53,9 @@ type benchFlags struct {
 	compareFail              []string
 	confidenceLevel          float64
 	progress                 string
+	autoPlot, plotRequired   bool // --auto-plot's PNGs, and whether failing to draw them fails the run
 	workload                 *workloadFlags
+	media                    *mediaFlags         // AIPerf's image and audio inputs (bench_flags_media.go)
 	set                      map[string]*bool    // which flags the user gave
 	aiperf                                       // AIPerf's options beyond these (bench_flags_aiperf.go)
 	sweepFlags                                   // --concurrency and --request-rate lists (bench_sweep.go)
@@ -80,7 +82,7 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("endpoint-type", "API to call: "+scenarios.EndpointHelp()+". AIPerf's names work too: "+aiperfEndpointHelp()+". Embeddings and rankings do not stream.").Default("chat").SetValue(&aiperfChoice{what: "endpoint type", flag: "--endpoint-type", choices: aiperfEndpoints, target: &f.endpointType})
 	flag("streaming", "Stream responses (SSE). Needed for time to first token and inter-token latency; turned off, with a note, for an endpoint type that does not stream.").BoolVar(&f.streaming)
 	f.addSweepFlags(cmd, flag) // --concurrency, --request-rate, --failed-request-threshold
-	flag("request-count", "Requests to send (default 10, unless --benchmark-duration is given); also --num-requests. `+scenarios.RequestBound.Range()+`.").SetValue(whole("request-count", &f.requestCount, &scenarios.RequestBound))
+	flag("request-count", "Requests to send (default 10, unless --benchmark-duration is given, cycling an --input-file's entries; a replayed trace: its entries, once); also --num-requests. `+scenarios.RequestBound.Range()+`.").SetValue(whole("request-count", &f.requestCount, &scenarios.RequestBound))
 	flag("benchmark-duration", "Seconds to send for, instead of a request count; requests in flight at the end finish.").Float64Var(&f.duration)
 	flag("synthetic-input-tokens-mean", "Mean prompt length in tokens (default 550), "+scenarios.TokenBound.Range()+"; also --isl, --prompt-input-tokens-mean.").Float64Var(&f.islMean)
 	flag("isl", "Alias of --synthetic-input-tokens-mean.").Hidden().Float64Var(&f.islMean)
@@ -98,9 +100,11 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("warmup-request-count", "Requests sent first, at the same arrival pattern, and left out of the report and the artifacts; also --num-warmup-requests. Up to `+scenarios.RequestBound.Format(scenarios.RequestBound.Max)+`.").SetValue(whole("warmup-request-count", &f.warmupRequests, &scenarios.RequestBound))
 	flag("goodput", `SLOs for goodput, AIPerf's syntax: "time_to_first_token:500 inter_token_latency:50 request_latency:2000" (milliseconds; also time_to_first_output_token), or "output_token_throughput_per_user:20" (tokens per second, a minimum). A successful request that meets every one is good; goodput is good requests per second.`).StringVar(&f.goodput)
 	flag("input-file", "Dataset or trace file to send instead of synthetic prompts; see --custom-dataset-type.").StringVar(&f.inputFile)
-	flag("custom-dataset-type", "Format of --input-file: "+aiperfDatasetHelp()+"; without it, as AIPerf, the file's first line says: multi-turn (turns), mooncake-trace (input_length, hash_ids or text_input), else single-turn. random-pool draws single-turn entries at random, with replacement, by --random-seed; a trace is replayed at its timestamps unless --no-fixed-schedule, --request-rate or --concurrency is given.").Default("single-turn").SetValue(&aiperfChoice{what: "dataset type", flag: "--custom-dataset-type", choices: aiperfDatasets, target: &f.datasetFormat})
+	flag("custom-dataset-type", "Format of --input-file: "+aiperfDatasetHelp()+"; without it, as AIPerf, the file's first line says: multi-turn (turns), mooncake-trace (input_length, hash_ids or text_input), else single-turn. random-pool draws single-turn entries at random, with replacement, by --random-seed; a trace whose type this flag names is replayed at its timestamps unless --no-fixed-schedule, --request-rate or --concurrency is given; one detected from the file is sent at the load, as AIPerf does.").Default("single-turn").SetValue(&aiperfChoice{what: "dataset type", flag: "--custom-dataset-type", choices: aiperfDatasets, target: &f.datasetFormat})
 	flag("fixed-schedule", "Send each request of --input-file at its timestamp (trace replay) instead of at --request-rate or --concurrency; --no-fixed-schedule keeps a trace from being replayed so.").BoolVar(&f.fixedSchedule)
 	flag("artifact-dir", "Where to write the artifacts (AIPerf 0.13's profile_export_aiperf.json and .csv, profile_export.jsonl, inputs.json, profile_export_console.txt, logs/; and report.html, command.txt); also --output-artifact-dir. Default artifacts/MODEL-ENDPOINT-LOAD, like AIPerf.").StringVar(&f.artifactDir)
+	flag("auto-plot", "After the run, draw PNG plots into the artifact directory's plots/ under the names of AIPerf 0.13's default set, as AIPerf's --auto-plot runs aiperf plot there: ttft_over_time.png, ttft_timeline.png and, with --gpu-telemetry URLs, gpu_utilization_and_throughput_over_time.png; for a sweep, ttft_vs_throughput.png beside sweep_aggregate/. A plot that cannot be drawn is a warning.").BoolVar(&f.autoPlot)
+	flag("plot-required", "With --auto-plot, a plot that cannot be drawn fails the run (exit 1), as AIPerf's --plot-required.").BoolVar(&f.plotRequired)
 	flag("tokenizer", "A Hugging Face tokenizer.json, a directory holding one, or a model name (Qwen/Qwen3-0.6B) whose tokenizer.json is taken from the Hugging Face cache or downloaded into it (HF_HUB_CACHE, HF_HOME, HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE), to count tokens with when the server sends no usage. A path that holds no tokenizer.json is an error.").StringVar(&f.tokenizer)
 	flag("tokenizer-revision", "The branch, tag or commit of --tokenizer's model to take its tokenizer.json from.").Default("main").StringVar(&f.tokenizerRevision)
 	flag("api-key", "API key sent as a bearer token. Prefer the INFERPROBE_API_KEY environment variable: flags show up in ps.").Envar("INFERPROBE_API_KEY").StringVar(&f.apiKey)
@@ -120,6 +124,7 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	f.addSearchFlags(flag)
 	f.load = addLoadFlags(f, flag)
 	f.workload = addWorkloadFlags(flag, f.set)
+	f.media = addMediaFlags(flag, f.set)
 	f.server = addServerMetricsFlags(flag)
 	f.addAIPerfFlags(cmd, flag) // last: it registers the aliases the others have not
 	f.server.values(f.more)

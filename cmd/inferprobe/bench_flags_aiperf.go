@@ -7,6 +7,8 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/promslog"
+
+	"github.com/inferprobe/inferprobe/servermetrics"
 )
 
 // aiperf holds what bench's AIPerf options set beyond benchFlags' own
@@ -21,6 +23,7 @@ type aiperf struct {
 	connReuse      string
 	gpuTelemetry   bool
 	gpuValues      []string
+	gpuURLs        []string          // the DCGM exporter endpoints of --gpu-telemetry URL…
 	aliasOf        map[string]string // hidden alias → the bench flag it sets
 	used           []usedOption      // the unsupported and ignored options given, in order
 	notes          []string          // said once before the run
@@ -191,33 +194,52 @@ func unsupportedError(refused []usedOption) error {
 }
 
 // applyGPUTelemetry maps --gpu-telemetry [VALUE…] and --no-gpu-telemetry
-// onto --collector.gpu and --collector.gpu.fields-file.
+// onto --collector.gpu and --collector.gpu.fields-file, and takes its URLs
+// (a value that starts with http or has a colon, as AIPerf tells them) as
+// DCGM exporter endpoints to scrape. With URLs alone the local collector is
+// not asked for: as in AIPerf, the URLs are where the GPUs are read.
 func (f *benchFlags) applyGPUTelemetry() error {
 	if !*f.set["gpu-telemetry"] {
+		return nil
+	}
+	local := false
+	for _, v := range f.gpuValues {
+		switch lv := strings.ToLower(v); {
+		case lv == "amdsmi":
+			return fmt.Errorf("--gpu-telemetry amdsmi: inferprobe reads NVIDIA GPUs only (DCGM, else NVML); drop it, or use --no-gpu-telemetry")
+		case lv == "pynvml":
+			local = true
+			f.notes = append(f.notes, "--gpu-telemetry pynvml: inferprobe reads this host's GPUs through DCGM, else NVML")
+		case strings.HasSuffix(lv, ".csv"):
+			local = true
+			if err := f.lazyFlag("collector.gpu.fields-file").Model().Value.Set(v); err != nil {
+				return err
+			}
+		case strings.HasPrefix(lv, "http") || strings.Contains(lv, ":"):
+			f.gpuURLs = append(f.gpuURLs, servermetrics.MetricsURL(v))
+		default:
+			local = true
+			f.notes = append(f.notes, fmt.Sprintf("--gpu-telemetry %s is ignored: inferprobe has no live dashboard; it reads this host's GPUs through DCGM, else NVML, and DCGM exporter endpoints given as URLs", v))
+		}
+	}
+	if len(f.gpuURLs) > 0 && !f.gpuTelemetry {
+		return fmt.Errorf("--no-gpu-telemetry with --gpu-telemetry URLs: use one or the other")
+	}
+	if len(f.gpuURLs) > 0 && !local {
 		return nil
 	}
 	collector := f.cmd.GetFlag("collector.gpu")
 	if collector == nil {
 		return nil // a test's command without GPU flags
 	}
-	if err := collector.Model().Value.Set(fmt.Sprint(f.gpuTelemetry)); err != nil {
-		return err
-	}
-	for _, v := range f.gpuValues {
-		switch lv := strings.ToLower(v); {
-		case lv == "amdsmi":
-			return fmt.Errorf("--gpu-telemetry amdsmi: inferprobe reads NVIDIA GPUs only (DCGM, else NVML); drop it, or use --no-gpu-telemetry")
-		case lv == "pynvml":
-			f.notes = append(f.notes, "--gpu-telemetry pynvml: inferprobe reads this host's GPUs through DCGM, else NVML")
-		case strings.HasSuffix(lv, ".csv"):
-			if err := f.lazyFlag("collector.gpu.fields-file").Model().Value.Set(v); err != nil {
-				return err
-			}
-		default:
-			f.notes = append(f.notes, fmt.Sprintf("--gpu-telemetry %s is ignored: inferprobe reads this host's GPUs through DCGM, else NVML (--collector.gpu.hostengine HOST:PORT for a remote nv-hostengine), and has no dashboard", v))
-		}
-	}
-	return nil
+	return collector.Model().Value.Set(fmt.Sprint(f.gpuTelemetry))
+}
+
+// asksLocalGPUs says the command asked for this host's GPUs through
+// --gpu-telemetry (not only for DCGM exporter URLs): their absence is then
+// warned about.
+func (f *benchFlags) asksLocalGPUs() bool {
+	return *f.set["gpu-telemetry"] && f.gpuTelemetry && (len(f.gpuURLs) == 0 || len(f.gpuValues) > len(f.gpuURLs))
 }
 
 // aliasValue is the Value of a hidden alias: it sets the bench flag's.

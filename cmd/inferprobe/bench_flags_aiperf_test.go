@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,6 +91,18 @@ func TestAIPerfValues(t *testing.T) {
 		{[]string{"--no-gpu-telemetry"}, func(t *testing.T, f *benchFlags, _ *benchScenario) {
 			if v := f.cmd.GetFlag("collector.gpu").Model().Value.String(); v != "false" {
 				t.Errorf("--collector.gpu %s, want false", v)
+			}
+		}},
+		// URLs are DCGM exporter endpoints, normalised as AIPerf does; alone,
+		// they do not ask for this host's GPUs.
+		{[]string{"--gpu-telemetry", "http://node1:9400", "node2:9401/metrics"}, func(t *testing.T, f *benchFlags, _ *benchScenario) {
+			if want := []string{"http://node1:9400/metrics", "http://node2:9401/metrics"}; !slices.Equal(f.gpuURLs, want) || f.asksLocalGPUs() || len(f.notes) != 0 {
+				t.Errorf("URLs %q, local asked %v, notes %q; want %q, false, none", f.gpuURLs, f.asksLocalGPUs(), f.notes, want)
+			}
+		}},
+		{[]string{"--gpu-telemetry", "pynvml", "node1:9400"}, func(t *testing.T, f *benchFlags, _ *benchScenario) {
+			if len(f.gpuURLs) != 1 || !f.asksLocalGPUs() {
+				t.Errorf("URLs %q, local asked %v; want one URL and this host's GPUs", f.gpuURLs, f.asksLocalGPUs())
 			}
 		}},
 		{[]string{"--gpu-telemetry", "dashboard", "gpus.csv"}, func(t *testing.T, f *benchFlags, _ *benchScenario) {

@@ -65,8 +65,10 @@ func TestOutputLengthNoLimitByDefault(t *testing.T) {
 }
 
 // TestInputFileFormatDetected: an --input-file of Mooncake's shape given
-// without --custom-dataset-type is read as a trace and replayed, as AIPerf
-// detects it; --custom-dataset-type still decides when given.
+// without --custom-dataset-type is read as a trace, as AIPerf detects it,
+// but sent at the load, not replayed: AIPerf replays a trace at its
+// timestamps only when --custom-dataset-type names its type, which still
+// decides when given.
 func TestInputFileFormatDetected(t *testing.T) {
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
 	if err := os.WriteFile(trace, []byte(`{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}`+"\n"), 0o644); err != nil {
@@ -76,7 +78,8 @@ func TestInputFileFormatDetected(t *testing.T) {
 		args           []string
 		format, timing string
 	}{
-		{nil, "mooncake", scenarios.TimingReplay},
+		{nil, "mooncake", scenarios.TimingArrival},
+		{[]string{"--custom-dataset-type", "mooncake_trace"}, "mooncake", scenarios.TimingReplay},
 		{[]string{"--custom-dataset-type", "single_turn"}, "single_turn", scenarios.TimingArrival},
 	} {
 		sc, err := parseBench(t, append([]string{"--model", "m", "--input-file", trace}, tc.args...)...).scenario()

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -43,5 +45,20 @@ func TestBenchNoGPUUnasked(t *testing.T) {
 				t.Errorf("unasked, the %s mentions GPUs: %q", name, line)
 			}
 		}
+	}
+
+	// DCGM exporter URLs alone ask for their GPUs, not this host's.
+	sample, err := os.ReadFile("../../gputelemetry/testdata/dcgm-exporter.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dcgm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(sample) }))
+	defer dcgm.Close()
+	stdout, stderr = bench("--gpu-telemetry", dcgm.URL)
+	if strings.Contains(stdout+stderr, "GPU: no telemetry") || strings.Contains(stdout+stderr, "GPU telemetry unavailable") {
+		t.Errorf("--gpu-telemetry URL asked for this host's GPUs too:\n%s\n%s", stdout, stderr)
+	}
+	if !strings.Contains(stdout, "GPU telemetry (over the run)") || !strings.Contains(stdout, "NVIDIA H100 80GB HBM3") {
+		t.Errorf("no table of the endpoint's GPUs:\n%s", stdout)
 	}
 }

@@ -66,6 +66,9 @@ func (f *benchFlags) planRun(stderr io.Writer, notes bool) (benchRun, error) {
 	if f.multi.skipWarmup {
 		warmup = prober.Limit{}
 	}
+	if f.stepWarmup > 0 { // a search step's: at the step's load, for its time
+		warmup, warmupArrival, warmupGrace = prober.Limit{Duration: f.stepWarmup}, nil, nil
+	}
 	shard, startAt, sharded, err := f.shardSpec()
 	if err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)

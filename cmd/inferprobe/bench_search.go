@@ -25,13 +25,22 @@ type searchFlags struct {
 	searchSLA                 []string
 	search                    capacity.Settings
 	searchTimeLimit           float64
+	slaWarmup                 float64
+	// stepWarmup is the warm-up of the search step about to run
+	// (capacity.Step.Warmup): it replaces the flags' warmup.
+	stepWarmup time.Duration
 }
 
 // searchFlagNames are the flags that describe the search, not its steps:
 // a step's command line (command.txt) leaves them out.
 var searchFlagNames = []string{"search-recipe", "search-style", "search-sla", "ttft-sla-ms", "itl-sla-ms", "tpot-sla-ms", "e2e-sla-ms",
 	"error-rate-sla", "slo-attainment-fraction", "concurrency-min", "concurrency-max", "concurrency-steps", "search-max-iterations",
-	"degradation-threshold", "degradation-metric-tag", "degradation-stat", "search-time-limit", "search-random-seed", "search-initial-points"}
+	"degradation-threshold", "degradation-metric-tag", "degradation-stat", "search-time-limit", "search-random-seed", "search-initial-points",
+	"sla-replicates", "sla-warmup-seconds"}
+
+// warmupFlagNames are the flags of the warmup, which smooth_isotonic's
+// per-step warm-up replaces, as AIPerf's replaces the warmup phase.
+var warmupFlagNames = append([]string{"warmup-request-count", "num-warmup-requests", "warmup-duration", "num-warmup-sessions", "warmup-grace-period"}, warmupLoadFlags...)
 
 func (f *benchFlags) addSearchFlags(flag func(name, help string) *kingpin.FlagClause) {
 	s := &f.search
@@ -54,6 +63,8 @@ func (f *benchFlags) addSearchFlags(flag func(name, help string) *kingpin.FlagCl
 	flag("degradation-threshold", "concurrency-ramp: the knee is the first concurrency whose latency exceeds the lowest's by more than this share (default 0.20).").Float64Var(&s.DegradationThreshold)
 	flag("degradation-metric-tag", "concurrency-ramp: the metric of the knee (default request_latency).").StringVar(&s.DegradationMetric)
 	flag("degradation-stat", "concurrency-ramp: the statistic of the knee: avg, p50, p90, p95 or p99 (default p99).").StringVar(&s.DegradationStat)
+	flag("sla-replicates", "smooth_isotonic: measure the fit's boundary this many times (at most 20) and stop when the bootstrap 95% interval of the binding SLA's margin there leaves out zero, else fit again; AIPerf's sla_replicates. Default 0: only when the highest concurrency was measured twice.").IntVar(&s.Replicates)
+	flag("sla-warmup-seconds", "smooth_isotonic: the warm-up at each step's concurrency before it is measured, in seconds, at least 60 the first time at a concurrency and 15 after; it replaces the --warmup-* options. AIPerf's sla_warmup_seconds: default 30 (so 60, then 30); 0 turns it off.").Float64Var(&f.slaWarmup)
 	flag("search-time-limit", "Seconds the whole search may take: no step starts after it, and the step running is cut and not judged; the answer is then from the steps before. Default: none.").Float64Var(&f.searchTimeLimit)
 }
 
@@ -99,6 +110,9 @@ func (f *benchFlags) searchPlan(stderr io.Writer) (*capacity.Plan, error) {
 		}
 	}
 	s.Recipe, s.Style, s.Streaming = f.searchRecipe, f.searchStyle, f.streaming || !*f.set["streaming"]
+	if *f.set["sla-warmup-seconds"] {
+		s.Warmup = &f.slaWarmup
+	}
 	for _, v := range f.searchSLA {
 		filter, err := capacity.ParseFilter(v)
 		if err != nil {
@@ -134,11 +148,14 @@ func (f *benchFlags) searchPlan(stderr io.Writer) (*capacity.Plan, error) {
 }
 
 // stepArgs are args without the search's own flags: a step's command line.
-func stepArgs(args []string) []string {
+func stepArgs(args []string) []string { return dropFlags(args, searchFlagNames) }
+
+// dropFlags is args without the flags named (and their values).
+func dropFlags(args, names []string) []string {
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		name, _, inline := strings.Cut(args[i], "=")
-		if slices.Contains(searchFlagNames, strings.TrimPrefix(name, "--")) {
+		if slices.Contains(names, strings.TrimPrefix(name, "--")) {
 			if !inline {
 				i++ // its value
 			}
@@ -157,6 +174,16 @@ func searchDir(p *capacity.Plan, s capacity.Step) string {
 		return filepath.Join(p.Label(s), "profile_runs", "run_0001")
 	}
 	return p.Label(s)
+}
+
+// applyStep sets the flags to search step s: its point and, when it has
+// one, its warm-up, which replaces the --warmup-* options (and says so on
+// the step's command line).
+func (f *benchFlags) applyStep(pt sweepPoint, s capacity.Step, seed uint64, args []string) {
+	f.apply(pt, s.Index, seed, args)
+	if f.stepWarmup = s.Warmup; s.Warmup > 0 {
+		f.args = append(dropFlags(f.args, warmupFlagNames), "--warmup-duration", strconv.FormatFloat(s.Warmup.Seconds(), 'f', -1, 64))
+	}
 }
 
 // errInterrupted ends a search that a signal stopped.
@@ -185,13 +212,17 @@ func (b *bencher) search(p *capacity.Plan, base string) int {
 		}
 		pt := sweepPoint{concurrency: s.Concurrency, dir: searchDir(p, s),
 			params: []export.SweepParam{{Name: "concurrency", Value: float64(s.Concurrency)}}}
-		f.apply(pt, s.Index, seed, args)
+		f.applyStep(pt, s, seed, args)
 		r, err := f.planRun(b.stderr, s.Index == 0)
 		if err != nil {
 			return nil, err // planRun said why
 		}
 		r.point, r.dir = pt, filepath.Join(base, pt.dir)
-		fmt.Fprintf(b.stderr, "inferprobe bench: search step %d: concurrency %d (%s)\n", s.Index, s.Concurrency, r.dir)
+		warm := ""
+		if s.Warmup > 0 {
+			warm = fmt.Sprintf(", after a %s warm-up (--sla-warmup-seconds)", s.Warmup)
+		}
+		fmt.Fprintf(b.stderr, "inferprobe bench: search step %d: concurrency %d%s (%s)\n", s.Index, s.Concurrency, warm, r.dir)
 		c, point := b.run(r)
 		switch {
 		case b.cut:

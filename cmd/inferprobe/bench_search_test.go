@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"net/http/httptest"
@@ -17,6 +19,8 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/promslog"
 
+	"github.com/inferprobe/inferprobe/capacity"
+	"github.com/inferprobe/inferprobe/prober"
 	"github.com/inferprobe/inferprobe/simulator"
 )
 
@@ -61,7 +65,7 @@ func TestBenchSearchFindsSimulatorCapacity(t *testing.T) {
 		code := runBenchArgs(t, &stdout, &stderr, "--model", simulator.DefaultModel, "--url", ts.URL, "--streaming",
 			"--isl", strconv.Itoa(isl), "--isl-stddev", "0", "--osl", strconv.Itoa(osl), "--osl-stddev", "0", "--extra-inputs", "ignore_eos:true",
 			"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", strconv.Itoa(int(slo/time.Millisecond)), "--concurrency-min", "2", "--concurrency-max", "32",
-			"--request-count", "24", "--random-seed", strconv.Itoa(seed), "--artifact-dir", dir, "--workers", "1", "--no-collector.gpu", "--progress", "off")
+			"--request-count", "24", "--sla-warmup-seconds", "0", "--random-seed", strconv.Itoa(seed), "--artifact-dir", dir, "--workers", "1", "--no-collector.gpu", "--progress", "off")
 		ts.Close()
 		if code != 0 {
 			t.Fatalf("seed %d: exit %d\n%s", seed, code, stderr.String())
@@ -183,6 +187,45 @@ func TestSearchFlagsRefused(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%v: exit %d, %q; want exit 2 and %q", tc.args, code, stderr.String(), tc.want)
 		}
+	}
+}
+
+// TestSearchStepWarmup: smooth_isotonic's per-step warm-up (AIPerf's
+// sla_warmup_seconds, default 30: 60 s the first time at a concurrency)
+// replaces the --warmup-* options, on the step's plan and command line;
+// --sla-warmup-seconds 0 turns it off and --sla-replicates reaches the
+// plan; neither is monotonic's.
+func TestSearchStepWarmup(t *testing.T) {
+	search := []string{"--model", "m", "--streaming", "--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "200"}
+	f := parseBench(t, append(search, "--warmup-request-count", "5", "--warmup-concurrency", "2", "--sla-replicates", "4")...)
+	p, err := f.searchPlan(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.Run(context.Background(), time.Time{}, func(_ context.Context, s capacity.Step) (capacity.Metrics, error) {
+		f.applyStep(sweepPoint{concurrency: s.Concurrency, dir: searchDir(p, s)}, s, 1, stepArgs(f.args))
+		return nil, errInterrupted // one step is enough
+	})
+	if !errors.Is(err, errInterrupted) || p.Replicates != 4 || r == nil {
+		t.Fatalf("%v, replicates %d", err, p.Replicates)
+	}
+	run, err := f.planRun(io.Discard, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.plan.WarmupLimit != (prober.Limit{Duration: time.Minute}) || run.config.WarmupDuration != 60 || run.config.WarmupRequests != 0 {
+		t.Errorf("warmup %+v, config %v s and %d requests; want 60 s, no count", run.plan.WarmupLimit, run.config.WarmupDuration, run.config.WarmupRequests)
+	}
+	if cmd := strings.Join(f.args, " "); !strings.HasSuffix(cmd, "--warmup-duration 60") || strings.Contains(cmd, "--warmup-request-count") || strings.Contains(cmd, "--warmup-concurrency") {
+		t.Errorf("the step's command line: %s", cmd)
+	}
+	off := parseBench(t, append(search, "--sla-warmup-seconds", "0")...)
+	if p, err := off.searchPlan(io.Discard); err != nil || p.WarmupSeconds != 0 {
+		t.Errorf("--sla-warmup-seconds 0: %+v, %v", p, err)
+	}
+	mono := parseBench(t, append(search, "--search-style", "monotonic", "--sla-replicates", "3")...)
+	if _, err := mono.searchPlan(io.Discard); err == nil || !strings.Contains(err.Error(), "--search-style monotonic has no replicate phase") {
+		t.Errorf("--sla-replicates with monotonic: %v", err)
 	}
 }
 

@@ -278,6 +278,7 @@ func (b *bencher) sweep(runs []benchRun, base string) int {
 			return exitCannotRun
 		}
 		fmt.Fprintf(b.stdout, "\nSweep summary: %s\n", filepath.Join(base, export.SweepDir))
+		code = cmp.Or(code, b.plots(base, func() ([]string, error) { return export.WriteSweepPlots(base, done) }))
 	}
 	if b.interrupted {
 		fmt.Fprintf(b.stderr, "inferprobe bench: sweep interrupted; %d of %d points finished\n", len(done), len(runs))

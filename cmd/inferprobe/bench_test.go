@@ -190,8 +190,8 @@ func TestExportConfigInputFile(t *testing.T) {
 		}
 		return c.RequestCount
 	}
-	if got := requests(); got != 3 {
-		t.Errorf("request_count %d, want the file's 3 requests", got)
+	if got := requests(); got != 10 {
+		t.Errorf("request_count %d, want AIPerf's 10, cycling the file's 3 entries", got)
 	}
 	if got := requests("--request-count", "7"); got != 7 {
 		t.Errorf("request_count %d, want --request-count's 7", got)

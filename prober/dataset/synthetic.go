@@ -27,6 +27,9 @@ type Prompt struct {
 	// OutputTokens is the output length to ask for (max_tokens); 0 asks
 	// for no limit, and the request sends none.
 	OutputTokens int
+	// Media are the images and audio sent after the last message's text;
+	// nil for none. Shared between the requests of a pool entry: read only.
+	Media *Media
 }
 
 // Message is one turn of a conversation.

@@ -27,6 +27,8 @@ type workload struct {
 	order *poolOrder
 	// sessions counts the conversations sent, naming each session.
 	sessions uint64
+	// media are the entries' images and audio; nil for none.
+	media *mediaPool
 }
 
 // entryStreams are the random streams one entry is drawn from.
@@ -41,13 +43,16 @@ type entryStreams struct {
 // always has, so its digest stays.
 func usesWorkload(s scenarios.Synthetic) bool {
 	return s.SharedSystemPromptLength > 0 || s.Prefix != nil ||
-		s.UserContextLength > 0 || s.Entries > 0 || s.Conversation != nil
+		s.UserContextLength > 0 || s.Entries > 0 || s.Conversation != nil || s.HasMedia()
 }
 
 func newWorkload(cfg scenarios.Synthetic, system string, text *Text, o Options) *workload {
 	w := &workload{cfg: cfg, words: text, seed: o.Seed, system: system}
 	if cfg.SharedSystemPromptLength > 0 {
 		w.system = text.Words(seeded.New(o.Seed, sharedStreams+"/system"), cfg.SharedSystemPromptLength)
+	}
+	if cfg.HasMedia() {
+		w.media = newMediaPool(cfg, o.Seed)
 	}
 	if cfg.Entries > 0 {
 		w.order = newPoolOrder(o.Seed, o.Component, cfg.Entries)
@@ -181,6 +186,9 @@ func (w *workload) conversation(st entryStreams) Item {
 		history = append(history, Message{Role: "user", Content: text})
 		p := w.prompt(history, out)
 		p.Session = session
+		if w.media != nil { // single-turn only (scenarios.Synthetic.Images)
+			p.Media = w.media.entry(st.index)
+		}
 		if t == 0 {
 			it.Prompt = p
 		} else {

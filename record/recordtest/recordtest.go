@@ -65,6 +65,8 @@ func fill(v reflect.Value, n *int) {
 		v.SetInt(int64(*n))
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		v.SetUint(uint64(*n%255 + 1))
+	case reflect.Float64:
+		v.SetFloat(float64(*n) + 0.5)
 	default:
 		panic(fmt.Sprintf("recordtest: no value for a field of type %s: teach fill one", v.Type()))
 	}

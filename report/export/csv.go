@@ -19,9 +19,10 @@ var csvStatKeys = []string{"avg", "min", "max", "sum", "p1", "p5", "p10", "p25",
 // ("inferprobe,Value"), kept apart so that a script reading numbers from
 // AIPerf's sections never meets a digest; the confidence intervals, when
 // the run has them ("Confidence Interval,Level,Low,High", a row per metric and statistic, a side
-// the run cannot bound empty); and last AIPerf's GPU telemetry
-// header, after two blank lines, which has no rows: inferprobe's GPU figures
-// are in the console.
+// the run cannot bound empty); and last AIPerf's GPU telemetry section,
+// after two blank lines: its header, and a row per GPU and field of the
+// --gpu-telemetry endpoints (none without them: the figures of this host's
+// GPUs are in the console).
 func CSV(r Run) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
@@ -73,8 +74,8 @@ func CSV(r Run) ([]byte, error) {
 			rows = append(rows, []string{csvName(e.Metric) + " " + e.Stat, strconv.FormatFloat(level, 'f', -1, 64), side(e.Interval.Low), side(e.Interval.High)})
 		}
 	}
-	rows = append(rows, nil, nil, []string{"Endpoint", "GPU_Index", "GPU_Name", "GPU_UUID", "Platform", "Metric",
-		"avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"})
+	gpuHeader, gpuRows := r.gpuCSVRows()
+	rows = append(append(rows, nil, nil, gpuHeader), gpuRows...)
 	for _, row := range rows {
 		if row == nil {
 			// encoding/csv writes an empty record as an empty quoted field;

@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/common/version"
 
+	"github.com/inferprobe/inferprobe/gputelemetry"
 	"github.com/inferprobe/inferprobe/record"
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/scenarios"
@@ -48,6 +49,9 @@ type Run struct {
 	Baseline *Baseline
 	// GPUTelemetry says GPU telemetry was on for the run.
 	GPUTelemetry bool
+	// GPUEndpoints is what the DCGM exporter endpoints of --gpu-telemetry
+	// URL said over the run; nil when none was given.
+	GPUEndpoints *gputelemetry.Collection
 	// ServerMetrics is what the server's own metrics said over the run; nil
 	// when they were not read (--no-server-metrics, a daemon without them).
 	ServerMetrics *servermetrics.Collection
@@ -103,6 +107,8 @@ type Config struct {
 	RunLabel string
 	// ServerMetrics is how the server's metrics were to be read.
 	ServerMetrics ServerMetricsConfig
+	// AutoPlot and PlotRequired are --auto-plot and --plot-required.
+	AutoPlot, PlotRequired bool
 }
 
 // ServerMetricsConfig is AIPerf's server_metrics input: on or off, the
@@ -188,10 +194,19 @@ func (c Config) warmupPhase() obj {
 	return w
 }
 
+// inputConfig is AIPerf 0.13's input_config of r.
+func (r Run) inputConfig() obj {
+	gpu := obj{{"enabled", r.GPUTelemetry || r.GPUEndpoints != nil}}
+	if c := r.GPUEndpoints; c != nil {
+		gpu = append(gpu, kv{"urls", nonNil(c.Configured)}, kv{"collector", "dcgm"}, kv{"mode", "summary"})
+	}
+	return r.Config.inputConfig(r.SLO, gpu)
+}
+
 // inputConfig is AIPerf 0.13's input_config (its BenchmarkConfig), keys in
-// its order; what inferprobe does not have (OTel, MLflow) is written as
-// AIPerf writes it off.
-func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
+// its order, with gpu its gpu_telemetry; what inferprobe does not have
+// (OTel, MLflow) is written as AIPerf writes it off.
+func (c Config) inputConfig(slo report.SLO, gpu obj) obj {
 	endpoint := obj{{"urls", []string{c.URL}}, {"type", c.EndpointType}, {"streaming", c.Streaming}}
 	if len(c.ExtraInputs) > 0 {
 		endpoint = append(endpoint, kv{"extra", c.ExtraInputs})
@@ -236,7 +251,7 @@ func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
 		{"endpoint", endpoint},
 		{"datasets", []obj{dataset}},
 		{"phases", phases},
-		{"artifacts", obj{{"dir", c.ArtifactDir}, {"auto_plot", false}, {"plot_required", false}}},
+		{"artifacts", obj{{"dir", c.ArtifactDir}, {"auto_plot", c.AutoPlot}, {"plot_required", c.PlotRequired}}},
 	}
 	if slos := sloConfig(slo); len(slos) > 0 {
 		out = append(out, kv{"slos", slos})
@@ -249,7 +264,7 @@ func (c Config) inputConfig(slo report.SLO, gpu bool) obj {
 		out = append(out, kv{"tokenizer", tok})
 	}
 	return append(out,
-		kv{"gpu_telemetry", obj{{"enabled", gpu}}},
+		kv{"gpu_telemetry", gpu},
 		kv{"server_metrics", obj{{"enabled", c.ServerMetrics.Enabled}, {"urls", nonNil(c.ServerMetrics.URLs)}, {"formats", nonNil(c.ServerMetrics.Formats)}}},
 		kv{"network_latency", obj{{"enabled", false}}},
 		kv{"otel", obj{}}, kv{"mlflow", obj{}}, kv{"wandb", obj{}},
@@ -342,6 +357,11 @@ var distributionTable = []struct {
 	{"usage_prompt_tokens_diff_pct", "Usage Prompt Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.UsagePromptDiffPct }, false},
 	{"usage_completion_tokens_diff_pct", "Usage Completion Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.UsageCompletionDiffPct }, false},
 	{"osl_mismatch_diff_pct", "OSL Mismatch Diff %", "%", 1, func(s *report.Summary) stats.Stats { return s.OSLMismatchDiffPct }, false},
+	{"num_images", "Number of Images", "images", 1, func(s *report.Summary) stats.Stats { return s.NumImages }, false},
+	{"image_throughput", "Image Throughput", "images/sec", 1, func(s *report.Summary) stats.Stats { return s.ImageThroughput }, false},
+	{"image_latency", "Image Latency", "ms/image", ms, func(s *report.Summary) stats.Stats { return s.ImageLatency }, false},
+	{"audio_duration", "Audio Duration", "sec", 1, func(s *report.Summary) stats.Stats { return s.AudioDuration }, false},
+	{"rtfx", "Inverse Real-Time Factor (RTFx)", "ratio", 1, func(s *report.Summary) stats.Stats { return s.RTFx }, false},
 	{"credit_to_start_latency", "Credit-to-Start Latency", "ms", ms, func(s *report.Summary) stats.Stats { return s.CreditToStart }, false},
 	{"effective_latency", "Effective Latency (CO-aware)", "ms", ms, func(s *report.Summary) stats.Stats { return s.EffectiveLatency }, false},
 	{"http_req_blocked", "HTTP Blocked", "ms", ms, func(s *report.Summary) stats.Stats { return s.HTTP.Blocked }, true},
@@ -447,9 +467,9 @@ var declaredOrder = []string{
 }
 
 var extraOrder = []string{
-	"http_req_receiving", "http_req_blocked", "usage_total_tokens", "http_req_connecting", "http_req_dns_lookup",
+	"audio_duration", "http_req_receiving", "http_req_blocked", "usage_total_tokens", "http_req_connecting", "http_req_dns_lookup",
 	"usage_prompt_tokens", "http_req_sending", "http_req_waiting", "http_req_duration", "usage_completion_tokens",
-	"http_req_connection_reused", "time_to_first_output_token", "decode_duration", "prefill_throughput_per_user",
+	"http_req_connection_reused", "time_to_first_output_token", "num_images", "rtfx", "image_latency", "image_throughput", "decode_duration", "prefill_throughput_per_user",
 	"osl_mismatch_diff_pct", "e2e_output_token_throughput", "http_req_connection_overhead", "usage_prompt_tokens_diff_pct",
 	"http_req_total", "usage_completion_tokens_diff_pct", "osl_mismatch_count", "usage_discrepancy_count", "request_error_rate",
 	"completed_request_count", "total_usage_total_tokens", "total_usage_prompt_tokens", "good_request_fraction",
@@ -554,11 +574,8 @@ func JSON(r Run) ([]byte, error) {
 	}
 	start, end := isoTime(r.Summary.Start), isoTime(r.Summary.End)
 	doc = append(doc,
-		kv{"telemetry_data", obj{
-			{"summary", obj{{"endpoints_configured", []string{}}, {"endpoints_successful", []string{}}, {"start_time", start}, {"end_time", end}}},
-			{"endpoints", obj{}}, {"error_summary", []obj{}},
-		}},
-		kv{"input_config", r.Config.inputConfig(r.SLO, r.GPUTelemetry)},
+		kv{"telemetry_data", r.telemetryData()},
+		kv{"input_config", r.inputConfig()},
 		kv{"run_info", r.Config.runInfo(id)},
 		kv{"was_cancelled", r.Interrupted},
 		kv{"is_complete", !r.Interrupted},

@@ -78,6 +78,28 @@ func (f figure) draw() (drawn, error) {
 	if f.empty() {
 		return drawn{}, nil
 	}
+	p, key, err := f.plot()
+	if err != nil {
+		return drawn{}, err
+	}
+	p.Legend = plot.NewLegend() // the page writes the key under the chart
+	c := vgsvg.New(chartW, chartH)
+	p.Draw(draw.New(c))
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return drawn{}, err
+	}
+	// The XML prolog and comment before <svg> do not belong inside HTML.
+	out := b.String()
+	out = out[strings.Index(out, "<svg"):]
+	out = strings.Replace(out, "<svg ", fmt.Sprintf(`<svg role="img" aria-label="%s" `, esc(f.title)), 1)
+	return drawn{SVG: template.HTML(out), Key: key}, nil
+}
+
+// plot lays f out with gonum/plot, for any canvas, and returns its key;
+// each key entry's plotter is in the plot's legend too, which a canvas
+// without a page around it (a PNG) shows.
+func (f figure) plot() (*plot.Plot, []keyEntry, error) {
 	p := plot.New()
 	styleText(p)
 	p.Y.Tick.Marker = plot.TickerFunc(linearTicks)
@@ -108,25 +130,31 @@ func (f figure) draw() (drawn, error) {
 		if s.dots {
 			sc, err := plotter.NewScatter(xys)
 			if err != nil {
-				return drawn{}, fmt.Errorf("%s: %w", f.title, err)
+				return nil, nil, fmt.Errorf("%s: %w", f.title, err)
 			}
 			sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(2.2), Shape: draw.CrossGlyph{}}
 			p.Add(sc)
+			if s.label != "" {
+				p.Legend.Add(s.label, sc)
+			}
 			key = append(key, keyEntry{Label: s.label, Color: cssColor(c), Dots: true})
 			continue
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
-			return drawn{}, fmt.Errorf("%s: %w", f.title, err)
+			return nil, nil, fmt.Errorf("%s: %w", f.title, err)
 		}
 		l.LineStyle = draw.LineStyle{Color: c, Width: vg.Points(1.3), Dashes: dashes[i%len(dashes)]}
 		p.Add(l)
+		if s.label != "" {
+			p.Legend.Add(s.label, l)
+		}
 		key = append(key, keyEntry{Label: s.label, Color: cssColor(c), Dash: dashArray(l.Dashes)})
 	}
 	if f.floor > 0 {
 		l, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: f.floor}, {X: p.X.Max, Y: f.floor}})
 		if err != nil {
-			return drawn{}, fmt.Errorf("%s: %w", f.title, err)
+			return nil, nil, fmt.Errorf("%s: %w", f.title, err)
 		}
 		l.LineStyle = draw.LineStyle{Color: floorColor, Width: vg.Points(0.8), Dashes: dashes[1]}
 		p.Add(l)
@@ -149,17 +177,7 @@ func (f figure) draw() (drawn, error) {
 	if f.percent {
 		p.Y.Min, p.Y.Max = 0, 100
 	}
-	c := vgsvg.New(chartW, chartH)
-	p.Draw(draw.New(c))
-	var b bytes.Buffer
-	if _, err := c.WriteTo(&b); err != nil {
-		return drawn{}, err
-	}
-	// The XML prolog and comment before <svg> do not belong inside HTML.
-	out := b.String()
-	out = out[strings.Index(out, "<svg"):]
-	out = strings.Replace(out, "<svg ", fmt.Sprintf(`<svg role="img" aria-label="%s" `, esc(f.title)), 1)
-	return drawn{SVG: template.HTML(out), Key: key}, nil
+	return p, key, nil
 }
 
 func cssColor(c color.Color) string {

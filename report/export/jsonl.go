@@ -186,6 +186,21 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO
 		if v, has := q.UsageCompletionDiffPct(); has {
 			add("usage_completion_tokens_diff_pct", v, "%")
 		}
+		if q.Images > 0 {
+			add("num_images", q.Images, "images")
+		}
+		if v, has := q.ImageThroughput(); has {
+			add("image_throughput", v, "images/sec")
+		}
+		if v, has := q.ImageLatency(); has {
+			add("image_latency", v*ms, "ms/image")
+		}
+		if q.AudioSeconds > 0 {
+			add("audio_duration", q.AudioSeconds, "sec")
+		}
+		if v, has := q.RTFx(); has {
+			add("rtfx", v, "ratio")
+		}
 		if withSLO {
 			good := 0
 			if q.Good {

@@ -127,7 +127,8 @@ func searchHistory(r *capacity.Result) obj {
 			s := r.Step(r.InfeasibleMin)
 			im = obj{{"value", s.Concurrency}, {"iteration_idx", s.Index}, {"first_breach", breachJSON(s.Breaches[0])}}
 		}
-		boundary = append(b, kv{"feasible_max", fm}, kv{"infeasible_min", im})
+		b = append(b, kv{"feasible_max", fm}, kv{"infeasible_min", im})
+		boundary = append(b, boundaryFields(r.Boundary)...)
 	}
 	var objectives []any
 	if p.Objective != "" {
@@ -137,6 +138,25 @@ func searchHistory(r *capacity.Result) obj {
 		{"objectives", objectives}, {"max_iterations", p.MaxIterations}, {"sla_filters", filtersJSON(p.Filters)}, {"recipe_name", p.Recipe}}
 	return obj{{"config", config}, {"iterations", iterations}, {"best_trials", bestTrials}, {"boundary_summary", boundary},
 		{"recipe", p.Recipe}, {"convergence_reason", r.Reason}}
+}
+
+// boundaryFields are smooth_isotonic's fields of boundary_summary, those
+// AIPerf sets: boundary_type, binding_constraint and boundary_ci.
+func boundaryFields(b *capacity.Boundary) obj {
+	var out obj
+	if b == nil {
+		return out
+	}
+	if b.Type != "" {
+		out = append(out, kv{"boundary_type", b.Type})
+	}
+	if b.BindingConstraint != "" {
+		out = append(out, kv{"binding_constraint", b.BindingConstraint})
+	}
+	if b.CI != nil {
+		out = append(out, kv{"boundary_ci", obj{{"lo", b.CI[0]}, {"hi", b.CI[1]}}})
+	}
+	return out
 }
 
 func orZero(s *capacity.Step) *capacity.Step {
@@ -231,6 +251,12 @@ func Answer(r *capacity.Result) string {
 	}
 	if r.NonMonotonic {
 		b.WriteString("; NOT MONOTONE: a step met the SLA above one that did not, so the target is not steady and the answer is less sure")
+	}
+	if bd := r.Boundary; bd != nil && bd.Type == "cliff" {
+		b.WriteString("; a CLIFF: the SLA margin jumps at the boundary, so the bracket was bisected rather than fitted")
+	}
+	if bd := r.Boundary; bd != nil && bd.CI != nil {
+		fmt.Fprintf(&b, "; binding SLA %s: its margin at the boundary within [%.4g, %.4g] (95 %%)", bd.BindingConstraint, bd.CI[0], bd.CI[1])
 	}
 	if p.Knee != nil {
 		if b.Len() > 0 {

@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"os"
 	"path/filepath"
@@ -108,6 +109,36 @@ func TestWriteSearch(t *testing.T) {
 	}
 	if len(doc.Best) != 1 || doc.Best[0].Values[sweptPath] != 8 {
 		t.Errorf("best trials %+v, want the feasible step with the most throughput, 8", doc.Best)
+	}
+}
+
+// TestSearchHistoryBoundary: smooth_isotonic's boundary_summary has
+// AIPerf's boundary_type, binding_constraint and, after replicates,
+// boundary_ci; the answer names a cliff and the interval.
+func TestSearchHistoryBoundary(t *testing.T) {
+	r, _ := searchOf(t, capacity.Settings{Recipe: "max-concurrency-under-sla", TTFT: 100, Streaming: true, Max: 64})
+	boundary := func() map[string]any {
+		b, err := json.Marshal(searchHistory(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Boundary map[string]any `json:"boundary_summary"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Boundary
+	}
+	if b := boundary(); b["boundary_type"] != "smooth" || b["binding_constraint"] != "0:time_to_first_token.p95.lt.100.0" || b["boundary_ci"] != nil {
+		t.Errorf("smooth search: boundary_summary %v", b)
+	}
+	r.Boundary = &capacity.Boundary{Type: "cliff", BindingConstraint: "0:time_to_first_token.p95.lt.100.0", CI: &[2]float64{-3, -1}}
+	if b := boundary(); b["boundary_type"] != "cliff" || fmt.Sprint(b["boundary_ci"]) != "map[hi:-1 lo:-3]" {
+		t.Errorf("cliff with an interval: boundary_summary %v", b)
+	}
+	if a := Answer(r); !strings.Contains(a, "a CLIFF") || !strings.Contains(a, "within [-3, -1] (95 %)") {
+		t.Errorf("answer %q: no cliff or interval", a)
 	}
 }
 

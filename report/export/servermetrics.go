@@ -63,7 +63,7 @@ func ServerMetricsJSON(r Run) ([]byte, error) {
 			doc = append(doc, kv{"warmup_metrics", warm})
 		}
 	}
-	doc = append(doc, kv{"input_config", r.Config.inputConfig(r.SLO, r.GPUTelemetry)})
+	doc = append(doc, kv{"input_config", r.inputConfig()})
 	return indentedJSON(doc)
 }
 

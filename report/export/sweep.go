@@ -5,8 +5,10 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,13 +17,11 @@ import (
 // beside the points' directories, or in a multi-run sweep of the repeated
 // mode beside the points' aggregates, in aggregate/sweep_aggregate/.
 const (
-	SweepDir       = "sweep_aggregate"
-	sweepJSONFile  = "profile_export_aiperf_sweep.json"
-	sweepCSVFile   = "profile_export_aiperf_sweep.csv"
-	sweepHTMLFile  = "sweep_report.html"
-	sweepLatencyP  = "time_to_first_token_p99" // AIPerf's first latency candidate
-	sweepThroughpt = "request_throughput_avg"
-	sweptPrefix    = "phases.profiling." // AIPerf's path of a swept profiling option
+	SweepDir      = "sweep_aggregate"
+	sweepJSONFile = "profile_export_aiperf_sweep.json"
+	sweepCSVFile  = "profile_export_aiperf_sweep.csv"
+	sweepHTMLFile = "sweep_report.html"
+	sweptPrefix   = "phases.profiling." // AIPerf's path of a swept profiling option
 )
 
 // SweepParam is one swept parameter's value at a point, under AIPerf's
@@ -79,19 +79,11 @@ func (p SweepPoint) variationValues() obj {
 	return o
 }
 
-// pythonValue is the parameter as Python's str prints it: 4, 5.0.
-func pythonValue(q SweepParam) string {
-	if q.Name == "concurrency" {
-		return strconv.Itoa(int(q.Value))
-	}
-	return PythonFloat(q.Value)
-}
-
-// metrics are the point's figures under AIPerf's summary keys: its run's,
-// or in a multi-run sweep each statistic across its runs, as AIPerf's
-// confidence stats of a sweep cell (mean, std, min, max, cv, ci_low,
-// ci_high).
-func (p SweepPoint) metrics() obj {
+// figures are the point's statistics flattened as tag_stat, each with its
+// "mean" first (the console's and the page's figures): its run's, or in a
+// multi-run sweep each statistic across its runs as AIPerf's confidence
+// stats of a sweep cell (mean, std, min, max, cv, ci_low, ci_high).
+func (p SweepPoint) figures() obj {
 	if p.Runs == nil {
 		return sweepMetrics(p.Run)
 	}
@@ -102,6 +94,28 @@ func (p SweepPoint) metrics() obj {
 			{"cv", jsonNumber(s.CV)}, {"ci_low", jsonNumber(s.Interval.Low)}, {"ci_high", jsonNumber(s.Interval.High)}, {"unit", a.unit}}})
 	}
 	return o
+}
+
+// combination is the point's per_combination_metrics entry, as AIPerf
+// keys a sweep cell: by tag for one trial (combinationMetrics), by tag_stat
+// with the statistics across the runs for several (figures).
+func (p SweepPoint) combination() obj {
+	if p.Runs == nil {
+		return combinationMetrics(p.Run)
+	}
+	return p.figures()
+}
+
+// value is statistic st (avg, p99) of metric tag in m, the point's
+// combination.
+func (p SweepPoint) value(m obj, tag, st string) (float64, bool) {
+	if p.Runs != nil {
+		return stat(m, tag+"_"+st, "mean")
+	}
+	if st == "avg" {
+		st = "mean"
+	}
+	return stat(m, tag, st)
 }
 
 // errors are the requests that failed at the point, over its runs.
@@ -183,21 +197,104 @@ func metricMean(o obj, key string) (float64, bool) {
 	return 0, false
 }
 
-// SweepJSON is profile_export_aiperf_sweep.json in AIPerf 0.13's layout:
-// the sweep's parameters, each successful point's metrics, the best
-// throughput and p99 latency, and the Pareto front of request throughput
-// (maximised) against TTFT p99 (minimised).
-func SweepJSON(points []SweepPoint) ([]byte, error) {
-	var names []string
-	values := map[string][]any{}
-	var combos, failed []any
-	runs, trials := 0, 0
-	type ranked struct {
-		params          obj
-		thru, lat       float64
-		hasThru, hasLat bool
+// combinationMetrics are a point's metrics as AIPerf 0.13 keys a one-trial
+// sweep cell (cli_runner._json_metric_to_stats): every metric of its
+// profile_export_aiperf.json by tag, with mean (its avg), avg, std and cv
+// 0, min and max (the avg when the metric has none), ci_low and ci_high at
+// the mean, unit, and the percentiles, count and sum it has.
+func combinationMetrics(r Run) obj {
+	var o obj
+	for _, m := range ordered(r, append(slices.Clone(declaredOrder), extraOrder...)) {
+		avg, lo, hi := m.Value, m.Value, m.Value
+		if m.Stats != nil {
+			avg, lo, hi = m.Stats.Avg, m.Stats.Min, m.Stats.Max
+		}
+		st := obj{{"mean", avg}, {"avg", avg}, {"std", 0.0}, {"min", lo}, {"max", hi}, {"cv", 0.0},
+			{"ci_low", avg}, {"ci_high", avg}, {"unit", m.Unit}}
+		if s := m.Stats; s != nil {
+			st = append(st, kv{"p1", s.P1}, kv{"p5", s.P5}, kv{"p10", s.P10}, kv{"p25", s.P25}, kv{"p50", s.P50},
+				kv{"p75", s.P75}, kv{"p90", s.P90}, kv{"p95", s.P95}, kv{"p99", s.P99}, kv{"count", s.Count}, kv{"sum", s.Sum})
+		}
+		o = append(o, kv{m.Tag, st})
 	}
-	var ok []ranked
+	return o
+}
+
+// stat is a statistic of a combination's metric, or false.
+func stat(o obj, tag, name string) (float64, bool) {
+	for _, e := range o {
+		if e.k != tag {
+			continue
+		}
+		for _, f := range e.v.(obj) {
+			if f.k == name {
+				v, ok := f.v.(float64)
+				return v, ok
+			}
+		}
+	}
+	return 0, false
+}
+
+// rankedPoint is a successful point with what its sweep ranks it by.
+type rankedPoint struct {
+	SweepPoint
+	metrics   obj
+	thru, lat float64
+}
+
+// sweepRanking is what AIPerf's SweepAnalyzer computes of the successful
+// points: the best throughput, the best p99 latency (TTFT's, or request
+// latency's when a point has no TTFT) and the Pareto front of the two.
+type sweepRanking struct {
+	ok                []rankedPoint
+	bestThru, bestLat *rankedPoint
+	pareto            []rankedPoint
+}
+
+func rankSweep(points []SweepPoint) sweepRanking {
+	var r sweepRanking
+	latency := "time_to_first_token"
+	for _, p := range points {
+		if p.Failed != "" {
+			continue
+		}
+		m := p.combination()
+		if _, has := p.value(m, latency, "p99"); !has {
+			latency = "request_latency"
+		}
+		thru, _ := p.value(m, "request_throughput", "avg")
+		r.ok = append(r.ok, rankedPoint{SweepPoint: p, metrics: m, thru: thru})
+	}
+	for i := range r.ok {
+		p := &r.ok[i]
+		p.lat, _ = p.value(p.metrics, latency, "p99")
+		if r.bestThru == nil || p.thru > r.bestThru.thru {
+			r.bestThru = p
+		}
+		if r.bestLat == nil || p.lat < r.bestLat.lat {
+			r.bestLat = p
+		}
+	}
+	for i, p := range r.ok {
+		dominated := false
+		for j, o := range r.ok {
+			if i != j && o.thru >= p.thru && o.lat <= p.lat && (o.thru > p.thru || o.lat < p.lat) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			r.pareto = append(r.pareto, p)
+		}
+	}
+	return r
+}
+
+// sweepParameters are the swept parameters' names and each one's values,
+// in the order first seen.
+func sweepParameters(points []SweepPoint) (names []string, values map[string][]any) {
+	values = map[string][]any{}
 	for _, p := range points {
 		for _, q := range p.Params {
 			if _, seen := values[q.Name]; !seen {
@@ -207,33 +304,29 @@ func SweepJSON(points []SweepPoint) ([]byte, error) {
 				values[q.Name] = append(values[q.Name], v)
 			}
 		}
-		if p.Runs == nil {
-			runs++
-			if p.Failed != "" {
-				failed = append(failed, obj{{"parameters", p.params()}, {"artifact_directory", p.Dir}, {"error", p.Failed}})
-			}
-		} else {
-			// AIPerf lists each run that failed, of every point.
-			runs += len(p.Runs.Trials)
-			trials = max(trials, len(p.Runs.Trials))
-			for _, t := range p.Runs.Trials {
-				if t.Failed != "" {
-					failed = append(failed, obj{{"label", t.Label}, {"parameters", p.params()}, {"artifact_directory", t.Dir}, {"error", t.Failed}})
-				}
-			}
-		}
-		if p.Failed != "" {
-			continue
-		}
-		m := p.metrics()
-		combos = append(combos, obj{{"parameters", p.params()}, {"artifact_directory", p.artifacts()}, {"metrics", m}})
-		r := ranked{params: p.params()}
-		r.thru, r.hasThru = metricMean(m, sweepThroughpt)
-		r.lat, r.hasLat = metricMean(m, sweepLatencyP)
-		if !r.hasLat {
-			r.lat, r.hasLat = metricMean(m, "request_latency_p99")
-		}
-		ok = append(ok, r)
+	}
+	return names, values
+}
+
+// SweepJSON is profile_export_aiperf_sweep.json in AIPerf 0.13's layout of
+// a one-trial sweep: the sweep's parameters and run shape (metadata), each
+// successful point's metrics by tag (per_combination_metrics), the points
+// that failed (failed_runs, each labelled run_0001 as AIPerf labels a
+// point's one trial), the best throughput and p99 latency, and the Pareto
+// front of request throughput (maximised) against TTFT p99 (minimised;
+// request latency p99 when a point has no TTFT). AIPerf 0.13 leaves the
+// last two empty for a one-trial sweep (its analyser looks for flattened
+// keys its one-trial cells lack); bench fills them, in their multi-trial
+// form. Each entry also names its point's directory. A multi-run sweep's
+// cells are each point's statistics across its runs (SweepPoint.figures),
+// and every run that failed is listed.
+func SweepJSON(points []SweepPoint) ([]byte, error) {
+	names, values := sweepParameters(points)
+	rank := rankSweep(points)
+	runs := sweepRuns(points)
+	combos := []any{}
+	for _, p := range rank.ok {
+		combos = append(combos, obj{{"parameters", p.params()}, {"metrics", p.metrics}, {"artifact_directory", p.artifacts()}})
 	}
 	params := make([]any, len(names))
 	combinations := 1
@@ -243,49 +336,20 @@ func SweepJSON(points []SweepPoint) ([]byte, error) {
 	}
 	best := obj{}
 	pareto := []any{}
-	if len(ok) > 0 {
-		bt, bl := ok[0], ok[0]
-		for _, r := range ok {
-			if r.thru > bt.thru {
-				bt = r
-			}
-			if r.lat < bl.lat {
-				bl = r
-			}
+	if len(rank.ok) > 0 {
+		best = append(best, kv{"best_throughput", obj{{"parameters", rank.bestThru.params()}, {"metric", rank.bestThru.thru}, {"unit", "requests/sec"}}},
+			kv{"best_latency_p99", obj{{"parameters", rank.bestLat.params()}, {"metric", rank.bestLat.lat}, {"unit", "ms"}}})
+		for _, p := range rank.pareto {
+			pareto = append(pareto, p.params())
 		}
-		best = append(best, kv{"best_throughput", obj{{"parameters", bt.params}, {"metric", bt.thru}, {"unit", "requests/sec"}}})
-		if bl.hasLat {
-			best = append(best, kv{"best_latency_p99", obj{{"parameters", bl.params}, {"metric", bl.lat}, {"unit", "ms"}}})
-		}
-		for i, r := range ok {
-			dominated := false
-			for j, o := range ok {
-				if i != j && o.thru >= r.thru && o.lat <= r.lat && (o.thru > r.thru || o.lat < r.lat) {
-					dominated = true
-					break
-				}
-			}
-			if !dominated {
-				pareto = append(pareto, r.params)
-			}
-		}
-	}
-	if combos == nil {
-		combos = []any{}
-	}
-	if failed == nil {
-		failed = []any{}
-	}
-	meta := obj{{"sweep_parameters", params}, {"num_combinations", combinations}}
-	if trials > 0 {
-		meta = append(meta, kv{"sweep_mode", points[0].Runs.Mode}, kv{"confidence_level", points[0].Runs.Level}, kv{"num_trials_per_value", trials})
 	}
 	doc := obj{
 		{"aggregation_type", "sweep"},
-		{"num_profile_runs", runs},
-		{"num_successful_runs", runs - len(failed)},
-		{"failed_runs", failed},
-		{"metadata", meta},
+		{"num_profile_runs", runs.total},
+		{"num_successful_runs", runs.total - len(runs.failed)},
+		{"failed_runs", runs.failed},
+		{"metadata", obj{{"sweep_parameters", params}, {"num_combinations", combinations}, {"sweep_mode", runs.mode},
+			{"confidence_level", runs.level}, {"num_trials_per_value", runs.trials}, {"aggregation_type", "sweep"}}},
 		{"per_combination_metrics", combos},
 		{"best_configurations", best},
 		{"pareto_optimal", pareto},
@@ -295,6 +359,42 @@ func SweepJSON(points []SweepPoint) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// sweepRunCounts are a sweep's runs as its summary counts them: how many
+// ran, the failed ones (each its label, point, directory and why), the
+// most runs of a point, the mode and the level of the intervals.
+type sweepRunCounts struct {
+	total, trials int
+	failed        []any
+	mode          string
+	level         float64
+}
+
+func sweepRuns(points []SweepPoint) sweepRunCounts {
+	// A sweep of one run per point is AIPerf's repeated sweep of one
+	// trial, at --confidence-level's default unless its runs say another.
+	c := sweepRunCounts{failed: []any{}, trials: 1, mode: SweepRepeated, level: 0.95}
+	for _, p := range points {
+		if p.Runs == nil {
+			c.total++
+			if l := p.Run.confidenceLevel(); l > 0 {
+				c.level = l
+			}
+			if p.Failed != "" {
+				c.failed = append(c.failed, obj{{"label", TrialLabel(0)}, {"parameters", p.params()}, {"artifact_directory", p.Dir}, {"error", p.Failed}})
+			}
+			continue
+		}
+		c.total += len(p.Runs.Trials)
+		c.trials, c.mode, c.level = max(c.trials, len(p.Runs.Trials)), p.Runs.Mode, p.Runs.Level
+		for _, t := range p.Runs.Trials {
+			if t.Failed != "" {
+				c.failed = append(c.failed, obj{{"label", t.Label}, {"parameters", p.params()}, {"artifact_directory", t.Dir}, {"error", t.Failed}})
+			}
+		}
+	}
+	return c
 }
 
 func containsValue(vs []any, v any) bool {
@@ -320,45 +420,108 @@ var sweepColumns = []struct {
 	{"latency p99 ms", "request_latency_p99"},
 }
 
-// SweepCSV is profile_export_aiperf_sweep.csv: one row per point, its
-// parameters, then the sweepColumns figures under their metric keys, then
-// the requests that failed and why the point failed, if it did.
+// SweepCSV is profile_export_aiperf_sweep.csv as AIPerf 0.13 writes it
+// (aggregate_sweep_csv_exporter): a row per successful point, its
+// parameters, then for every metric (sorted by tag) its mean, std, min, max
+// (two decimals) and cv (four); then the Best Configurations, Pareto
+// Optimal Points and Metadata sections, after a blank line each.
 func SweepCSV(points []SweepPoint) ([]byte, error) {
+	names, values := sweepParameters(points)
+	rank := rankSweep(points)
+	runs := sweepRuns(points)
+	params := func(p SweepPoint) []string {
+		row := make([]string, len(names))
+		for i, n := range names {
+			for _, q := range p.Params {
+				if q.Name == n {
+					row[i] = pythonValue(q)
+				}
+			}
+		}
+		return row
+	}
+	f := func(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+	var rows [][]string
+	if len(rank.ok) > 0 {
+		tags := map[string]bool{}
+		for _, p := range rank.ok {
+			for _, e := range p.metrics {
+				tags[e.k] = true
+			}
+		}
+		sorted := slices.Sorted(maps.Keys(tags))
+		head := slices.Clone(names)
+		for _, t := range sorted {
+			head = append(head, t+"_mean", t+"_std", t+"_min", t+"_max", t+"_cv")
+		}
+		rows = append(rows, head)
+		for _, p := range rank.ok {
+			row := params(p.SweepPoint)
+			for _, t := range sorted {
+				for _, st := range []struct {
+					name     string
+					decimals int
+				}{{"mean", 2}, {"std", 2}, {"min", 2}, {"max", 2}, {"cv", 4}} {
+					cell := ""
+					if v, ok := stat(p.metrics, t, st.name); ok {
+						cell = f(v, st.decimals)
+					}
+					row = append(row, cell)
+				}
+			}
+			rows = append(rows, row)
+		}
+	}
+	rows = append(rows, nil, []string{"Best Configurations"})
+	if len(rank.ok) > 0 {
+		rows = append(rows, append(append([]string{"Configuration"}, names...), "Metric", "Unit"),
+			append(append([]string{"Best Throughput"}, params(rank.bestThru.SweepPoint)...), f(rank.bestThru.thru, 2), "requests/sec"),
+			append(append([]string{"Best Latency P99"}, params(rank.bestLat.SweepPoint)...), f(rank.bestLat.lat, 2), "ms"))
+	}
+	rows = append(rows, nil, []string{"Pareto Optimal Points"})
+	if len(rank.pareto) > 0 {
+		rows = append(rows, names)
+		for _, p := range rank.pareto {
+			rows = append(rows, params(p.SweepPoint))
+		}
+	} else {
+		rows = append(rows, []string{"None"})
+	}
+	combinations := 1
+	for _, n := range names {
+		combinations *= len(values[n])
+	}
+	rows = append(rows, nil, []string{"Metadata"}, []string{"Field", "Value"},
+		[]string{"Aggregation Type", "sweep"},
+		[]string{"Sweep Parameters", strings.Join(names, ", ")},
+		[]string{"Number of Combinations", strconv.Itoa(combinations)},
+		[]string{"Number of Profile Runs", strconv.Itoa(runs.total)},
+		[]string{"Number of Successful Runs", strconv.Itoa(runs.total - len(runs.failed))})
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	var head []string
-	if len(points) > 0 {
-		for _, q := range points[0].Params {
-			head = append(head, q.Name)
+	w.UseCRLF = true // Python's csv module
+	for _, row := range rows {
+		if row == nil {
+			// encoding/csv writes an empty record as an empty quoted field;
+			// Python's is a bare blank line.
+			w.Flush()
+			buf.WriteString("\r\n")
+			continue
 		}
-	}
-	for _, c := range sweepColumns {
-		head = append(head, c.key)
-	}
-	head = append(head, "error_request_count", "artifact_directory", "failed")
-	if err := w.Write(head); err != nil {
-		return nil, err
-	}
-	for _, p := range points {
-		var row []string
-		for _, q := range p.Params {
-			row = append(row, strconv.FormatFloat(q.Value, 'f', -1, 64))
-		}
-		m := p.metrics()
-		for _, c := range sweepColumns {
-			cell := ""
-			if v, ok := metricMean(m, c.key); ok {
-				cell = strconv.FormatFloat(v, 'f', 2, 64)
-			}
-			row = append(row, cell)
-		}
-		row = append(row, strconv.Itoa(p.errors()), p.artifacts(), p.Failed)
 		if err := w.Write(row); err != nil {
 			return nil, err
 		}
 	}
 	w.Flush()
 	return buf.Bytes(), w.Error()
+}
+
+// pythonValue is the parameter as Python's str prints it: 4, 5.0.
+func pythonValue(q SweepParam) string {
+	if q.Name == "concurrency" {
+		return strconv.Itoa(int(q.Value))
+	}
+	return PythonFloat(q.Value)
 }
 
 // ConsoleSweep prints the sweep's table: a row per point with the figures
@@ -371,7 +534,7 @@ func ConsoleSweep(w io.Writer, points []SweepPoint) {
 	fmt.Fprintf(w, " %8s\n", "errors")
 	for _, p := range points {
 		fmt.Fprintf(w, "%-28s", p.Label())
-		m := p.metrics()
+		m := p.figures()
 		for _, c := range sweepColumns {
 			if v, ok := metricMean(m, c.key); ok {
 				fmt.Fprintf(w, " %14.2f", v)
@@ -397,8 +560,8 @@ func SweepSummaryDir(points []SweepPoint) string {
 }
 
 // WriteSweep writes the sweep's summary into dir/sweep_aggregate (in a
-// multi-run sweep of the repeated mode, dir/aggregate/sweep_aggregate): the JSON and CSV, and
-// the HTML page of throughput against latency.
+// multi-run sweep of the repeated mode, dir/aggregate/sweep_aggregate):
+// the JSON and CSV, and the HTML page of throughput against latency.
 func WriteSweep(dir string, points []SweepPoint) error {
 	out := filepath.Join(dir, SweepSummaryDir(points))
 	if err := os.MkdirAll(out, 0o755); err != nil {

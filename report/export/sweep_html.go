@@ -53,7 +53,7 @@ func sweepChart(curve sweepCurve, points []SweepPoint) (template.HTML, bool, err
 			if pt.Failed != "" {
 				continue
 			}
-			m := pt.metrics()
+			m := pt.figures()
 			lat, ok := metricMean(m, curve.latency+"_"+q.stat)
 			thru, _ := metricMean(m, "output_token_throughput_avg")
 			if !ok {
@@ -169,7 +169,7 @@ func SweepHTML(points []SweepPoint) ([]byte, error) {
 	}
 	for _, p := range points {
 		r := row{Label: p.Label(), Dir: p.artifacts(), Failed: p.Failed, Errors: p.errors()}
-		m := p.metrics()
+		m := p.figures()
 		for _, c := range sweepColumns {
 			cell := "-"
 			if v, ok := metricMean(m, c.key); ok {

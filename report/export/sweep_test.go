@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,6 +38,7 @@ func TestSweepJSON(t *testing.T) {
 		Runs       int    `json:"num_profile_runs"`
 		Successful int    `json:"num_successful_runs"`
 		Failed     []struct {
+			Label      string         `json:"label"`
 			Parameters map[string]any `json:"parameters"`
 			Error      string         `json:"error"`
 		} `json:"failed_runs"`
@@ -45,7 +47,11 @@ func TestSweepJSON(t *testing.T) {
 				Name   string    `json:"name"`
 				Values []float64 `json:"values"`
 			} `json:"sweep_parameters"`
-			Combinations int `json:"num_combinations"`
+			Combinations int     `json:"num_combinations"`
+			Mode         string  `json:"sweep_mode"`
+			Level        float64 `json:"confidence_level"`
+			Trials       int     `json:"num_trials_per_value"`
+			Type         string  `json:"aggregation_type"`
 		} `json:"metadata"`
 		PerCombination []struct {
 			Parameters map[string]any            `json:"parameters"`
@@ -57,15 +63,26 @@ func TestSweepJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	if doc.Type != "sweep" || doc.Runs != 4 || doc.Successful != 3 || len(doc.Failed) != 1 || doc.Failed[0].Error != "all 10 requests failed" {
+	if doc.Type != "sweep" || doc.Runs != 4 || doc.Successful != 3 || len(doc.Failed) != 1 ||
+		doc.Failed[0].Error != "all 10 requests failed" || doc.Failed[0].Label != "run_0001" {
 		t.Errorf("runs: %+v", doc)
 	}
-	if len(doc.Metadata.Params) != 1 || doc.Metadata.Params[0].Name != "concurrency" || len(doc.Metadata.Params[0].Values) != 4 || doc.Metadata.Combinations != 4 {
+	if m := doc.Metadata; len(m.Params) != 1 || m.Params[0].Name != "concurrency" || len(m.Params[0].Values) != 4 || m.Combinations != 4 ||
+		m.Mode != "repeated" || m.Level != 0.95 || m.Trials != 1 || m.Type != "sweep" {
 		t.Errorf("metadata: %+v", doc.Metadata)
 	}
-	if len(doc.PerCombination) != 3 || doc.PerCombination[1].Metrics["time_to_first_token_p99"]["mean"] != 25.0 ||
-		doc.PerCombination[1].Metrics["request_throughput_avg"]["unit"] != "requests/sec" {
-		t.Errorf("per-combination metrics: %+v", doc.PerCombination)
+	// AIPerf's one-trial cell: each metric by tag, its statistics beside
+	// the mean and no spread.
+	if len(doc.PerCombination) != 3 {
+		t.Fatalf("per-combination metrics: %+v", doc.PerCombination)
+	}
+	ttft, thru := doc.PerCombination[1].Metrics["time_to_first_token"], doc.PerCombination[1].Metrics["request_throughput"]
+	if ttft["mean"] != 25.0 || ttft["avg"] != 25.0 || ttft["p99"] != 25.0 || ttft["std"] != 0.0 || ttft["cv"] != 0.0 ||
+		ttft["ci_low"] != 25.0 || ttft["count"] != 10.0 || ttft["unit"] != "ms" {
+		t.Errorf("TTFT cell %v", ttft)
+	}
+	if thru["mean"] != 35.0 || thru["min"] != 35.0 || thru["max"] != 35.0 || thru["unit"] != "requests/sec" || thru["p99"] != nil {
+		t.Errorf("throughput cell %v: a single value has mean, min and max, no percentiles", thru)
 	}
 	if doc.Best["best_throughput"].Parameters["concurrency"] != 4 || doc.Best["best_latency_p99"].Parameters["concurrency"] != 1 {
 		t.Errorf("best: %+v", doc.Best)
@@ -223,5 +240,39 @@ func checkMultiRunSweep(t *testing.T, mode, aggregateDir, summaryDir, runDir, ru
 	page, err = os.ReadFile(filepath.Join(dir, summaryDir, "sweep_report.html"))
 	if err != nil || !strings.Contains(string(page), `href="`+pointLink+`"`) {
 		t.Errorf("the sweep's page does not link concurrency_2's aggregate at %s (%v)", pointLink, err)
+	}
+}
+
+// TestSweepCSV: AIPerf 0.13's sweep CSV: a row per successful point with
+// every metric's mean, std, min, max and cv, then its three sections.
+func TestSweepCSV(t *testing.T) {
+	b, err := SweepCSV(sweepPoints())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	lines := strings.Split(text, "\r\n")
+	head := strings.Split(lines[0], ",")
+	var tags []string
+	for i := 1; i < len(head); i += 5 {
+		tags = append(tags, strings.TrimSuffix(head[i], "_mean"))
+	}
+	if head[0] != "concurrency" || !slices.Contains(head, "request_throughput_mean") || !slices.Contains(head, "time_to_first_token_cv") ||
+		!slices.IsSorted(tags) || (len(head)-1)%5 != 0 {
+		t.Errorf("header %v", head)
+	}
+	i := slices.Index(head, "request_throughput_mean")
+	if row := strings.Split(lines[2], ","); row[0] != "4" || row[i] != "35.00" || row[i+4] != "0.0000" {
+		t.Errorf("row %v; want concurrency 4, 35.00 requests/s, cv 0.0000", row)
+	}
+	for _, want := range []string{
+		"\r\n\r\nBest Configurations\r\nConfiguration,concurrency,Metric,Unit\r\nBest Throughput,4,35.00,requests/sec\r\nBest Latency P99,1,20.00,ms\r\n",
+		"\r\n\r\nPareto Optimal Points\r\nconcurrency\r\n1\r\n4\r\n",
+		"\r\n\r\nMetadata\r\nField,Value\r\nAggregation Type,sweep\r\nSweep Parameters,concurrency\r\nNumber of Combinations,4\r\n" +
+			"Number of Profile Runs,4\r\nNumber of Successful Runs,3\r\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("CSV lacks %q:\n%s", want, text)
+		}
 	}
 }

@@ -1,0 +1,219 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sideBySide are AIPerf 0.13 command lines, the words after `aiperf profile` with {url} for the
+// simulator's address, that real AIPerf and bench both run against the same simulator: the
+// request bodies each writes to inputs.json must agree in shape. One case per option AIPerf's
+// docs use that bench once refused or ran differently.
+var sideBySide = []struct{ name, args string }{
+	{"no --osl: no output limit", `-m Qwen/Qwen3-0.6B --url {url} --streaming --request-count 3`},
+	{"full endpoint URL", `-m Qwen/Qwen3-0.6B --url http://{url}/v1/chat/completions --endpoint-type chat --streaming --request-count 3`},
+	{"sequence distribution", `-m Qwen/Qwen3-0.6B --url {url} --streaming --seq-dist "64|10,32|8:70;256|40,128|20:20;1024|100,512|50:10" --request-count 6`},
+	{"random range ratio", `-m Qwen/Qwen3-0.6B --url {url} --streaming --isl 100 --osl 16 --random-range-ratio 0.5 --request-count 4`},
+	{"shared system prompt and user context", `-m Qwen/Qwen3-0.6B --url {url} --streaming --shared-system-prompt-length 20 --user-context-prompt-length 10 --request-count 3`},
+	{"multi-turn conversations", `-m Qwen/Qwen3-0.6B --url {url} --streaming --conversation-num 2 --conversation-turn-mean 3 --conversation-turn-stddev 0 --osl 8`},
+	{"request-rate series", `-m Qwen/Qwen3-0.6B --url {url} --streaming --request-rate-series series.json --request-rate-mode constant --request-count 4 --osl 8`},
+	{"mooncake trace detected without its type", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file trace.jsonl`},
+	{"single-turn file without a request count", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file prompts.jsonl --custom-dataset-type single_turn`},
+	{"cohere rankings, bare host", `-m Qwen/Qwen3-0.6B --url {url} --endpoint-type cohere-rankings --request-count 3`},
+}
+
+// TestAIPerfSideBySide runs each of sideBySide with real AIPerf 0.13 and with bench, only the
+// program name changed (and the artifact directory), both with the same local tokenizer, and
+// compares what they sent: as many requests (profile_export.jsonl), and in inputs.json the same
+// turns per session and the same request body shape (keys, nesting and JSON types; the prompts'
+// words differ, as each draws its own text).
+func TestAIPerfSideBySide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs AIPerf once a case, tens of seconds each")
+	}
+	venv := requireAIPerf(t)
+	url := startBlogSimulator(t)
+	work := t.TempDir()
+	tok := qwenTokenizerDir(t)
+	var trace strings.Builder
+	for i := range 4 {
+		fmt.Fprintf(&trace, `{"timestamp": %d, "input_length": %d, "output_length": 8, "hash_ids": [%d]}`+"\n", 50*i, 64+i, i)
+	}
+	prompts := "{\"text\": \"a prompt about the sea\"}\n{\"text\": \"another about the hills\"}\n{\"text\": \"a third\"}\n"
+	for name, s := range map[string]string{"trace.jsonl": trace.String(), "prompts.jsonl": prompts, "series.json": `{"points": [{"time_s": 0, "qps": 20}, {"time_s": 0.5, "qps": 60}]}`} {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// AIPerf's start-up is most of a case's time, so cases run side by side, a few at once (each
+	// AIPerf is a dozen processes; concurrent runs take their own IPC paths).
+	slots := make(chan struct{}, 3)
+	for i, tc := range sideBySide {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			args := shellWords(t, strings.ReplaceAll(tc.args, "{url}", url))
+			args = append(args, "--tokenizer", tok, "--ui-type", "none")
+			aiperfDir, benchDir := fmt.Sprintf("aiperf-%d", i), fmt.Sprintf("bench-%d", i)
+			runAIPerfIn(t, work, 3*time.Minute, filepath.Join(venv, "bin", "aiperf"), append([]string{"profile"}, append(args, "--output-artifact-dir", aiperfDir)...)...)
+			if code, out := benchIn(t, work, append(args, "--output-artifact-dir", benchDir)...); code != 0 {
+				t.Fatalf("bench exit %d:\n%s", code, out)
+			}
+			if got, want := exportedRequests(t, filepath.Join(work, benchDir)), exportedRequests(t, filepath.Join(work, aiperfDir)); got != want {
+				t.Errorf("requests: bench %d, AIPerf %d", got, want)
+			}
+			want, ok := readInputs(t, filepath.Join(work, aiperfDir))
+			if !ok {
+				// AIPerf writes no inputs.json for a trace it sends at a load.
+				return
+			}
+			got, ok := readInputs(t, filepath.Join(work, benchDir))
+			if !ok {
+				t.Fatal("bench wrote no inputs.json")
+			}
+			if !slices.Equal(got.turns, want.turns) {
+				t.Errorf("turns per session: bench %v, AIPerf %v", got.turns, want.turns)
+			}
+			if !slices.Equal(got.shapes, want.shapes) {
+				t.Errorf("request bodies differ in shape:\nbench:  %s\nAIPerf: %s", strings.Join(got.shapes, "\n        "), strings.Join(want.shapes, "\n        "))
+			}
+		})
+	}
+}
+
+// runAIPerfIn runs one of AIPerf's programs in dir; a failure fails the test with its output.
+func runAIPerfIn(t *testing.T, dir string, timeout time.Duration, name string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+	}
+}
+
+// qwenTokenizerDir is a local tokenizer directory, as transformers and bench both load one,
+// holding the Qwen2 tokenizer.json of tokenizer/testdata: no Hub is needed.
+func qwenTokenizerDir(t *testing.T) string {
+	t.Helper()
+	tok, err := os.ReadFile(filepath.Join(repoRoot(t), "tokenizer", "testdata", "qwen2_tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, body := range map[string][]byte{
+		"tokenizer.json":        tok,
+		"tokenizer_config.json": []byte(`{"tokenizer_class": "Qwen2TokenizerFast"}`),
+		"config.json":           []byte(`{"model_type": "qwen2"}`),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// inputs is what the test compares of an inputs.json: the distinct numbers of payloads a
+// session has, and the distinct shapes of the payloads, each sorted. Not the number of
+// sessions: AIPerf lists its dataset, each conversation once, and bench the requests it sent,
+// which differ when a short file is cycled to the request count.
+type inputs struct {
+	turns  []int
+	shapes []string
+}
+
+// readInputs reads dir's inputs.json; ok is false when there is none.
+func readInputs(t *testing.T, dir string) (in inputs, ok bool) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "inputs.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return in, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Data []struct {
+			Payloads []any `json:"payloads"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%s/inputs.json: %v", dir, err)
+	}
+	for _, s := range doc.Data {
+		if !slices.Contains(in.turns, len(s.Payloads)) {
+			in.turns = append(in.turns, len(s.Payloads))
+		}
+		for _, p := range s.Payloads {
+			if sh := shapeOf(p); !slices.Contains(in.shapes, sh) {
+				in.shapes = append(in.shapes, sh)
+			}
+		}
+	}
+	slices.Sort(in.turns)
+	slices.Sort(in.shapes)
+	return in, true
+}
+
+// exportedRequests counts the records of dir's profile_export.jsonl.
+func exportedRequests(t *testing.T, dir string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "profile_export.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Count(b, []byte("\n"))
+}
+
+// shapeOf writes a JSON value's shape: objects with their sorted keys, arrays as the distinct
+// shapes of their elements, and the type of anything else.
+func shapeOf(v any) string {
+	switch v := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		var b strings.Builder
+		b.WriteString("{")
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(k + ": " + shapeOf(v[k]))
+		}
+		return b.String() + "}"
+	case []any:
+		var elems []string
+		for _, e := range v {
+			if s := shapeOf(e); !slices.Contains(elems, s) {
+				elems = append(elems, s)
+			}
+		}
+		slices.Sort(elems)
+		return "[" + strings.Join(elems, " | ") + "]"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -1,0 +1,50 @@
+package scenarios
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestMediaFields(t *testing.T) {
+	data := edit(t, "    arrival: {rate: 0.2}\n", `    arrival: {rate: 0.2}
+    dataset:
+      synthetic:
+        images: {width: {mean: 512}, height: {mean: 256, stddev: 10}}
+        audio: {length: {mean: 5}}
+`)
+	c, err := Parse([]byte(data), "s.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Probes["steady"].Dataset.Synthetic
+	wantImages := Images{BatchSize: 1, Width: Lengths{Mean: 512}, Height: Lengths{Mean: 256, Stddev: 10}, Format: ImagePNG}
+	wantAudio := Audio{BatchSize: 1, Length: Seconds{Mean: 5}, SampleRates: []float64{16}, Depths: []int{16}, Channels: 1, Format: AudioWAV}
+	if s.Images == nil || *s.Images != wantImages || s.Audio == nil || !reflect.DeepEqual(*s.Audio, wantAudio) {
+		t.Fatalf("images %+v, audio %+v; want the defaults filled in: %+v, %+v", s.Images, s.Audio, wantImages, wantAudio)
+	}
+}
+
+func TestMediaErrors(t *testing.T) {
+	for _, tc := range []struct{ name, target, synthetic, want string }{
+		{"sides", "", "images: {width: {mean: 0}, height: {mean: 9000}, format: gif}",
+			"images.format: must be png, jpeg or random, not \"gif\"|images.height.mean: must be 1 to 8192 pixels, not 9000|images.width.mean: must be 1 to 8192 pixels, not 0"},
+		{"audio", "", "audio: {length: {mean: 0.001}, depths: [12], sample_rates: [200], channels: 3, format: mp3, batch_size: 0}",
+			"audio.batch_size: must be 1 to 64 per request, not 0|audio.channels: must be 1 (mono) or 2 (stereo), not 3|audio.depths: lists 12|audio.format: must be wav, not \"mp3\"|audio.length.mean: must be 0.01 to 600 seconds|audio.sample_rates: lists 200: each must be 0.1 to 96 kHz"},
+		{"multi-turn", "", "images: {width: {mean: 8}, height: {mean: 8}}\n        conversation: {turns: {mean: 2}}",
+			"conversation.turns.mean: cannot be used with images or audio"},
+		{"not chat", "    endpoint: completions\n", "audio: {length: {mean: 1}}",
+			"probes.steady.dataset.synthetic: sends images or audio, which only endpoint chat carries; target qwen is completions"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := edit(t, "    arrival: {rate: 0.2}\n", "    arrival: {rate: 0.2}\n    dataset:\n      synthetic:\n        "+tc.synthetic+"\n")
+			data = strings.Replace(data, "    model: Qwen/Qwen3-0.6B\n", "    model: Qwen/Qwen3-0.6B\n"+tc.target, 1)
+			got := parseError(t, data)
+			for _, want := range strings.Split(tc.want, "|") {
+				if !strings.Contains(got, want) {
+					t.Errorf("error lacks %q:\n%s", want, got)
+				}
+			}
+		})
+	}
+}
