@@ -50,7 +50,7 @@ func NewRequests(reg prometheus.Registerer) *Requests {
 		outTokens: histogramVec("output_tokens", "Generated length of a request, in tokens.", tokenBuckets, requestLabels),
 		lag:       histogramVec("schedule_lag_seconds", "Actual send time minus scheduled send time, less any wait for max_concurrency: how far the client fell behind.", lagBuckets, requestLabels),
 		// A wait for a slot lasts until a request ahead finishes, so it is on the scale of request durations.
-		capWait: histogramVec("concurrency_wait_seconds", "Time a request was held past its scheduled send by max_concurrency (0 when a slot was free or there is no cap).", durationBuckets, requestLabels),
+		capWait: histogramVec("concurrency_wait_seconds", "Time a request was held past its scheduled send by max_concurrency or max_prefill_concurrency (0 when a slot was free or there is no cap).", durationBuckets, requestLabels),
 		stages:  histogramVec("request_stage_seconds", "The client's timing breakdown of a request, by stage: dns, connect and tls when its connection was dialled for it (requests_by_connection_total counts those that were not), setup (the whole wait for a connection), then sending, waiting (request written to first response byte) and first_token (first byte to first content chunk), which add up to its TTFT.", stageBuckets, append(requestLabels, "stage")),
 
 		requests:          counter("requests_total", "Requests finished, by outcome: ok, error, cancelled, or lost (by inferprobe: the worker holding it died; not the target's failure).", "outcome"),

@@ -91,6 +91,10 @@ func burstExportConfig(spec *burstSpec, plan *finite.Plan) export.Config {
 	} else {
 		c.RequestRate, c.ArrivalPattern, c.Concurrency = p.Arrival.Rate, p.Arrival.Pattern, p.Arrival.MaxConcurrency
 	}
+	if p.Arrival.Pattern == scenarios.ArrivalUserCentric {
+		c.Users = p.Arrival.Users
+	}
+	c.PrefillConcurrency = p.Arrival.MaxPrefillConcurrency
 	return c
 }
 

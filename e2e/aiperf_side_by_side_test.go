@@ -100,6 +100,7 @@ func runAIPerfIn(t *testing.T, dir string, timeout time.Duration, name string, a
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir()) // AIPerf writes under ~; not the user's
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
 	}

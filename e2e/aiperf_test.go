@@ -558,28 +558,8 @@ func TestAIPerfSweepLayout(t *testing.T) {
 		t.Fatalf("bench exited %d:\n%s", code, out)
 	}
 
-	// AIPerf 0.13 loads a tokenizer only from the Hub's cache when offline.
-	hub := filepath.Join(t.TempDir(), "hub")
-	snapshot := filepath.Join(hub, "models--local--qwen2", "snapshots", "0")
-	tok, err := os.ReadFile(filepath.Join(repoRoot(t), "tokenizer", "testdata", "qwen2_tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for path, body := range map[string]string{
-		filepath.Join(snapshot, "tokenizer.json"):                  string(tok),
-		filepath.Join(snapshot, "tokenizer_config.json"):           `{"tokenizer_class": "PreTrainedTokenizerFast"}`,
-		filepath.Join(hub, "models--local--qwen2", "refs", "main"): "0",
-	} {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := []string{"HOME=" + t.TempDir(), "HF_HUB_CACHE=" + hub, "HF_HUB_OFFLINE=1"}
-	runAIPerf(t, 6*time.Minute, env, filepath.Join(venv, "bin", "aiperf"), append([]string{"profile"}, append(args,
-		"--tokenizer", "local/qwen2", "--ui-type", "none", "--output-artifact-dir", filepath.Join(work, "aiperf"))...)...)
+	runAIPerf(t, 6*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), append([]string{"profile"}, append(args,
+		"--tokenizer", qwenTokenizerDir(t), "--ui-type", "none", "--output-artifact-dir", filepath.Join(work, "aiperf"))...)...)
 
 	compared := runAIPerf(t, time.Minute, nil, filepath.Join(venv, "bin", "python"),
 		filepath.Join(repoRoot(t), "e2e", "testdata", "aiperf", "compare_sweep.py"), filepath.Join(work, "bench"), filepath.Join(work, "aiperf"))

@@ -208,7 +208,7 @@ func (c *Client) Do(ctx context.Context, t *Target, req *Request) *record.Record
 		failRecord(rec, record.ReasonProtocol, 0, fmt.Errorf("streaming reply is not an event stream: %s", what))
 		return rec
 	default:
-		readStream(now, t, body, rec)
+		readStream(now, t, body, rec, req)
 	}
 	if rec.Outcome == record.OutcomeError && ctx.Err() != nil {
 		// A read failed because we cut it: say why, and end it when we gave

@@ -3,6 +3,7 @@ package prober
 import (
 	"time"
 
+	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -23,7 +24,7 @@ func newClosedLoop(a scenarios.Arrival) *closedLoop {
 
 // offset is 0: a closed loop's send times follow the server's answers, so
 // they are not part of what a seed reproduces.
-func (*closedLoop) offset(time.Duration) time.Duration { return 0 }
+func (*closedLoop) offset(*dataset.Item) time.Duration { return 0 }
 
 // loop schedules a request at the instant its slot opened (the end of the
 // request it replaces, or its ramp step), so its lag is the client's reaction
@@ -57,10 +58,23 @@ func (c *closedLoop) loop(r *run) {
 				r.fail(pl)
 				return
 			}
-			if ctx.Err() != nil || r.probe.limit.reached(pl.seq, time.Since(r.start)) {
+			// The prefill cap holds a request back past its slot's opening:
+			// that is cap wait, not the client's reaction time.
+			waited, ok := r.acquirePrefill(pl.req)
+			if !ok {
 				return
 			}
-			r.send(pl, opened, 0, finished)
+			if ctx.Err() != nil || r.probe.limit.reached(pl.seq, time.Since(r.start)) {
+				if pl.req != nil {
+					pl.req.FirstToken() // frees the slot it will not use
+				}
+				return
+			}
+			var capWait time.Duration
+			if waited {
+				capWait = max(0, time.Since(opened))
+			}
+			r.send(pl, opened, capWait, finished)
 			pl = <-r.planned
 		}
 		var step <-chan time.Time

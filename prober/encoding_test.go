@@ -99,7 +99,7 @@ func TestCompressedStreamTiming(t *testing.T) {
 			body := decodeBody(c.enc, arrived)
 			defer releaseDecoder(body)
 			rec := &record.Record{Sent: t0, FirstOutput: -1}
-			readStream(arrived.stamp, chatTarget, body, rec)
+			readStream(arrived.stamp, chatTarget, body, rec, &Request{})
 			if rec.Outcome != record.OutcomeOK || rec.OutputTokens != 3 || rec.InputTokens != 4 {
 				t.Fatalf("outcome %v %q %s, tokens %d/%d", rec.Outcome, rec.Reason, rec.Err, rec.InputTokens, rec.OutputTokens)
 			}
@@ -173,7 +173,7 @@ func TestCompressedBodyFailures(t *testing.T) {
 			body := decodeBody(tc.enc, arrived)
 			defer releaseDecoder(body)
 			rec := &record.Record{Sent: time.Now(), FirstOutput: -1}
-			readStream(arrived.stamp, chatTarget, body, rec)
+			readStream(arrived.stamp, chatTarget, body, rec, &Request{})
 			if rec.Outcome != record.OutcomeError || rec.Reason != tc.reason || !strings.Contains(rec.Err, tc.errHas) {
 				t.Errorf("outcome %v reason %q err %q, want %q containing %q", rec.Outcome, rec.Reason, rec.Err, tc.reason, tc.errHas)
 			}

@@ -324,7 +324,7 @@ func TestEndpointStreams(t *testing.T) {
 			}
 			s := &script{reads: tc.reads, at: at, t0: t0}
 			rec := &record.Record{Sent: t0, FirstOutput: -1, InputTokens: 99}
-			readStream(s.clock, specTarget(t, scenarios.Target{Endpoint: tc.endpoint}), s, rec)
+			readStream(s.clock, specTarget(t, scenarios.Target{Endpoint: tc.endpoint}), s, rec, &Request{})
 			w := tc.want
 			if !slices.Equal(rec.Chunks, w.chunks) || rec.FirstOutput != w.firstOutput {
 				t.Errorf("chunks %v first output %d, want %v %d", rec.Chunks, rec.FirstOutput, w.chunks, w.firstOutput)

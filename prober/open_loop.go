@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/arrival"
+	"github.com/inferprobe/inferprobe/prober/dataset"
 )
 
 // openLoop sends at the times of an arrival process (patterns poisson,
@@ -12,7 +13,7 @@ type openLoop struct {
 	arrivals arrival.Process
 }
 
-func (o openLoop) offset(time.Duration) time.Duration { return o.arrivals.Next() }
+func (o openLoop) offset(*dataset.Item) time.Duration { return o.arrivals.Next() }
 
 func (openLoop) loop(r *run) { r.sendAtOffsets() }
 
@@ -27,7 +28,7 @@ func (r *run) sendAtOffsets() {
 		defer stop()
 	}
 	slots := r.slots
-	// capFreed is when the latest wait for a slot ended. A request due before
+	// capFreed is when the latest wait for a slot (or prefill slot) ended. A request due before
 	// then was held back by the cap, by its own wait or by the requests queued
 	// ahead of it, so that time is its cap wait and not client lag.
 	var capFreed time.Time
@@ -56,6 +57,13 @@ func (r *run) sendAtOffsets() {
 				}
 			}
 		}
+		// The prefill cap holds a request as the cap does.
+		switch waited, ok := r.acquirePrefill(pl.req); {
+		case !ok:
+			return
+		case waited:
+			capFreed = time.Now()
+		}
 		r.send(pl, at, max(0, capFreed.Sub(at)), nil)
 	}
 }
@@ -66,13 +74,19 @@ func (r *run) sendAtOffsets() {
 // given back at each step. A request held back by the ramp is held by the
 // cap, so its wait is cap wait, not schedule lag. stop ends the ramp.
 func (r *run) rampCap(n int) (stop func()) {
-	ramp := concurrencyRamp{from: 1, to: n, over: r.probe.capRampOver}
+	return rampSlots(r.slots, r.start, n, r.probe.capRampOver)
+}
+
+// rampSlots opens the n slots of slots (empty) one at a time over over
+// from start, as rampCap says; the prefill cap ramps the same way.
+func rampSlots(slots chan struct{}, start time.Time, n int, over time.Duration) (stop func()) {
+	ramp := concurrencyRamp{from: 1, to: n, over: over}
 	closed := ramp.steps()
 	if ramp.over <= 0 || closed == 0 {
 		return func() {}
 	}
 	for range closed {
-		r.slots <- struct{}{}
+		slots <- struct{}{}
 	}
 	done := make(chan struct{})
 	ended := make(chan struct{})
@@ -81,12 +95,12 @@ func (r *run) rampCap(n int) (stop func()) {
 		timer := time.NewTimer(time.Hour)
 		defer timer.Stop()
 		for j := 1; j <= closed; j++ {
-			timer.Reset(time.Until(r.start.Add(ramp.at(j))))
+			timer.Reset(time.Until(start.Add(ramp.at(j))))
 			select {
 			case <-done:
 				return
 			case <-timer.C:
-				<-r.slots
+				<-slots
 			}
 		}
 	}()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -55,7 +56,11 @@ type Probe struct {
 	maxConcurrency int
 	// capRampOver raises the cap from 1 to maxConcurrency over this long; 0 for at once.
 	capRampOver time.Duration
-	source      dataset.Source
+	// maxPrefill is this shard's cap on requests waiting for their first
+	// token, any schedule; 0 for none. prefillRampOver ramps it as capRampOver.
+	maxPrefill      int
+	prefillRampOver time.Duration
+	source          dataset.Source
 	// cancelRate of the requests are cancelled cancelAfter after they were
 	// written, chosen by cancels.
 	cancelRate  float64
@@ -67,6 +72,8 @@ type Probe struct {
 	run         record.RunID
 	sent        *record.Digester
 	limit       Limit
+	// turnGap paces a session's later turns (see planned).
+	turnGap time.Duration
 	// startAt is the agreed instant the timeline starts at; zero: when ready.
 	startAt time.Time
 	// sendingEnded is closed once Run will send nothing more: its schedule
@@ -78,10 +85,11 @@ type Probe struct {
 // arrival process, replay at the dataset's timestamps, or closedLoop as
 // requests end. NewProbe chooses one.
 type schedule interface {
-	// offset is the send time, from the start, of the next request of the
-	// whole sequence, whose dataset timestamp is at. It is drawn for every
-	// request, other shards' too, so that every shard draws the same.
-	offset(at time.Duration) time.Duration
+	// offset is the send time, from the start, of the next item of the
+	// whole sequence, it (user_centric also cuts its session to the turns
+	// its user sends). It is drawn for every item, other shards' too, so
+	// that every shard draws the same.
+	offset(it *dataset.Item) time.Duration
 	// loop sends r's planned requests in order until r.ctx ends, the limit
 	// is reached or the dataset cannot go on.
 	loop(r *run)
@@ -148,6 +156,13 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard rec
 		return nil, fmt.Errorf("probe %s: %w", name, err)
 	}
 	probe.capRampOver = time.Duration(a.MaxConcurrencyRampOver)
+	if n := a.MaxPrefillConcurrency; n > 0 {
+		if probe.maxPrefill = shard.Share(n); probe.maxPrefill == 0 {
+			return nil, fmt.Errorf("probe %s: max_prefill_concurrency %d cannot be split across %d shards; raise it to at least %d",
+				name, n, shard.Count, shard.Count)
+		}
+		probe.prefillRampOver = time.Duration(a.MaxPrefillConcurrencyRampOver)
+	}
 	switch {
 	case p.Dataset.Replays():
 		probe.schedule = replay{}
@@ -159,6 +174,9 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard rec
 				name, most, shard.Count, shard.Count)
 		}
 		probe.schedule = c
+	case a.Pattern == scenarios.ArrivalUserCentric:
+		u := newUserCentric(a.Rate, a.Users, sessionTurns(p.Dataset))
+		probe.schedule, probe.turnGap = u, u.turnGap()
 	default:
 		arr, err := arrival.New(a, seeded.New(seed, component+"/arrival"))
 		if err != nil {
@@ -167,6 +185,15 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard rec
 		probe.schedule = openLoop{arrivals: arr}
 	}
 	return probe, nil
+}
+
+// sessionTurns is the turns a session of d has on average, rounded, as
+// AIPerf's user-centric rate takes it; 1 for single requests.
+func sessionTurns(d scenarios.Dataset) int {
+	if s := d.Synthetic; s != nil && s.Conversation != nil {
+		return max(1, int(math.Round(s.Conversation.Turns.Mean)))
+	}
+	return 1
 }
 
 // setCap sets this shard's share of an open-loop cap of c requests in flight.
@@ -228,6 +255,8 @@ func (p *Probe) Run(ctx, reqCtx context.Context, exec Executor, rec Recorder) {
 		sleepUntil(ctx, p.startAt)
 		r.start = p.startAt
 	}
+	stopPrefill := r.startPrefill()
+	defer stopPrefill()
 	p.schedule.loop(r)
 	r.sending.Done()
 }
@@ -257,6 +286,9 @@ type planned struct {
 	err    error
 	// turns are the session's later turns; turn i has sequence number seq+1+i.
 	turns []plannedTurn
+	// turnGap, when > 0, paces the later turns from the send time of the
+	// turn before (user_centric) instead of by their think time.
+	turnGap time.Duration
 	// stop says the dataset cannot go on: err is recorded once and the probe
 	// stops sending.
 	stop bool
@@ -290,7 +322,7 @@ func (p *Probe) plan() (pl planned) {
 		if err != nil {
 			return planned{seq: seq, err: fmt.Errorf("dataset: %w", err), stop: true}
 		}
-		offset := p.schedule.offset(it.At)
+		offset := p.schedule.offset(&it)
 		p.next += 1 + uint64(len(it.Turns))
 		cancels := make([]cancelPlan, 1+len(it.Turns))
 		cancels[0] = p.cancelDelay(it.CancelAfter)
@@ -301,7 +333,7 @@ func (p *Probe) plan() (pl planned) {
 			continue
 		}
 		req, err := p.newRequest(it.Prompt, cancels[0])
-		pl := planned{seq: seq, offset: offset, prompt: it.Prompt, req: req, err: err}
+		pl := planned{seq: seq, offset: offset, prompt: it.Prompt, req: req, err: err, turnGap: p.turnGap}
 		for i, t := range it.Turns {
 			req, err := p.newRequest(t.Prompt, cancels[1+i])
 			pl.turns = append(pl.turns, plannedTurn{prompt: t.Prompt, req: req, err: err, delay: t.Delay})
@@ -396,7 +428,10 @@ type run struct {
 	planned <-chan planned
 	// slots holds a token per open-loop request in flight under a cap (see
 	// sendAtOffsets); nil without a cap.
-	slots    chan struct{}
+	slots chan struct{}
+	// prefill holds a token per request waiting for its first token under
+	// a prefill cap (see PrefillSlot); nil without one.
+	prefill  chan struct{}
 	exec     Executor
 	rec      Recorder
 	start    time.Time

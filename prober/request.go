@@ -34,6 +34,10 @@ type Request struct {
 	// written (0: as soon as it is written), as a user who gives up does.
 	Cancel      bool
 	CancelAfter time.Duration
+	// Prefill, when set, is the prefill slot the request holds until its
+	// first token (see PrefillSlot); the executor calls FirstToken then.
+	Prefill PrefillSlot
+	hold    prefillHold
 }
 
 // NewRequest builds the body for prompt p on target t, merging params (which

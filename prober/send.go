@@ -50,6 +50,9 @@ func (r *run) do(seq uint64, entry record.DigestEntry, req *Request, err error, 
 		out.Images, out.AudioSeconds = req.Images, req.AudioSeconds
 	}
 	end := time.Now()
+	if req != nil {
+		req.FirstToken() // a request that ended without one frees its prefill slot now
+	}
 	if r.slots != nil {
 		<-r.slots
 	}

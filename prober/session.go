@@ -7,7 +7,8 @@ import (
 )
 
 // sendSession sends the first turn of pl, a multi-turn session, and then
-// its later turns, each its think time after the turn before ended.
+// its later turns, each its think time after the turn before ended (under
+// user_centric, its turn gap after the turn before was due).
 // finished, if set, is told when the last turn ends, or when the schedule
 // ended before a later turn was due. The whole session is folded into the
 // digest now, so the digest does not depend on how the turns of concurrent
@@ -24,9 +25,20 @@ func (r *run) sendSession(pl planned, first record.DigestEntry, scheduled time.T
 	r.inFlight.Go(func() {
 		end := r.do(pl.seq, first, pl.req, pl.err, scheduled, capWait, nil)
 		var done func(end time.Time)
+		at := scheduled
 		for i, t := range pl.turns {
-			at := end.Add(t.delay)
-			capWait, ok := r.await(at)
+			if pl.turnGap > 0 {
+				// A user's next turn is due gap after its last was due,
+				// at once if that one ended later (AIPerf's
+				// max(now, next_send_time + turn_gap)).
+				at = at.Add(pl.turnGap)
+				if end.After(at) {
+					at = end
+				}
+			} else {
+				at = end.Add(t.delay)
+			}
+			capWait, ok := r.await(at, t.req)
 			if !ok {
 				r.sending.Done()
 				if finished != nil {
@@ -44,25 +56,33 @@ func (r *run) sendSession(pl planned, first record.DigestEntry, scheduled time.T
 	})
 }
 
-// await waits until a later turn due at at may be sent: its time has come
-// (less the dispatch lead) and, under a cap, a slot is free. It returns how
-// long the cap held the turn past at, and false if the schedule ended first.
-func (r *run) await(at time.Time) (time.Duration, bool) {
+// await waits until a later turn due at at, req, may be sent: its time
+// has come (less the dispatch lead) and, under a cap, a slot is free, and
+// under a prefill cap a prefill slot. It returns how long the caps held the
+// turn past at, and false if the schedule ended first.
+func (r *run) await(at time.Time, req *Request) (time.Duration, bool) {
 	if !sleepUntil(r.ctx, at.Add(-dispatchLead)) {
 		return 0, false
 	}
-	if r.slots == nil {
-		return 0, true
+	waited := false
+	if r.slots != nil {
+		select {
+		case r.slots <- struct{}{}:
+		default:
+			select {
+			case r.slots <- struct{}{}:
+				waited = true
+			case <-r.ctx.Done():
+				return 0, false
+			}
+		}
 	}
-	select {
-	case r.slots <- struct{}{}:
-		return 0, true
-	default:
-	}
-	select {
-	case r.slots <- struct{}{}:
-		return max(0, time.Since(at)), true
-	case <-r.ctx.Done():
+	w, ok := r.acquirePrefill(req)
+	if !ok {
 		return 0, false
 	}
+	if waited || w {
+		return max(0, time.Since(at)), true
+	}
+	return 0, true
 }

@@ -23,8 +23,9 @@ var doneMarker = []byte("[DONE]")
 
 // readStream consumes an SSE body, timing each content chunk as its bytes arrive
 // (docs/metrics.md, Time origin and content chunks) and taking token counts
-// from usage in whichever chunk carries it.
-func readStream(now func() time.Time, t *Target, body io.Reader, rec *record.Record) {
+// from usage in whichever chunk carries it. req hears of the first token
+// at once, to free its prefill slot.
+func readStream(now func() time.Time, t *Target, body io.Reader, rec *record.Record, req *Request) {
 	r := sse.NewReader(body, now, maxEventBytes)
 	var (
 		ev       sse.Event
@@ -92,6 +93,9 @@ func readStream(now func() time.Time, t *Target, body io.Reader, rec *record.Rec
 				rec.FirstOutput = len(rec.Chunks)
 			}
 			rec.Chunks = append(rec.Chunks, ev.At.Sub(rec.Sent))
+			if len(rec.Chunks) == 1 {
+				req.FirstToken() // after the chunk is timed: freeing the slot may wait
+			}
 		}
 		tokens.add(&c)
 		finished = finished || c.finished

@@ -56,10 +56,11 @@ func BenchmarkReadStream(b *testing.B) {
 	events := vllmStream(tokens)
 	r := &eventReader{events: events}
 	b.ReportAllocs()
+	req := &Request{}
 	for b.Loop() {
 		r.i = 0
 		rec := &record.Record{FirstOutput: -1, Sent: time.Now(), Chunks: make([]time.Duration, 0, tokens+1)}
-		readStream(time.Now, chatTarget, r, rec)
+		readStream(time.Now, chatTarget, r, rec, req)
 		if rec.Outcome != record.OutcomeOK || len(rec.Chunks) != tokens || rec.OutputTokens != tokens {
 			b.Fatalf("stream not read whole: %+v", rec)
 		}
@@ -116,12 +117,13 @@ func BenchmarkReadStreamCompressed(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			r := &eventReader{events: c.compress(b, vllmStream(tokens))}
 			b.ReportAllocs()
+			req := &Request{}
 			for b.Loop() {
 				r.i = 0
 				arrived := &arrivalReader{r: r, now: time.Now}
 				body := decodeBody(c.enc, arrived)
 				rec := &record.Record{FirstOutput: -1, Sent: time.Now(), Chunks: make([]time.Duration, 0, tokens+1)}
-				readStream(arrived.stamp, chatTarget, body, rec)
+				readStream(arrived.stamp, chatTarget, body, rec, req)
 				releaseDecoder(body)
 				if rec.Outcome != record.OutcomeOK || len(rec.Chunks) != tokens {
 					b.Fatalf("stream not read whole: %+v", rec)

@@ -155,7 +155,7 @@ func TestReadStreamTiming(t *testing.T) {
 			t0 := time.Unix(1000, 0)
 			s := &script{reads: tc.reads, at: tc.at, t0: t0}
 			rec := &record.Record{Sent: t0, FirstOutput: -1, InputTokens: 99}
-			readStream(s.clock, chatTarget, s, rec)
+			readStream(s.clock, chatTarget, s, rec, &Request{})
 			w := tc.want
 			if len(rec.Chunks) != len(w.chunks) {
 				t.Fatalf("chunks %v, want %v", rec.Chunks, w.chunks)

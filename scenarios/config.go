@@ -172,16 +172,21 @@ const (
 	ArrivalConstant    = "constant"
 	ArrivalGamma       = "gamma"
 	ArrivalConcurrency = "concurrency"
+	ArrivalUserCentric = "user_centric"
 )
 
 // Arrival says when requests are sent: open-loop at a rate (poisson, constant,
 // gamma), which may ramp or step through a series, or closed-loop with a number
-// of requests kept in flight (concurrency), which may ramp.
+// of requests kept in flight (concurrency), which may ramp, or as users
+// sharing a rate (user_centric).
 type Arrival struct {
 	// Pattern is poisson (exponential gaps, like many independent users),
-	// constant (equal gaps), gamma (gaps shaped by smoothness) or concurrency
-	// (closed loop: the next request goes the moment one finishes).
-	// Default poisson.
+	// constant (equal gaps), gamma (gaps shaped by smoothness), concurrency
+	// (closed loop: the next request goes the moment one finishes) or
+	// user_centric (AIPerf's user-centric rate: users each send a
+	// multi-turn conversation, a turn every users/rate seconds, a new user
+	// taking each finished one's place; needs
+	// dataset.synthetic.conversation). Default poisson.
 	Pattern string `yaml:"pattern"`
 	// Rate is the mean number of requests per second of an open-loop pattern;
 	// > 0, or >= 0 when ramping (it is then the rate the ramp starts from).
@@ -195,6 +200,9 @@ type Arrival struct {
 	// flight. Required for it and used only there; >= 1, or >= 0 when ramping.
 	// Replicas run with --shard split it (and max_concurrency) between them.
 	Concurrency int `yaml:"concurrency"`
+	// Users is the number of users of pattern user_centric, who share rate.
+	// Required for it and used only there; >= 1.
+	Users int `yaml:"users"`
 	// MaxConcurrency caps the requests an open-loop pattern has in flight: a
 	// request due while the cap is full waits for a slot, and the wait is
 	// exported as inferprobe_concurrency_wait_seconds, not counted in TTFT or
@@ -205,6 +213,17 @@ type Arrival struct {
 	// --concurrency-ramp-duration with a rate). Needs max_concurrency; > 0;
 	// default no ramp.
 	MaxConcurrencyRampOver Duration `yaml:"max_concurrency_ramp_over"`
+	// MaxPrefillConcurrency caps the requests waiting for their first token
+	// (AIPerf's --prefill-concurrency): a request holds one of these slots
+	// from its send until its first token, or its end without one; one due
+	// while they are all held waits, and the wait is exported as the cap's.
+	// Any pattern; needs a streaming target; at most concurrency or
+	// max_concurrency. >= 1; default no cap.
+	MaxPrefillConcurrency int `yaml:"max_prefill_concurrency"`
+	// MaxPrefillConcurrencyRampOver raises that cap from 1, one slot at a
+	// time, the steps spread evenly over this long. Needs
+	// max_prefill_concurrency; > 0; default no ramp.
+	MaxPrefillConcurrencyRampOver Duration `yaml:"max_prefill_concurrency_ramp_over"`
 	// RampTo and RampOver ramp linearly from rate (for concurrency: from
 	// concurrency) to ramp_to over ramp_over, then hold ramp_to. Set both or
 	// neither; ramp_to > 0 (for concurrency a whole number >= 1), ramp_over > 0.

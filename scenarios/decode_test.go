@@ -37,7 +37,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"negative workers", "global: {workers: -1}\n" + valid, `s.yml:1:19: global.workers: must be >= 0 (0 uses the --workers default), not -1`},
 		{"fractional workers", "global: {workers: 1.5}\n" + valid, `s.yml:1:19: global.workers: must be a whole number, not 1.5`},
 		{"mapping for string", edit(t, "model: Qwen/Qwen3-0.6B", "model: {name: q}"), `s.yml:4:12: targets.qwen.model: must be a string, not a mapping`},
-		{"scalar for struct", edit(t, "{rate: 0.2}", "poisson"), `s.yml:8:14: probes.steady.arrival: must be a mapping with the fields pattern, rate, smoothness, concurrency, max_concurrency, max_concurrency_ramp_over, ramp_to, ramp_over, series, not the string "poisson"`},
+		{"scalar for struct", edit(t, "{rate: 0.2}", "poisson"), `s.yml:8:14: probes.steady.arrival: must be a mapping with the fields pattern, rate, smoothness, concurrency, users, max_concurrency, max_concurrency_ramp_over, max_prefill_concurrency, max_prefill_concurrency_ramp_over, ramp_to, ramp_over, series, not the string "poisson"`},
 		{"list for targets", "targets: [qwen]\n" + valid[strings.Index(valid, "probes:"):], `s.yml:1:10: targets: must be a mapping from names to their settings, not a list`},
 		{"list for headers", edit(t, "    model:", "    headers: [X-A]\n    model:"), `s.yml:4:14: targets.qwen.headers: must be a mapping of name: value pairs, not a list`},
 		{"bare number duration", edit(t, "    model:", "    timeout: 30\n    model:"), `s.yml:4:14: targets.qwen.timeout: invalid duration "30"; write a number with a unit, e.g. 500ms, 30s or 2m`},
@@ -123,7 +123,7 @@ s.yml:5:10: targets.qwen.url: must start with http:// or https://, e.g. url: htt
 s.yml:6:15: targets.qwen.endpoint: must be one of chat, cohere_rerank, completions, embeddings, messages, nim_ranking, responses, tei_rerank, template, tgi, not "chatt"
 s.yml:7:14: targets.qwen.timeout: invalid duration "10"; write a number with a unit, e.g. 500ms, 30s or 2m
 s.yml:11:13: probes.steady.target: target "qwn" is not defined; defined targets: qwen
-s.yml:12:24: probes.steady.arrival.pattern: must be poisson, constant, gamma or concurrency, not "poison"
+s.yml:12:24: probes.steady.arrival.pattern: must be poisson, constant, gamma, concurrency or user_centric, not "poison"
 s.yml:12:32: probes.steady.arrival: unknown field "rat"; did you mean "rate"?
 s.yml:14:40: probes.steady.dataset.synthetic.input_tokens.mean: must be >= 1, e.g. mean: 128
 s.yml:15:14: probes.steady.params.max_tokens: is set by inferprobe: output length comes from dataset.synthetic.output_tokens; set it there

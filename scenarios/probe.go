@@ -39,6 +39,8 @@ func (p *Probe) validate(l *loader, path string, targets map[string]*Target) {
 			l.errorf(join(path, "dataset.synthetic"), "sends images or audio, which only endpoint %s carries; target %s is %s", DefaultEndpoint, p.Target, t.Endpoint)
 		}
 	}
+	p.validateUserCentricDataset(l, path)
+	p.validatePrefill(l, join(path, "arrival"), targets)
 	p.checkParams(l, join(path, "params"))
 	p.SLO.validate(l, join(path, "slo"))
 }
@@ -50,11 +52,16 @@ func (a *Arrival) validate(l *loader, path string) {
 		a.validateOpenLoop(l, path, written)
 	case ArrivalConcurrency:
 		a.validateClosedLoop(l, path, written)
+	case ArrivalUserCentric:
+		a.validateUserCentric(l, path, written)
 	default:
 		// Which fields apply depends on the pattern: say only this.
-		l.errorf(join(path, "pattern"), "must be %s, %s, %s or %s, not %q",
-			ArrivalPoisson, ArrivalConstant, ArrivalGamma, ArrivalConcurrency, a.Pattern)
+		l.errorf(join(path, "pattern"), "must be %s, %s, %s, %s or %s, not %q",
+			ArrivalPoisson, ArrivalConstant, ArrivalGamma, ArrivalConcurrency, ArrivalUserCentric, a.Pattern)
 		return
+	}
+	if a.Pattern != ArrivalUserCentric && written("users") {
+		l.errorf(join(path, "users"), "applies only to pattern %s; remove it, or write pattern: %[1]s", ArrivalUserCentric)
 	}
 	switch {
 	case a.Pattern == ArrivalGamma:
@@ -100,6 +107,73 @@ func (a *Arrival) validateOpenLoop(l *loader, path string, written func(string) 
 		l.errorf(join(path, "rate"), "must be > 0, e.g. rate: 0.2 (requests per second)")
 	}
 	RateBound.checkMax(l, join(path, "rate"), a.Rate)
+}
+
+// validateUserCentric checks pattern user_centric: users sharing a steady
+// rate (AIPerf refuses a rate series with it; a ramp is not taken here).
+func (a *Arrival) validateUserCentric(l *loader, path string, written func(string) bool) {
+	for _, f := range []string{"concurrency", "series", "ramp_to", "ramp_over"} {
+		if written(f) {
+			l.errorf(join(path, f), "does not apply to pattern %s, whose users share a steady rate; remove it", ArrivalUserCentric)
+		}
+	}
+	if !(a.Rate > 0) {
+		l.errorf(join(path, "rate"), "must be > 0, e.g. rate: 2 (requests per second, shared by the users)")
+	}
+	RateBound.checkMax(l, join(path, "rate"), a.Rate)
+	if !written("users") || a.Users < 1 {
+		l.errorf(join(path, "users"), "must be >= 1, e.g. users: 8 (each sends a turn every users/rate seconds)")
+	}
+	ConcurrencyBound.checkMax(l, join(path, "users"), float64(a.Users))
+	if written("max_concurrency") && a.MaxConcurrency < 1 {
+		l.errorf(join(path, "max_concurrency"), "must be >= 1; leave it out for no cap")
+	}
+	ConcurrencyBound.checkMax(l, join(path, "max_concurrency"), float64(a.MaxConcurrency))
+	a.validateCapRamp(l, path, written)
+}
+
+// validateUserCentricDataset checks that a user_centric probe's users have
+// conversations to send, as AIPerf requires --session-turns-mean >= 2.
+func (p *Probe) validateUserCentricDataset(l *loader, path string) {
+	if p.Arrival.Pattern != ArrivalUserCentric {
+		return
+	}
+	if s := p.Dataset.Synthetic; s == nil || s.Conversation == nil || !(s.Conversation.Turns.Mean >= 2) {
+		l.errorf(join(path, "dataset.synthetic.conversation.turns.mean"),
+			"must be >= 2 for pattern %s, whose users each send a conversation (for single-turn requests, use pattern %s)", ArrivalUserCentric, ArrivalPoisson)
+	}
+}
+
+// validatePrefill checks the cap on requests waiting for their first
+// token, which only a stream shows, as AIPerf does.
+func (p *Probe) validatePrefill(l *loader, path string, targets map[string]*Target) {
+	a := &p.Arrival
+	written := l.under(path)
+	if written("max_prefill_concurrency_ramp_over") {
+		switch {
+		case !written("max_prefill_concurrency"):
+			l.errorf(join(path, "max_prefill_concurrency_ramp_over"), "ramps the cap max_prefill_concurrency from 1; set max_prefill_concurrency, e.g. max_prefill_concurrency: 4")
+		case a.MaxPrefillConcurrencyRampOver <= 0:
+			l.errorf(join(path, "max_prefill_concurrency_ramp_over"), "must be > 0 (the time the cap takes to rise from 1 to max_prefill_concurrency), e.g. max_prefill_concurrency_ramp_over: 30s")
+		}
+	}
+	if !written("max_prefill_concurrency") {
+		return
+	}
+	fp := join(path, "max_prefill_concurrency")
+	ConcurrencyBound.checkMax(l, fp, float64(a.MaxPrefillConcurrency))
+	inFlight := a.MaxConcurrency
+	if a.Pattern == ArrivalConcurrency {
+		inFlight = max(a.Concurrency, int(a.RampTo))
+	}
+	switch t := targets[p.Target]; {
+	case a.MaxPrefillConcurrency < 1:
+		l.errorf(fp, "must be >= 1; leave it out for no cap")
+	case inFlight > 0 && a.MaxPrefillConcurrency > inFlight:
+		l.errorf(fp, "must be at most the requests in flight (%d): only requests in flight wait for a first token", inFlight)
+	case t != nil && !t.Streaming():
+		l.errorf(fp, "needs a streaming target (targets.%s.stream: true): only a stream shows the first token", p.Target)
+	}
 }
 
 // validateClosedLoop checks pattern concurrency.

@@ -83,7 +83,16 @@ s.yml:7:13: probes.steady.target: target "qwen" is not defined; defined targets:
 		{"probe target undefined", "target: qwen", "target: qwn", `s.yml:7:13: probes.steady.target: target "qwn" is not defined; defined targets: qwen`},
 
 		// Arrival: every wrong combination says what to write instead.
-		{"pattern", "{rate: 0.2}", "{pattern: burst, rate: 0.2}", `s.yml:8:24: probes.steady.arrival.pattern: must be poisson, constant, gamma or concurrency, not "burst"`},
+		{"pattern", "{rate: 0.2}", "{pattern: burst, rate: 0.2}", `s.yml:8:24: probes.steady.arrival.pattern: must be poisson, constant, gamma, concurrency or user_centric, not "burst"`},
+		{"user_centric without users", "{rate: 0.2}\n", "{pattern: user_centric, rate: 0.2}\n    dataset: {synthetic: {conversation: {turns: {mean: 3}}}}\n", `s.yml:8:5: probes.steady.arrival.users: must be >= 1, e.g. users: 8 (each sends a turn every users/rate seconds)`},
+		{"user_centric without conversations", "{rate: 0.2}", "{pattern: user_centric, rate: 0.2, users: 4}", `s.yml:6:3: probes.steady.dataset.synthetic.conversation.turns.mean: must be >= 2 for pattern user_centric, whose users each send a conversation (for single-turn requests, use pattern poisson)`},
+		{"user_centric series", "{rate: 0.2}", "{pattern: user_centric, users: 4, series: [{rate: 1}]}", `s.yml:6:3: probes.steady.dataset.synthetic.conversation.turns.mean: must be >= 2 for pattern user_centric, whose users each send a conversation (for single-turn requests, use pattern poisson)
+s.yml:8:5: probes.steady.arrival.rate: must be > 0, e.g. rate: 2 (requests per second, shared by the users)
+s.yml:8:48: probes.steady.arrival.series: does not apply to pattern user_centric, whose users share a steady rate; remove it`},
+		{"max_prefill_concurrency above concurrency", "{rate: 0.2}", "{pattern: concurrency, concurrency: 2, max_prefill_concurrency: 3}", `s.yml:8:78: probes.steady.arrival.max_prefill_concurrency: must be at most the requests in flight (2): only requests in flight wait for a first token`},
+		{"max_prefill_concurrency zero", "{rate: 0.2}", "{rate: 0.2, max_prefill_concurrency: 0}", `s.yml:8:51: probes.steady.arrival.max_prefill_concurrency: must be >= 1; leave it out for no cap`},
+		{"max_prefill_concurrency_ramp_over alone", "{rate: 0.2}", "{rate: 0.2, max_prefill_concurrency_ramp_over: 5s}", `s.yml:8:61: probes.steady.arrival.max_prefill_concurrency_ramp_over: ramps the cap max_prefill_concurrency from 1; set max_prefill_concurrency, e.g. max_prefill_concurrency: 4`},
+		{"users without user_centric", "{rate: 0.2}", "{rate: 0.2, users: 4}", `s.yml:8:33: probes.steady.arrival.users: applies only to pattern user_centric; remove it, or write pattern: user_centric`},
 		{"gamma without smoothness", "{rate: 0.2}", "{pattern: gamma, rate: 0.2}", `s.yml:8:5: probes.steady.arrival.smoothness: must be > 0, e.g. smoothness: 0.5 (below 1 burstier than poisson, 1 poisson, above 1 smoother)`},
 		{"gamma smoothness zero", "{rate: 0.2}", "{pattern: gamma, rate: 0.2, smoothness: 0}", `s.yml:8:54: probes.steady.arrival.smoothness: must be > 0, e.g. smoothness: 0.5 (below 1 burstier than poisson, 1 poisson, above 1 smoother)`},
 		{"gamma smoothness negative", "{rate: 0.2}", "{pattern: gamma, rate: 0.2, smoothness: -1}", `s.yml:8:54: probes.steady.arrival.smoothness: must be > 0, e.g. smoothness: 0.5 (below 1 burstier than poisson, 1 poisson, above 1 smoother)`},

@@ -105,13 +105,13 @@ var aiperfOptions = []aiperfOption{
 	{"Load Generator", "--benchmark-duration", supported, "benchmark-duration", ""},
 	{"Load Generator", "--benchmark-grace-period", supported, "benchmark-grace-period", ""},
 	{"Load Generator", "--concurrency", supported, "concurrency", ""},
-	{"Load Generator", "--prefill-concurrency", unsupported, "", whyPrefill},
+	{"Load Generator", "--prefill-concurrency", supported, "prefill-concurrency", ""},
 	{"Load Generator", "--request-rate", supported, "request-rate", ""},
 	{"Load Generator", "--arrival-pattern --request-rate-mode", supported, "arrival-pattern", ""},
 	{"Load Generator", "--arrival-smoothness --vllm-burstiness", supported, "arrival-smoothness", ""},
 	{"Load Generator", "--request-count --num-requests", supported, "request-count", ""},
 	{"Load Generator", "--concurrency-ramp-duration", supported, "concurrency-ramp-duration", ""},
-	{"Load Generator", "--prefill-concurrency-ramp-duration", unsupported, "", whyPrefill},
+	{"Load Generator", "--prefill-concurrency-ramp-duration", supported, "prefill-concurrency-ramp-duration", ""},
 	{"Load Generator", "--request-rate-ramp-duration", supported, "request-rate-ramp-duration", ""},
 	{"Load Generator", "--request-rate-series", supported, "request-rate-series", ""},
 	{"Load Generator", "--failed-request-threshold", supported, "failed-request-threshold", ""},
@@ -132,17 +132,17 @@ var aiperfOptions = []aiperfOption{
 	{"Warmup", "--agentic-warmup-grace-period", unsupported, "", whyAgentic},
 	{"Warmup", "--num-warmup-sessions", supported, "num-warmup-sessions", ""},
 	{"Warmup", "--warmup-concurrency", supported, "warmup-concurrency", ""},
-	{"Warmup", "--warmup-prefill-concurrency", unsupported, "", whyPrefill},
+	{"Warmup", "--warmup-prefill-concurrency", supported, "warmup-prefill-concurrency", ""},
 	{"Warmup", "--warmup-request-rate", supported, "warmup-request-rate", ""},
 	{"Warmup", "--warmup-arrival-pattern", supported, "warmup-arrival-pattern", ""},
 	{"Warmup", "--warmup-grace-period", supported, "warmup-grace-period", ""},
 	{"Warmup", "--warmup-concurrency-ramp-duration", supported, "warmup-concurrency-ramp-duration", ""},
-	{"Warmup", "--warmup-prefill-concurrency-ramp-duration", unsupported, "", whyPrefill},
+	{"Warmup", "--warmup-prefill-concurrency-ramp-duration", supported, "warmup-prefill-concurrency-ramp-duration", ""},
 	{"Warmup", "--warmup-request-rate-ramp-duration", supported, "warmup-request-rate-ramp-duration", ""},
 
 	// User-Centric Rate
-	{"User-Centric Rate", "--user-centric-rate", unsupported, "", whyUserCentric},
-	{"User-Centric Rate", "--num-users", unsupported, "", whyUserCentric},
+	{"User-Centric Rate", "--user-centric-rate", supported, "user-centric-rate", ""},
+	{"User-Centric Rate", "--num-users", supported, "num-users", ""},
 
 	// Request Cancellation
 	{"Request Cancellation", "--request-cancellation-rate", supported, "request-cancellation-rate", ""},
@@ -382,9 +382,7 @@ const (
 	whyHTTPTrace         = "profile_export.jsonl always has each request's http_req_* timings, as AIPerf's does; the raw trace (timestamps, headers, socket) is not written"
 	whyTraceTiming       = "the console shows no HTTP timing table; profile_export_aiperf.json and .csv summarise the http_req_* timings, and profile_export.jsonl has each request's"
 	whyChatTemplate      = "bench counts the prompt as sent, and the server's usage.prompt_tokens (chat template included) when it reports usage"
-	whyPrefill           = "bench does not limit requests waiting for their first token; --concurrency limits the requests in flight"
 	whyScenarioLock      = "bench has no locked submission scenarios; --save-scenario writes the run as a scenario file to keep and rerun"
-	whyUserCentric       = "bench has no per-user rate mode; --request-rate with a multi-turn --input-file sends each session's turns in order"
 	whyTraceReplayKnob   = "bench's trace replay has no such knob; --fixed-schedule replays a trace at its timestamps, --no-fixed-schedule at --concurrency or --request-rate"
 	whyCorpus            = "bench's synthetic prompts come from its one built-in corpus"
 	whyBatch             = "bench sends one input per request"

@@ -45,7 +45,11 @@ func (f *benchFlags) exportConfig(limit, warmup prober.Limit, cfg *scenarios.Con
 			c.RateSeries = append(c.RateSeries, export.RatePoint{TimeS: *p.TimeS, QPS: *p.QPS})
 		}
 	}
-	if *f.set["concurrency"] || !*f.set["request-rate"] && !*f.set["request-rate-series"] {
+	if f.users.given() {
+		c.RequestRate, c.Users = f.users.rate, f.users.users
+	}
+	c.PrefillConcurrency = probe.Arrival.MaxPrefillConcurrency
+	if *f.set["concurrency"] || !*f.set["request-rate"] && !*f.set["request-rate-series"] && !f.users.given() {
 		c.Concurrency = max(f.concurrency, 1)
 	}
 	if warmup != (prober.Limit{}) {
@@ -61,6 +65,13 @@ var unsafePath = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 func defaultArtifactDir(f *benchFlags) string {
 	load := "concurrency" + strconv.Itoa(max(f.concurrency, 1))
 	switch {
+	case f.users.given():
+		// AIPerf's _describe_user_centric, the rate as Python prints a float.
+		qps := strconv.FormatFloat(f.users.rate, 'f', -1, 64)
+		if !strings.Contains(qps, ".") {
+			qps += ".0"
+		}
+		load = "user_centric-users" + strconv.Itoa(f.users.users) + "-qps" + qps
 	case *f.set["request-rate"]:
 		load = "request_rate" + strconv.FormatFloat(f.requestRate, 'f', -1, 64)
 	case *f.set["request-rate-series"]:

@@ -15,6 +15,9 @@ func (f *benchFlags) arrival(b *benchScenario, a *scenarios.Arrival) error {
 	if f.arrivalPattern == "concurrency-burst" && (*f.set["request-rate"] || *f.set["request-rate-series"]) {
 		return errors.New("--arrival-pattern concurrency-burst sends at --concurrency without a rate; drop --request-rate, or choose poisson, constant or gamma")
 	}
+	if *f.set["user-centric-rate"] || *f.set["num-users"] {
+		return f.users.arrival(f, b, a)
+	}
 	switch {
 	case *f.set["request-rate"] || *f.set["request-rate-series"]:
 		if *f.set["request-rate-series"] {

@@ -63,6 +63,8 @@ type benchFlags struct {
 	searchFlags                                  // --search-recipe and its options (bench_search.go)
 	multi                    multiRunFlags       // --num-profile-runs and its companions (bench_multirun.go)
 	load                     *loadFlags          // AIPerf's load, warmup, cancellation and trace options (bench_flags_load.go)
+	users                    *userFlags          // AIPerf's user-centric rate (bench_flags_users.go)
+	prefill                  *prefillFlags       // AIPerf's prefill concurrency (bench_flags_prefill.go)
 	server                   *serverMetricsFlags // the server's own metrics (bench_flags_servermetrics.go)
 	// args are the command-line arguments, for the command that repeats the
 	// run; runBench fills them from os.Args.
@@ -123,6 +125,8 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	f.addShardFlags(flag)
 	f.addSearchFlags(flag)
 	f.load = addLoadFlags(f, flag)
+	f.users = addUserFlags(f, flag)
+	f.prefill = addPrefillFlags(f, flag)
 	f.workload = addWorkloadFlags(flag, f.set)
 	f.media = addMediaFlags(flag, f.set)
 	f.server = addServerMetricsFlags(flag)

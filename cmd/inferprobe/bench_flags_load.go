@@ -103,7 +103,7 @@ func (l *loadFlags) arrival(f *benchFlags, b *benchScenario, a *scenarios.Arriva
 	if a.MaxConcurrencyRampOver > 0 {
 		b.set(path+".max_concurrency_ramp_over", "--concurrency-ramp-duration")
 	}
-	return nil
+	return f.prefill.apply(f, b, a, false)
 }
 
 // value is a float flag's value when it was given; nil when not.

@@ -31,7 +31,8 @@ type warmupFlags struct {
 
 // warmupLoadFlags give the warmup a load of its own.
 var warmupLoadFlags = []string{"warmup-request-rate", "warmup-concurrency", "warmup-arrival-pattern",
-	"warmup-request-rate-ramp-duration", "warmup-concurrency-ramp-duration"}
+	"warmup-request-rate-ramp-duration", "warmup-concurrency-ramp-duration",
+	"warmup-prefill-concurrency", "warmup-prefill-concurrency-ramp-duration"}
 
 func addWarmupFlags(f *benchFlags, flag func(name, help string) *kingpin.FlagClause) *warmupFlags {
 	w := &warmupFlags{set: f.set}
@@ -55,9 +56,10 @@ func (w *warmupFlags) ownLoad() bool { return slices.ContainsFunc(warmupLoadFlag
 // (capped by a concurrency when one is given), else a closed loop at the
 // concurrency (1 by default). Nil when no warmup load option is given: the
 // warmup then runs at the run's load, which is what AIPerf derives too —
-// but for a --request-rate-series, which AIPerf's warmup does not follow.
+// but for a --request-rate-series or a --user-centric-rate, which AIPerf's
+// warmup does not follow (it is a closed loop at the concurrency then).
 func (w *warmupFlags) arrival(f *benchFlags) (*scenarios.Arrival, error) {
-	if !w.ownLoad() && !*f.set["request-rate-series"] {
+	if !w.ownLoad() && !*f.set["request-rate-series"] && !f.users.given() {
 		return nil, nil
 	}
 	if f.replays() {
@@ -115,6 +117,9 @@ func (w *warmupFlags) arrival(f *benchFlags) (*scenarios.Arrival, error) {
 		concRamp = &w.concRamp
 	}
 	if err := ramp(a, rateRamp, concRamp, "warmup-"); err != nil {
+		return nil, err
+	}
+	if err := f.prefill.apply(f, nil, a, true); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -176,12 +181,12 @@ func (w *warmupFlags) export(f *benchFlags, limit prober.Limit, c *export.Config
 		if a.RampOver > 0 {
 			n = int(a.RampTo)
 		}
-		c.WarmupLoad = &export.Load{Type: scenarios.ArrivalConcurrency, Concurrency: n}
+		c.WarmupLoad = &export.Load{Type: scenarios.ArrivalConcurrency, Concurrency: n, PrefillConcurrency: a.MaxPrefillConcurrency}
 	default:
 		rate := a.Rate
 		if a.RampOver > 0 {
 			rate = a.RampTo
 		}
-		c.WarmupLoad = &export.Load{Type: a.Pattern, Concurrency: a.MaxConcurrency, Rate: rate}
+		c.WarmupLoad = &export.Load{Type: a.Pattern, Concurrency: a.MaxConcurrency, Rate: rate, PrefillConcurrency: a.MaxPrefillConcurrency}
 	}
 }

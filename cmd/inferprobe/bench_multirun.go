@@ -191,7 +191,8 @@ var multiRunFlagArity = map[string]bool{
 
 var warmupFlagArity = map[string]bool{"--warmup-request-count": true, "--num-warmup-requests": true, "--warmup-duration": true,
 	"--num-warmup-sessions": true, "--warmup-request-rate": true, "--warmup-concurrency": true, "--warmup-arrival-pattern": true,
-	"--warmup-grace-period": true, "--warmup-request-rate-ramp-duration": true, "--warmup-concurrency-ramp-duration": true}
+	"--warmup-grace-period": true, "--warmup-request-rate-ramp-duration": true, "--warmup-concurrency-ramp-duration": true,
+	"--warmup-prefill-concurrency": true, "--warmup-prefill-concurrency-ramp-duration": true}
 
 // trialArgs is args as the command that repeats one run of a multi-run
 // alone: without the multi-run flags, with the run's seed, and without

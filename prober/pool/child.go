@@ -225,6 +225,12 @@ func (w *child) read() error {
 				return err
 			}
 			w.finish(id, rec)
+		case wire.TypeFirstToken:
+			id, err := w.dec.FirstToken()
+			if err != nil {
+				return err
+			}
+			w.firstToken(id)
 		case wire.TypeReady:
 			r, err := w.dec.Ready()
 			if err != nil {
@@ -292,7 +298,7 @@ func (w *child) send(c *call) error {
 	def := &c.target.def
 	err := w.define(def)
 	if err == nil {
-		err = w.enc.Credit(&wire.Credit{ID: c.id, Target: def.ID, Request: *c.req})
+		err = w.enc.CreditOf(c.id, def.ID, c.req)
 	}
 	if errors.Is(err, wire.ErrFrameTooLarge) {
 		// Refused before anything was written: the stream is intact.
@@ -451,6 +457,16 @@ func (w *child) finish(id uint64, rec *record.Record) {
 	w.mu.Unlock()
 	if ok {
 		w.deliver(c, rec)
+	}
+}
+
+// firstToken frees the prefill slot of call id, whose first token came.
+func (w *child) firstToken(id uint64) {
+	w.mu.Lock()
+	c := w.calls[id]
+	w.mu.Unlock()
+	if c != nil {
+		c.req.FirstToken()
 	}
 }
 

@@ -102,10 +102,21 @@ type workerTarget struct {
 	err   error // why the definition could not be used
 }
 
+// result is a credit's record, or with rec nil word that its first token
+// came (the credit holds a prefill slot in the parent).
 type result struct {
 	id  uint64
 	rec *record.Record
 }
+
+// firstToken is a credit's prefill slot in the worker: its release is
+// word to the parent, which holds the slot.
+type firstToken struct {
+	id uint64
+	to chan<- result
+}
+
+func (f *firstToken) Release() { f.to <- result{id: f.id} }
 
 // read serves the parent's frames until in ends or a shutdown arrives.
 func (s *server) read(ctx context.Context, dec *wire.Decoder) error {
@@ -192,6 +203,9 @@ func (s *server) start(ctx context.Context, c *wire.Credit) {
 		case tg.err != nil:
 			rec = unsent(&c.Request, record.OutcomeError, record.ReasonProtocol, tg.err.Error())
 		default:
+			if c.FirstToken {
+				c.Request.Prefill = &firstToken{id: c.ID, to: s.records}
+			}
 			rec = s.client.Do(ctx, tg.t, &c.Request)
 		}
 		rec.ClientPaused = prober.ClientPaused(rec.Scheduled, time.Now())
@@ -227,7 +241,11 @@ func (s *server) write(enc *wire.Encoder) error {
 				}
 				return failed
 			}
-			if failed == nil {
+			switch {
+			case failed != nil:
+			case r.rec == nil:
+				err = enc.FirstToken(r.id)
+			default:
 				err = writeRecord(enc, r)
 			}
 		case r := <-s.readies:

@@ -590,3 +590,32 @@ func TestForward(t *testing.T) {
 		t.Errorf("tail = %.200s", d)
 	}
 }
+
+// firstTokenSlot records when its request's first token was told.
+type firstTokenSlot chan struct{}
+
+func (s firstTokenSlot) Release() { close(s) }
+
+// TestFirstToken: a request that holds a prefill slot hears of its first
+// token from the worker as it comes, not when the request ends.
+func TestFirstToken(t *testing.T) {
+	u := newUpstream(t)
+	p, _ := newPool(t, 1)
+	tg := u.target(t, nil)
+	req := request(t, tg, 1, "hold") // the server sends one chunk, then holds
+	slot := make(firstTokenSlot)
+	req.Prefill = slot
+	done := make(chan *record.Record, 1)
+	go func() { done <- p.Do(context.Background(), tg, req) }()
+	select {
+	case <-slot:
+	case r := <-done:
+		t.Fatalf("the request ended (%v) before its first token was told", r.Outcome)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first token was never told")
+	}
+	u.releaseAll()
+	if r := <-done; r.Outcome != record.OutcomeOK {
+		t.Errorf("record %+v", r)
+	}
+}

@@ -65,7 +65,7 @@ func (d *Decoder) Next() (Type, error) {
 		}
 	}
 	d.typ = Type(hdr[4])
-	if d.typ < TypeHello || d.typ > TypeReady {
+	if d.typ < TypeHello || d.typ > TypeFirstToken {
 		return 0, fmt.Errorf("unknown frame type %d", hdr[4])
 	}
 	return d.typ, nil
@@ -141,6 +141,7 @@ func (d *Decoder) Credit() (*Credit, error) {
 	if after := p.varint(); after >= 0 {
 		r.Cancel, r.CancelAfter = true, time.Duration(after)
 	}
+	c.FirstToken = p.byte() != 0
 	r.Session = p.string()
 	r.Body = bytes.Clone(p.bytes())
 	if err := p.done(); err != nil {
@@ -152,6 +153,16 @@ func (d *Decoder) Credit() (*Credit, error) {
 // Cancel decodes a cancel and returns the credit id.
 func (d *Decoder) Cancel() (uint64, error) {
 	p, err := d.payload(TypeCancel)
+	if err != nil {
+		return 0, err
+	}
+	id := p.uvarint()
+	return id, p.done()
+}
+
+// FirstToken decodes a first token and returns the credit id.
+func (d *Decoder) FirstToken() (uint64, error) {
+	p, err := d.payload(TypeFirstToken)
 	if err != nil {
 		return 0, err
 	}

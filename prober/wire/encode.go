@@ -58,17 +58,25 @@ func (e *Encoder) Target(t *Target) error {
 }
 
 // Credit writes a credit.
-func (e *Encoder) Credit(c *Credit) error {
-	r := &c.Request
+func (e *Encoder) Credit(c *Credit) error { return e.CreditOf(c.ID, c.Target, &c.Request) }
+
+// CreditOf writes the credit id of request r for target: r is read, not
+// copied, so that its prefill slot may be released meanwhile.
+func (e *Encoder) CreditOf(id, target uint64, r *prober.Request) error {
 	e.begin(TypeCredit)
-	e.buf = binary.AppendUvarint(e.buf, c.ID)
-	e.buf = binary.AppendUvarint(e.buf, c.Target)
+	e.buf = binary.AppendUvarint(e.buf, id)
+	e.buf = binary.AppendUvarint(e.buf, target)
 	e.buf = binary.AppendUvarint(e.buf, r.Seq)
 	e.buf = appendID(e.buf, r.ID)
 	e.buf = binary.AppendVarint(e.buf, unixNano(r.Scheduled))
 	e.buf = binary.AppendVarint(e.buf, int64(r.InputTokens))
 	e.buf = binary.AppendVarint(e.buf, int64(r.PinnedOutputTokens))
 	e.buf = binary.AppendVarint(e.buf, cancelAfter(r))
+	first := byte(0)
+	if r.Prefill != nil {
+		first = 1
+	}
+	e.buf = append(e.buf, first)
 	e.buf = appendString(e.buf, r.Session)
 	e.buf = binary.AppendUvarint(e.buf, uint64(len(r.Body)))
 	e.buf = append(e.buf, r.Body...)
@@ -78,6 +86,13 @@ func (e *Encoder) Credit(c *Credit) error {
 // Cancel asks the worker to cancel credit id.
 func (e *Encoder) Cancel(id uint64) error {
 	e.begin(TypeCancel)
+	e.buf = binary.AppendUvarint(e.buf, id)
+	return e.end()
+}
+
+// FirstToken tells the parent that credit id's first token came.
+func (e *Encoder) FirstToken(id uint64) error {
+	e.begin(TypeFirstToken)
 	e.buf = binary.AppendUvarint(e.buf, id)
 	return e.end()
 }

@@ -48,7 +48,7 @@ import (
 )
 
 // Version is the protocol version; any change to a frame's layout bumps it.
-const Version = 10
+const Version = 11
 
 // MaxFrameSize bounds a frame (type byte and payload). It leaves room for
 // request bodies far larger than any prompt a model accepts, and bounds what
@@ -71,17 +71,18 @@ var (
 type Type uint8
 
 const (
-	TypeHello     Type = iota + 1 // both ways: Hello
-	TypeTarget                    // down: Target
-	TypeCredit                    // down: Credit
-	TypeCancel                    // down: the id of a credit to cancel
-	TypeShutdown                  // down: cancel what runs, send its records, exit
-	TypeRecord                    // up: a credit's id and its record.Record
-	TypeHeartbeat                 // up: Heartbeat
-	TypeReady                     // up: Ready
+	TypeHello      Type = iota + 1 // both ways: Hello
+	TypeTarget                     // down: Target
+	TypeCredit                     // down: Credit
+	TypeCancel                     // down: the id of a credit to cancel
+	TypeShutdown                   // down: cancel what runs, send its records, exit
+	TypeRecord                     // up: a credit's id and its record.Record
+	TypeHeartbeat                  // up: Heartbeat
+	TypeReady                      // up: Ready
+	TypeFirstToken                 // up: the id of a credit whose first token came
 )
 
-var typeNames = [...]string{"", "hello", "target", "credit", "cancel", "shutdown", "record", "heartbeat", "ready"}
+var typeNames = [...]string{"", "hello", "target", "credit", "cancel", "shutdown", "record", "heartbeat", "ready", "first token"}
 
 func (t Type) String() string {
 	if int(t) < len(typeNames) && t != 0 {
@@ -113,6 +114,10 @@ type Credit struct {
 	ID      uint64 // unique per pool; the record comes back under it
 	Target  uint64 // a Target.ID defined earlier on the same stream
 	Request prober.Request
+	// FirstToken asks the worker for a first-token frame as soon as the
+	// request's first token comes: it holds a prefill slot in the parent
+	// (set by the encoder from Request.Prefill).
+	FirstToken bool
 }
 
 // Heartbeat tells the parent the worker is alive and how loaded it is.

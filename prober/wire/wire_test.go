@@ -37,6 +37,11 @@ func sampleRecord(n int) *record.Record {
 	return r
 }
 
+// releaseNothing is a prefill slot: the credit asks for a first-token frame.
+type releaseNothing struct{}
+
+func (releaseNothing) Release() {}
+
 func TestRoundTrip(t *testing.T) {
 	stream := false
 	target := &Target{ID: 7, Name: "qwen", Spec: scenarios.Target{
@@ -47,7 +52,7 @@ func TestRoundTrip(t *testing.T) {
 	}, Connections: 3}
 	credit := &Credit{ID: 1 << 40, Target: 7, Request: prober.Request{
 		Seq: 9, ID: record.NewRequestID(1, 1, "p", 9), Scheduled: t0, Body: []byte(`{"model":"m"}`), Session: "s-1", InputTokens: 128, PinnedOutputTokens: 64,
-		Cancel: true, CancelAfter: 2 * time.Second,
+		Cancel: true, CancelAfter: 2 * time.Second, Prefill: releaseNothing{},
 	}}
 	failed := &record.Record{Seq: 3, Scheduled: t0, FirstOutput: -1, Outcome: record.OutcomeError,
 		Reason: record.ReasonHTTP5xx, Status: 503, Err: "HTTP 503: overloaded"}
@@ -62,6 +67,7 @@ func TestRoundTrip(t *testing.T) {
 		enc.Target(target),
 		enc.Credit(credit),
 		enc.Cancel(1 << 40),
+		enc.FirstToken(1 << 40),
 		enc.Record(5, sampleRecord(64)),
 		enc.Record(6, failed),
 		enc.Record(8, unknownReason),
@@ -95,12 +101,16 @@ func TestRoundTrip(t *testing.T) {
 	got, err := dec.Credit()
 	if err != nil || got.ID != credit.ID || got.Target != 7 || !got.Request.Scheduled.Equal(t0) ||
 		got.Request.Seq != 9 || got.Request.ID != credit.Request.ID || string(got.Request.Body) != `{"model":"m"}` || got.Request.InputTokens != 128 || got.Request.PinnedOutputTokens != 64 ||
-		!got.Request.Cancel || got.Request.CancelAfter != 2*time.Second {
+		!got.Request.Cancel || got.Request.CancelAfter != 2*time.Second || !got.FirstToken {
 		t.Errorf("Credit = %+v, %v", got, err)
 	}
 	next(TypeCancel)
 	if id, err := dec.Cancel(); err != nil || id != 1<<40 {
 		t.Errorf("Cancel = %d, %v", id, err)
+	}
+	next(TypeFirstToken)
+	if id, err := dec.FirstToken(); err != nil || id != 1<<40 {
+		t.Errorf("FirstToken = %d, %v", id, err)
 	}
 	for _, want := range []struct {
 		id  uint64

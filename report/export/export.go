@@ -83,7 +83,13 @@ type Config struct {
 	Tokenizer, TokenizerRevision string
 	Concurrency                  int
 	RequestRate                  float64
-	ArrivalPattern               string
+	// Users, when > 0, makes RequestRate a user-centric rate shared by
+	// that many users.
+	Users int
+	// PrefillConcurrency caps the requests waiting for their first token;
+	// 0 for none.
+	PrefillConcurrency int
+	ArrivalPattern     string
 	// FixedSchedule is set when the run replays its dataset's timestamps.
 	FixedSchedule bool
 	RequestCount  int
@@ -145,9 +151,10 @@ type RatePoint struct {
 // Load is a phase's load: AIPerf's phase type (concurrency, or a rate's
 // arrival pattern), its concurrency (a rate's cap; 0: none) and its rate.
 type Load struct {
-	Type        string
-	Concurrency int
-	Rate        float64
+	Type               string
+	Concurrency        int
+	Rate               float64
+	PrefillConcurrency int
 }
 
 // phaseType is AIPerf's phase type for the load: a replay's
@@ -156,6 +163,8 @@ func (c Config) phaseType() string {
 	switch {
 	case c.FixedSchedule:
 		return "fixed_schedule"
+	case c.Users > 0:
+		return "user_centric"
 	case c.RequestRate > 0 || len(c.RateSeries) > 0:
 		return c.ArrivalPattern
 	}
@@ -165,7 +174,7 @@ func (c Config) phaseType() string {
 // warmupPhase is AIPerf's warmup phase: its limits, then its load — its
 // own, or the run's (a rate series' warmup is a closed loop, as AIPerf's).
 func (c Config) warmupPhase() obj {
-	load := Load{Type: c.phaseType(), Concurrency: c.Concurrency, Rate: c.RequestRate}
+	load := Load{Type: c.phaseType(), Concurrency: c.Concurrency, Rate: c.RequestRate, PrefillConcurrency: c.PrefillConcurrency}
 	if len(c.RateSeries) > 0 {
 		load = Load{Type: "concurrency", Concurrency: max(c.Concurrency, 1)}
 	}
@@ -187,6 +196,9 @@ func (c Config) warmupPhase() obj {
 	}
 	if load.Concurrency > 0 {
 		w = append(w, kv{"concurrency", load.Concurrency})
+	}
+	if load.PrefillConcurrency > 0 {
+		w = append(w, kv{"prefill_concurrency", load.PrefillConcurrency})
 	}
 	if load.Rate > 0 {
 		w = append(w, kv{"rate", load.Rate})
@@ -239,8 +251,14 @@ func (c Config) inputConfig(slo report.SLO, gpu obj) obj {
 	if c.Concurrency > 0 {
 		profiling = append(profiling, kv{"concurrency", c.Concurrency})
 	}
+	if c.PrefillConcurrency > 0 {
+		profiling = append(profiling, kv{"prefill_concurrency", c.PrefillConcurrency})
+	}
 	if c.RequestRate > 0 {
 		profiling = append(profiling, kv{"rate", c.RequestRate})
+	}
+	if c.Users > 0 {
+		profiling = append(profiling, kv{"users", c.Users})
 	}
 	if len(c.RateSeries) > 0 {
 		profiling = append(profiling, kv{"rate_series", obj{{"points", c.RateSeries}}})
