@@ -127,6 +127,7 @@ func checkArtifacts(t *testing.T, base string, run daemon.RunInfo) {
 	if csp := hdr.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
 		t.Errorf("report.html's Content-Security-Policy %q", csp)
 	}
+	checkIntervals(t, runURL, run, page)
 	code, _, body := get(t, http.MethodGet, runURL+"/artifacts", nil)
 	var list struct {
 		Files []struct{ Name, URL string }
@@ -190,6 +191,59 @@ func checkArtifacts(t *testing.T, base string, run daemon.RunInfo) {
 	}
 	if code, _, _ := get(t, http.MethodGet, base+"/api/v1/bursts/runs/no-such-run/report.html", nil); code != http.StatusNotFound {
 		t.Errorf("an unknown run's report: %d, want 404", code)
+	}
+}
+
+// checkIntervals: the run's summary carries the intervals bench's report
+// has, at bench's default level: in the API's record of the run, in its
+// profile_export_aiperf.json and as report.html's error bars.
+func checkIntervals(t *testing.T, runURL string, run daemon.RunInfo, page string) {
+	t.Helper()
+	s := run.Report.Summary
+	ttft, thru := s.TTFT.Intervals, s.Throughputs
+	if ttft == nil || thru == nil {
+		t.Fatalf("the run's summary has no intervals: TTFT %+v, throughputs %+v", ttft, thru)
+	}
+	if ttft.Level != 0.95 || thru.Level != 0.95 || !(ttft.P50.Low <= s.TTFT.P50 && s.TTFT.P50 <= ttft.P50.High) || !ttft.P50.Bounded() ||
+		!(thru.Request.Low < s.RequestThroughput && s.RequestThroughput < thru.Request.High) {
+		t.Errorf("intervals: TTFT p50 %g in %+v, request throughput %g in %+v, at %g and %g; want each value inside its interval at 0.95",
+			s.TTFT.P50, ttft.P50, s.RequestThroughput, thru.Request, ttft.Level, thru.Level)
+	}
+	code, _, body := get(t, http.MethodGet, runURL, nil)
+	var rec struct {
+		Report struct {
+			Summary struct {
+				TTFT struct {
+					Intervals struct {
+						Level float64   `json:"level"`
+						P50   []float64 `json:"P50"`
+					} `json:"intervals"`
+				} `json:"time_to_first_token_seconds"`
+				Throughputs struct {
+					Request []float64 `json:"request_throughput"`
+				} `json:"throughput_intervals"`
+			} `json:"summary"`
+		} `json:"report"`
+	}
+	if err := json.Unmarshal([]byte(body), &rec); code != http.StatusOK || err != nil {
+		t.Fatalf("GET the run: %d %v: %s", code, err, body)
+	}
+	if got := rec.Report.Summary; got.TTFT.Intervals.Level != 0.95 || len(got.TTFT.Intervals.P50) != 2 || len(got.Throughputs.Request) != 2 {
+		t.Errorf("the run's record in the API: %+v; want TTFT's and the throughputs' intervals", got)
+	}
+	code, _, body = get(t, http.MethodGet, runURL+"/artifacts/profile_export_aiperf.json", nil)
+	var js struct {
+		Inferprobe struct {
+			Intervals struct {
+				Level float64 `json:"level"`
+			} `json:"confidence_intervals"`
+		} `json:"inferprobe"`
+	}
+	if err := json.Unmarshal([]byte(body), &js); code != http.StatusOK || err != nil || js.Inferprobe.Intervals.Level != 0.95 {
+		t.Errorf("profile_export_aiperf.json: %d %v, intervals at %g; want them at 0.95", code, err, js.Inferprobe.Intervals.Level)
+	}
+	if !strings.Contains(page, "Confidence intervals at 95.0 %") {
+		t.Error("report.html has no confidence intervals")
 	}
 }
 

@@ -683,7 +683,7 @@ func (m *burstManager) finish(r *burstRun, res finite.Result, search *SearchRepo
 		result = RunCancelled
 	}
 	r.mu.Unlock()
-	report := &BurstReport{Summary: res.Summary, Digest: res.Digest.String(), RunID: res.RunID.String(), GPU: res.GPU, samples: res.Report.Samples(), requests: res.Report.Requests()}
+	report := newBurstReport(res.Report, res.Digest.String(), res.RunID.String(), res.GPU)
 	r.mu.Lock()
 	final := r.info
 	r.mu.Unlock()

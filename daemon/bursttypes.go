@@ -9,6 +9,7 @@ import (
 	"github.com/inferprobe/inferprobe/collector/gpu"
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/servermetrics"
+	"github.com/inferprobe/inferprobe/stats"
 )
 
 // Errors of the burst controls; the API maps each to its status code.
@@ -167,6 +168,15 @@ type BurstReport struct {
 	// requests, for its artifacts.
 	samples  report.Samples
 	requests []report.RequestRecord
+}
+
+// newBurstReport is the report of a run that measured rep: its summary
+// carries the intervals bench's report carries at its default
+// --confidence-level (every mean, percentile and throughput,
+// docs/metrics.md#confidence-intervals), which the run's report.html
+// draws as error bars.
+func newBurstReport(rep *report.Report, digest, runID string, g *gpu.WindowStats) *BurstReport {
+	return &BurstReport{Summary: rep.SummaryAt(stats.DefaultLevel), Digest: digest, RunID: runID, GPU: g, samples: rep.Samples(), requests: rep.Requests()}
 }
 
 // dropSamples lets the samples and requests go once the run is judged and its

@@ -475,7 +475,7 @@ func (m *burstManager) gather(r *burstRun, state string, ownReport *BurstReport)
 		// Then this replica's own share is all the report can show.
 		problems = append(problems, ShardProblem{Shard: -1, Error: "the shards' records do not merge into one run, so the report is this replica's share only: " + err.Error()})
 	} else {
-		out = &BurstReport{Summary: merged.Report.Summary(), Digest: merged.Digest.String(), RunID: ownReport.RunID, GPU: ownReport.GPU, samples: merged.Report.Samples(), requests: merged.Report.Requests()}
+		out = newBurstReport(merged.Report, merged.Digest.String(), ownReport.RunID, ownReport.GPU)
 	}
 	slices.SortFunc(problems, func(a, b ShardProblem) int { return a.Shard - b.Shard })
 	cr.Merged, cr.Partial, cr.Missing = true, len(problems) > 0, problems

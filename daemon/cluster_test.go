@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -120,7 +121,7 @@ func TestClusterGather(t *testing.T) {
 	for i, r := range rs {
 		ri := waitMerged(t, r.d, started.ID)
 		s, w := ri.Report.Summary, want.Report.Summary
-		if ri.Report.Digest != want.Report.Digest || s.OK != w.OK || s.InputTokens != w.InputTokens || s.TTFT.Count != w.TTFT.Count {
+		if ri.Report.Digest != want.Report.Digest || s.OK != w.OK || !reflect.DeepEqual(s.InputTokens, w.InputTokens) || s.TTFT.Count != w.TTFT.Count {
 			t.Errorf("replica %d: digest %s, %d ok, input lengths %+v; unsharded: %s, %d, %+v", i, ri.Report.Digest, s.OK, s.InputTokens, want.Report.Digest, w.OK, w.InputTokens)
 		}
 		if !s.Start.After(started.Cluster.StartAt) && !s.Start.Equal(started.Cluster.StartAt) {

@@ -289,6 +289,130 @@ func TestAIPerfReadsMultiRun(t *testing.T) {
 	}
 }
 
+// TestAIPerfReadsMultiRunSweep: a multi-run sweep (--num-profile-runs 2
+// over --concurrency 1,2) is laid out as AIPerf 0.13 lays out its sweep of
+// trials in each --parameter-sweep-mode, and AIPerf's own code reads it:
+// aiperf plot's mode detection and loader find each point's aggregate as
+// that sweep cell (its variation label and concurrency) and every run in
+// its trial directory, AIPerf's reader of a sweep's summary finds a row
+// per point, and aiperf plot draws the points.
+func TestAIPerfReadsMultiRunSweep(t *testing.T) {
+	venv := requireAIPerf(t)
+	addr := freeAddr(t)
+	sim := inferprobe(t, "inferprobe simulate", t.TempDir(), "simulate", "--web.listen-address="+addr,
+		"--sim.model="+blogModel, "--sim.ttft=20ms", "--sim.itl=2ms")
+	waitHealthy(t, sim, "http://"+addr+"/health", 10*time.Second)
+	type cell struct {
+		Dir             string `json:"dir"`
+		VariationLabel  string `json:"variation_label"`
+		Concurrency     int    `json:"concurrency"`
+		AggregationType string `json:"aggregation_type"`
+	}
+	type trial struct {
+		Dir      string `json:"dir"`
+		RunLabel string `json:"run_label"`
+		Requests int    `json:"requests"`
+	}
+	const requests = 8
+	for _, tc := range []struct {
+		mode     string
+		cells    [2]string // the points' aggregates
+		summary  string    // the directory holding sweep_aggregate/
+		trials   []string  // the runs, sorted
+		labels   []string  // their run labels
+		runOrder []string  // the runs in the order they ran
+	}{
+		{"repeated", [2]string{"aggregate/concurrency_1", "aggregate/concurrency_2"}, "aggregate",
+			[]string{"profile_runs/trial_0001/concurrency_1", "profile_runs/trial_0001/concurrency_2", "profile_runs/trial_0002/concurrency_1", "profile_runs/trial_0002/concurrency_2"},
+			[]string{"run_0001", "run_0001", "run_0002", "run_0002"},
+			[]string{"trial_0001/concurrency_1", "trial_0001/concurrency_2", "trial_0002/concurrency_1"}},
+		{"independent", [2]string{"concurrency_1/aggregate", "concurrency_2/aggregate"}, ".",
+			[]string{"concurrency_1/profile_runs/trial_0001", "concurrency_1/profile_runs/trial_0002", "concurrency_2/profile_runs/trial_0001", "concurrency_2/profile_runs/trial_0002"},
+			[]string{"run_0001", "run_0002", "run_0001", "run_0002"},
+			[]string{"concurrency_1/profile_runs/trial_0001", "concurrency_1/profile_runs/trial_0002", "concurrency_2/profile_runs/trial_0001"}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			work := t.TempDir()
+			code, out := benchIn(t, work, "--model", blogModel, "--endpoint-type", "chat", "--streaming", "--url", addr,
+				"--concurrency", "1,2", "--request-count", strconv.Itoa(requests),
+				"--synthetic-input-tokens-mean", "64", "--output-tokens-mean", "16", "--extra-inputs", "ignore_eos:true",
+				"--num-profile-runs", "2", "--parameter-sweep-mode", tc.mode, "--progress", "off", "--artifact-dir", "sweep")
+			if code != 0 {
+				t.Fatalf("bench exited %d:\n%s", code, out)
+			}
+			for _, want := range []string{"At concurrency=1:", "Aggregate: sweep/" + tc.cells[1], "inferprobe | Sweep",
+				"Sweep summary: " + filepath.Join("sweep", tc.summary, "sweep_aggregate")} {
+				if !strings.Contains(out, want) {
+					t.Errorf("console lacks %q:\n%s", want, out)
+				}
+			}
+			// The runs ran in the mode's order.
+			var at []int
+			for _, r := range tc.runOrder {
+				at = append(at, strings.Index(out, r+"\n"))
+			}
+			if !slices.IsSorted(at) || at[0] < 0 {
+				t.Errorf("runs %q ran at %v in the console, want in this order:\n%s", tc.runOrder, at, out)
+			}
+			base := filepath.Join(work, "sweep")
+			for _, f := range []string{tc.cells[0] + "/report.html", tc.summary + "/sweep_aggregate/sweep_report.html",
+				tc.summary + "/sweep_aggregate/profile_export_aiperf_sweep.csv", tc.trials[3] + "/report.html"} {
+				if _, err := os.Stat(filepath.Join(base, f)); err != nil {
+					t.Error(err)
+				}
+			}
+
+			checked := runAIPerf(t, 2*time.Minute, nil, filepath.Join(venv, "bin", "python"),
+				filepath.Join(repoRoot(t), "e2e", "testdata", "aiperf", "check_multirun_sweep.py"), base, tc.summary)
+			var loaded struct {
+				Mode      string  `json:"mode"`
+				Cells     []cell  `json:"cells"`
+				TrialMode string  `json:"trial_mode"`
+				Trials    []trial `json:"trials"`
+				Rows      []struct {
+					Parameters map[string]int `json:"parameters"`
+					Throughput float64        `json:"request_throughput"`
+				} `json:"sweep_rows"`
+				Metadata struct {
+					Mode   string `json:"sweep_mode"`
+					Trials int    `json:"num_trials_per_value"`
+				} `json:"sweep_metadata"`
+			}
+			if err := json.Unmarshal(checked, &loaded); err != nil {
+				t.Fatalf("check_multirun_sweep.py printed %q: %v", checked, err)
+			}
+			wantCells := []cell{
+				{tc.cells[0], "phases.profiling.concurrency=1", 1, "confidence"},
+				{tc.cells[1], "phases.profiling.concurrency=2", 2, "confidence"},
+			}
+			if loaded.Mode != "multi_run" || !slices.Equal(loaded.Cells, wantCells) {
+				t.Errorf("AIPerf read the top directory as %s %+v; want the points' aggregates %+v", loaded.Mode, loaded.Cells, wantCells)
+			}
+			var wantTrials []trial
+			for i, d := range tc.trials {
+				wantTrials = append(wantTrials, trial{d, tc.labels[i], requests})
+			}
+			if loaded.TrialMode != "multi_run" || !slices.Equal(loaded.Trials, wantTrials) {
+				t.Errorf("AIPerf read the profile_runs directories as %s %+v; want %+v", loaded.TrialMode, loaded.Trials, wantTrials)
+			}
+			if len(loaded.Rows) != 2 || loaded.Rows[0].Parameters["concurrency"] != 1 || loaded.Rows[1].Parameters["concurrency"] != 2 ||
+				!(loaded.Rows[0].Throughput > 0) || loaded.Metadata.Mode != tc.mode || loaded.Metadata.Trials != 2 {
+				t.Errorf("AIPerf read the sweep's summary as %+v", loaded)
+			}
+
+			home := []string{"HOME=" + t.TempDir()}
+			runAIPerf(t, 5*time.Minute, home, filepath.Join(venv, "bin", "aiperf"), "plot", base)
+			if b, err := os.ReadFile(filepath.Join(base, "plots", "aiperf_plot.log")); err != nil || strings.Count(string(b), "Loaded aggregate-only run") != 2 {
+				t.Errorf("aiperf plot did not load both points' aggregates (%v):\n%s", err, b)
+			}
+			png := filepath.Join(base, "plots", "ttft_vs_throughput.png")
+			if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+				t.Errorf("aiperf plot did not render %s (%v, %d bytes)", png, err, len(b))
+			}
+		})
+	}
+}
+
 // TestAIPerfPlotsSearch: a capacity search against the simulator is laid
 // out as AIPerf 0.13 lays out an adaptive search (search_iter_NNNN/
 // profile_runs/run_0001 with search_history.json beside), and `aiperf

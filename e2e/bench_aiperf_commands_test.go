@@ -72,6 +72,7 @@ var aiperfCommands = []struct {
 	{"GPU telemetry", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --gpu-telemetry --request-count 5`, 5, ""},
 	// Multi-run: the runs, then the aggregate across them.
 	{"num-profile-runs", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --num-profile-runs 2 --profile-run-cooldown-seconds 0.1 --confidence-level 0.9 --request-count 5 --output-artifact-dir out/multi`, 5, "Aggregate: out/multi/aggregate"},
+	{"num-profile-runs over a sweep", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --concurrency 1,2 --num-profile-runs 2 --parameter-sweep-mode independent --request-count 5 --output-artifact-dir out/msweep`, 5, "Sweep summary: out/msweep/sweep_aggregate"},
 	// Accepted options that change nothing here, each noted.
 	{"no-ops", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --url-strategy round-robin --export-level records --request-count 5`, 5, "--url-strategy is an AIPerf option that changes nothing here"},
 }
@@ -80,7 +81,7 @@ var aiperfCommands = []struct {
 // must be refused with exit status 2 and one line saying why.
 var aiperfRefusals = []struct{ command, say string }{
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --public-dataset sharegpt`, "--public-dataset is an AIPerf option that inferprobe does not support: inferprobe downloads no datasets"},
-	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --num-profile-runs 3 --parameter-sweep-mode independent`, "--parameter-sweep-mode is an AIPerf option that inferprobe does not support"},
+	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --concurrency 1,2 --num-profile-runs 3 --parameter-sweep-cooldown-seconds 5`, "--parameter-sweep-cooldown-seconds is an AIPerf option that inferprobe does not support"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --warmup-request-count 3 --warmup-grace-period 1`, "--warmup-grace-period applies to a --warmup-duration warmup"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --num-users 3`, "--num-users requires --user-centric-rate. Pass --user-centric-rate to enable user-centric mode"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --prefill-concurrency 2`, "Phase 'profiling': prefill_concurrency must be <= concurrency"},

@@ -301,7 +301,8 @@ func mountNamespace(t *testing.T, dir string) []string {
 }
 
 // TestFullStorageDisk runs the daemon with --storage.path on a file system
-// that is really full: a 256 KiB tmpfs filled up, mounted in a mount
+// that is really full: a 512 KiB tmpfs filled up (a run of 5 requests
+// keeps 248 KiB: its record and its report and artifacts), mounted in a mount
 // namespace of the daemon's own (so nothing outside it changes). Chmod would
 // not do (as root, permissions do not stop writes), and a path that is not a
 // directory fails at open rather than at write; here the run's file is
@@ -327,7 +328,7 @@ func TestFullStorageDisk(t *testing.T) {
 	addr := freeAddr(t)
 	// sh mounts and fills the tmpfs, then becomes inferprobe: one process,
 	// whose pid the test signals and whose mounts it reads via /proc/PID/root.
-	fill := `mount -t tmpfs -o size=256k tmpfs "$1" || exit 97; cat /dev/zero > "$1/fill" 2>/dev/null; shift; exec "$@"`
+	fill := `mount -t tmpfs -o size=512k tmpfs "$1" || exit 97; cat /dev/zero > "$1/fill" 2>/dev/null; shift; exec "$@"`
 	args := slices.Concat(ns, []string{"sh", "-c", fill, "sh", storage, binary, "serve", "--workers=2", "--config.file=" + config,
 		"--web.listen-address=" + addr, "--storage.path=" + storage, "--web.enable-burst-api"})
 	p := start(t, "inferprobe serve (full storage)", dir, "unshare", args...)

@@ -297,7 +297,7 @@ var aiperfOptions = []aiperfOption{
 	{"Multi-Run", "--convergence-mode", supported, "convergence-mode", ""},
 	{"Multi-Run", "--parameter-sweep-cooldown-seconds", unsupported, "", whyMultiRun},
 	{"Multi-Run", "--parameter-sweep-same-seed --no-parameter-sweep-same-seed", supported, "parameter-sweep-same-seed", ""},
-	{"Multi-Run", "--parameter-sweep-mode", unsupported, "", whyMultiRun},
+	{"Multi-Run", "--parameter-sweep-mode", supported, "parameter-sweep-mode", ""},
 	{"Multi-Run", "--sweep-type", unsupported, "", whyMultiRun},
 	{"Multi-Run", "--no-sweep-table", supported, "sweep-table", ""},
 	{"Multi-Run", "--search-space", unsupported, "", whySearchSpace},
@@ -393,7 +393,7 @@ const (
 	whyControl           = "bench sends no control requests to the server; call the endpoint yourself before the run (e.g. curl -X POST URL/reset_prefix_cache)"
 	whyNetworkLatency    = "bench does not subtract network latency; run it next to the server, or compare with a run against the built-in simulator (inferprobe simulate)"
 	whyAccuracy          = "bench measures performance, not accuracy; use an evaluation harness (e.g. lm-evaluation-harness)"
-	whyMultiRun          = "bench sweeps --concurrency and --request-rate lists, repeats one run with --num-profile-runs and searches with --search-recipe; for other sweeps, run it once per setting (a shell loop) and compare runs with --compare"
+	whyMultiRun          = "bench sweeps --concurrency and --request-rate lists, repeats one run or such a sweep with --num-profile-runs and searches with --search-recipe; for other sweeps, run it once per setting (a shell loop) and compare runs with --compare"
 	whySearchSpace       = "bench runs no free or Bayesian search (it would not repeat); its capacity searches are AIPerf's deterministic recipes: --search-recipe max-concurrency-under-sla (or max-goodput-under-slo, concurrency-ramp) with --search-style smooth_isotonic, monotonic or grid"
 	whyShapeRecipe       = "bench runs the concurrency recipes (max-concurrency-under-sla, max-goodput-under-slo, concurrency-ramp), not those that sweep prompt or output lengths; run bench once per --isl/--osl instead"
 	whyTelemetryExport   = "bench uploads nothing; its artifacts are files in --output-artifact-dir, and inferprobe serve's metrics are Prometheus series"

@@ -155,6 +155,8 @@ func sampleValue(flag string) string {
 		return "p99"
 	case "convergence-mode":
 		return "cv"
+	case "parameter-sweep-mode":
+		return "independent"
 	case "image-format":
 		return "jpeg"
 	case "image-source":

@@ -127,7 +127,7 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	base := f.artifactDir
 	if f.multi.runs > 1 {
 		base = cmp.Or(base, defaultArtifactDir(f))
-		runs, err = f.planTrials(stderr, base)
+		runs, err = f.planTrials(stderr, base, points)
 	} else {
 		runs, base, err = f.planPoints(stderr, points)
 	}
@@ -188,7 +188,7 @@ func runBench(logger *slog.Logger, stdout, stderr io.Writer, f *benchFlags, work
 	case search != nil:
 		return b.search(search, base)
 	case f.multi.runs > 1:
-		return b.multiRun(runs, base)
+		return b.multiRun(runs, points, base)
 	case !sweep:
 		b.plot = true
 		code, _ := b.run(runs[0])

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,7 +25,7 @@ func TestMultiRunFlagsRefused(t *testing.T) {
 		{[]string{"--num-profile-runs", "3", "--convergence-metric", "time_to_frist_token"}, `--convergence-metric "time_to_frist_token": not a metric of profile_export_aiperf.json`},
 		{[]string{"--num-profile-runs", "3", "--convergence-metric", "request_throughput", "--convergence-mode", "distribution"}, "--convergence-mode distribution compares per-request values, and request_throughput is a run-wide value"},
 		{[]string{"--num-profile-runs", "3", "--convergence-metric", "request_throughput", "--convergence-stat", "p99"}, "--convergence-stat p99: request_throughput is a run-wide value"},
-		{[]string{"--num-profile-runs", "3", "--concurrency", "1,4"}, "--num-profile-runs repeats one run, not a sweep"},
+		{[]string{"--num-profile-runs", "3", "--concurrency", "1,4", "--convergence-metric", "time_to_first_token"}, "--convergence-metric stops one configuration's runs early, not a sweep's"},
 		{[]string{"--num-profile-runs", "3", "--shard", "0/2"}, "--shard splits one run across machines"},
 		{[]string{"--num-profile-runs", "3", "--compare", "base.json"}, "--compare compares one run with a baseline"},
 	} {
@@ -50,30 +51,36 @@ func TestMultiRunChoices(t *testing.T) {
 }
 
 // TestTrialSeed: --vary-seed-per-trial derives AIPerf 0.13's seeds
-// (aiperf.common.random_generator.derive_variation_seed(1, "base:trial:N")
-// gives these), and the other settings give each run --random-seed's, or a
-// fresh one without a seed and with --no-set-consistent-seed.
+// (aiperf.common.random_generator.derive_variation_seed(1, "LABEL:trial:N")
+// gives these, outside a sweep and at a sweep's point), and the other
+// settings give each run its point's seed (--random-seed's outside a
+// sweep), or a fresh one without a seed and with --no-set-consistent-seed.
 func TestTrialSeed(t *testing.T) {
-	want := []uint64{7751795894126104398, 2188387355320234947, 5001448474966377943}
-	for i, w := range want {
-		if got := trialSeed(1, i); got != w {
-			t.Errorf("trialSeed(1, %d) = %d, want AIPerf's %d", i, got, w)
+	for _, tc := range []struct {
+		variation string
+		want      []uint64
+	}{
+		{"base", []uint64{7751795894126104398, 2188387355320234947, 5001448474966377943}},
+		{"phases.profiling.concurrency=4", []uint64{8630153041486938434, 162326890591138190}},
+		{"phases.profiling.concurrency=2, phases.profiling.rate=5.0", []uint64{5442601158799570167}},
+	} {
+		m := multiRunFlags{consistentSeed: true, varySeed: true}
+		for i, w := range tc.want {
+			if got := m.seed(1, true, tc.variation, 3, i); got != w {
+				t.Errorf("%s, trial %d: seed %d, want AIPerf's %d", tc.variation, i, got, w)
+			}
 		}
 	}
-	m := multiRunFlags{runs: 3, consistentSeed: true}
-	if got := m.seeds(7, false); !slices.Equal(got, []uint64{7, 7, 7}) {
-		t.Errorf("consistent seeds %v, want 7 for every run", got)
+	m := multiRunFlags{consistentSeed: true}
+	if got := m.seed(7, false, "base", 8, 2); got != 8 {
+		t.Errorf("consistent seed %d, want the point's 8", got)
 	}
-	m.varySeed = true
-	if got := m.seeds(1, true); !slices.Equal(got, want) {
-		t.Errorf("varied seeds %v, want %v", got, want)
+	m.consistentSeed = false
+	if got := m.seed(7, true, "base", 8, 2); got != 8 {
+		t.Errorf("a given --random-seed gave %d, want the point's 8", got)
 	}
-	m.varySeed, m.consistentSeed = false, false
-	if got := m.seeds(7, true); !slices.Equal(got, []uint64{7, 7, 7}) {
-		t.Errorf("a given --random-seed gave %v, want it for every run", got)
-	}
-	if got := m.seeds(7, false); got[0] == got[1] && got[1] == got[2] {
-		t.Errorf("--no-set-consistent-seed without a seed gave %v, want a seed per run", got)
+	if a, b := m.seed(7, false, "base", 8, 1), m.seed(7, false, "base", 8, 2); a == b || a == 8 {
+		t.Errorf("--no-set-consistent-seed without a seed gave %d and %d, want a fresh seed per run", a, b)
 	}
 }
 
@@ -114,7 +121,7 @@ func TestPlanTrials(t *testing.T) {
 		f := parseBench(t, args...)
 		given := slices.Clone(f.args)
 		var stderr bytes.Buffer
-		runs, err := f.planTrials(&stderr, "out")
+		runs, err := f.planTrials(&stderr, "out", f.sweepPoints())
 		if err != nil {
 			t.Fatalf("%v: %v", err, stderr.String())
 		}
@@ -134,6 +141,61 @@ func TestPlanTrials(t *testing.T) {
 	}
 }
 
+// TestPlanSweepTrials: a multi-run sweep runs its points' runs in
+// --parameter-sweep-mode's order and AIPerf 0.13's layout of it: repeated
+// (default) a trial of every point after another, in
+// profile_runs/trial_NNNN/POINT; independent every trial of a point after
+// another, in POINT/profile_runs/trial_NNNN. Each run is at its point's
+// load with the point's seed (the seed + the point's index, as a sweep of
+// one trial), the warmup before a point's first run only; the flags
+// describe the whole multi-run again afterwards.
+func TestPlanSweepTrials(t *testing.T) {
+	type run struct {
+		dir                string
+		concurrency, index int
+		seed               uint64
+		trial              int
+	}
+	c2, c4 := func(dir string, trial int) run { return run{dir, 2, 0, 10, trial} }, func(dir string, trial int) run { return run{dir, 4, 1, 11, trial} }
+	for _, tc := range []struct {
+		mode []string
+		want []run
+	}{
+		{nil, []run{c2("out/profile_runs/trial_0001/concurrency_2", 0), c4("out/profile_runs/trial_0001/concurrency_4", 0),
+			c2("out/profile_runs/trial_0002/concurrency_2", 1), c4("out/profile_runs/trial_0002/concurrency_4", 1)}},
+		{[]string{"--parameter-sweep-mode", "INDEPENDENT"}, []run{c2("out/concurrency_2/profile_runs/trial_0001", 0), c2("out/concurrency_2/profile_runs/trial_0002", 1),
+			c4("out/concurrency_4/profile_runs/trial_0001", 0), c4("out/concurrency_4/profile_runs/trial_0002", 1)}},
+	} {
+		f := parseBench(t, append([]string{"--model", "m", "--num-profile-runs", "2", "--concurrency", "2,4", "--random-seed", "10",
+			"--warmup-request-count", "3", "--request-count", "5"}, tc.mode...)...)
+		given := slices.Clone(f.args)
+		var stderr bytes.Buffer
+		runs, err := f.planTrials(&stderr, "out", f.sweepPoints())
+		if err != nil {
+			t.Fatalf("%v: %v", err, stderr.String())
+		}
+		if !slices.Equal(f.args, given) || f.concurrency != 2 || f.seed != 10 {
+			t.Errorf("%v: after planning, the flags describe %q at concurrency %d, seed %d; want the multi-run %q", tc.mode, f.args, f.concurrency, f.seed, given)
+		}
+		if len(runs) != len(tc.want) {
+			t.Fatalf("%v: %d runs, want %d", tc.mode, len(runs), len(tc.want))
+		}
+		for i, w := range tc.want {
+			r := runs[i]
+			warm := w.trial == 0
+			cmdline := r.config.Command
+			if r.dir != filepath.FromSlash(w.dir) || r.config.Concurrency != w.concurrency || r.index != w.index || r.seed != w.seed || r.trial != w.trial ||
+				r.config.Trial != w.trial || r.config.RunLabel != []string{"run_0001", "run_0002"}[w.trial] ||
+				(r.plan.WarmupLimit.Requests == 3) != warm || strings.Contains(cmdline, "--warmup-request-count") != warm ||
+				strings.Contains(cmdline, "--num-profile-runs") || strings.Contains(cmdline, "--parameter-sweep-mode") ||
+				!strings.Contains(cmdline, fmt.Sprintf("--concurrency %d ", w.concurrency)) || !strings.HasSuffix(cmdline, fmt.Sprintf("--random-seed %d", w.seed)) {
+				t.Errorf("%v, run %d: dir %s, concurrency %d (point %d), seed %d, trial %d %q, warmup %d, command %q; want %+v", tc.mode, i, r.dir, r.config.Concurrency,
+					r.index, r.seed, r.config.Trial, r.config.RunLabel, r.plan.WarmupLimit.Requests, cmdline, w)
+			}
+		}
+	}
+}
+
 // TestMultiRunNotes: a multi-run flag on a single run, or a convergence
 // setting without a metric, is accepted, as AIPerf does, with a note that
 // it changes nothing.
@@ -146,6 +208,9 @@ func TestMultiRunNotes(t *testing.T) {
 			"--profile-run-cooldown-seconds applies only with --num-profile-runs above 1",
 			"--vary-seed-per-trial applies only with --num-profile-runs above 1"}},
 		{[]string{"--num-profile-runs", "2", "--convergence-mode", "cv"}, []string{"--convergence-mode applies only with --convergence-metric"}},
+		{[]string{"--num-profile-runs", "2", "--parameter-sweep-mode", "independent"}, []string{"--parameter-sweep-mode applies only to a sweep"}},
+		{[]string{"--concurrency", "1,2", "--parameter-sweep-mode", "independent"}, []string{"--parameter-sweep-mode applies only to a sweep"}},
+		{[]string{"--num-profile-runs", "2", "--concurrency", "1,2", "--parameter-sweep-mode", "independent"}, nil},
 		{[]string{"--num-profile-runs", "2", "--vary-seed-per-trial", "--convergence-metric", "request_latency", "--convergence-mode", "cv"}, nil},
 	} {
 		f := parseBench(t, append([]string{"--model", "m"}, tc.args...)...)

@@ -15,6 +15,8 @@ import (
 // benchRun is one planned run: the only one, or a point of a sweep.
 type benchRun struct {
 	point  sweepPoint
+	index  int // the run's point's index (from 0) among a sweep's
+	trial  int // the run's index (from 0) among a multi-run's at its point
 	sc     *benchScenario
 	plan   *finite.Plan
 	config export.Config

@@ -153,6 +153,12 @@ func (f *benchFlags) sweepPoints() []sweepPoint {
 // label is the point as "concurrency=4".
 func (p sweepPoint) label() string { return export.SweepPoint{Params: p.params}.Label() }
 
+// variation is AIPerf's label of the point (phases.profiling.concurrency=4;
+// "base" outside a sweep), which a multi-run's seeds derive from.
+func (p sweepPoint) variation() string {
+	return export.SweepPoint{Params: p.params}.VariationLabel()
+}
+
 // apply makes the flags describe point i of the sweep run by args. Each
 // point after the first draws from seed + i, as AIPerf's sweeps do by
 // default, so that the points do not send the same prompts, unless

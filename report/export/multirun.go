@@ -19,7 +19,8 @@ import (
 // A multi-run benchmark (--num-profile-runs) is laid out as AIPerf 0.13
 // lays out one configuration's trials: each run's artifacts in
 // profile_runs/run_NNNN/, the confidence aggregate across them in
-// aggregate/.
+// aggregate/. A multi-run sweep is laid out as AIPerf lays it out in the
+// order of --parameter-sweep-mode (SweepRepeated, SweepIndependent).
 const (
 	TrialsDir          = "profile_runs"
 	AggregateDir       = "aggregate"
@@ -31,20 +32,51 @@ const (
 	aggregateSchema    = "1.0" // AIPerf's aggregate-confidence schema
 	aggregationType    = "confidence"
 	trialLabelTemplate = "run_%04d"
+	sweepTrialTemplate = "trial_%04d"
+)
+
+// AIPerf's --parameter-sweep-modes: the order of a multi-run sweep's runs,
+// which its layout follows.
+const (
+	// SweepRepeated, AIPerf's default, runs a trial of every point, then
+	// the next trial: profile_runs/trial_NNNN/POINT/, each point's
+	// aggregate in aggregate/POINT/, the sweep's summary in
+	// aggregate/sweep_aggregate/.
+	SweepRepeated = "repeated"
+	// SweepIndependent runs every trial of a point, then the next point:
+	// POINT/profile_runs/trial_NNNN/, POINT/aggregate/, sweep_aggregate/.
+	SweepIndependent = "independent"
 )
 
 // TrialLabel is run i's (from 0) label and directory name: run_0001.
 func TrialLabel(i int) string { return fmt.Sprintf(trialLabelTemplate, i+1) }
+
+// TrialDir is run i's (from 0) directory under the multi-run's:
+// profile_runs/run_NNNN, or at a sweep's point (its directory name) in
+// the sweep's mode, profile_runs/trial_NNNN/POINT or
+// POINT/profile_runs/trial_NNNN.
+func TrialDir(i int, point, mode string) string {
+	if point == "" {
+		return filepath.Join(TrialsDir, TrialLabel(i))
+	}
+	trial := fmt.Sprintf(sweepTrialTemplate, i+1)
+	if mode == SweepIndependent {
+		return filepath.Join(point, TrialsDir, trial)
+	}
+	return filepath.Join(TrialsDir, trial, point)
+}
 
 // Trial is one run of a multi-run benchmark, kept as the aggregate reads
 // it: its statistics under AIPerf's keys and its per-request samples, not
 // its requests, so that ten long runs do not stay in memory.
 type Trial struct {
 	Label string
+	Dir   string // its artifacts' directory, relative to the multi-run's
 	// Failed says why the run does not count (every request failed, the
 	// failure threshold passed, it was interrupted); empty when it
 	// succeeded. A failed run is listed, not aggregated.
 	Failed  string
+	errors  int // requests that failed
 	values  []runValue
 	samples *Samples
 }
@@ -58,13 +90,14 @@ type runValue struct {
 
 func (v runValue) key() string { return v.tag + "_" + v.stat }
 
-// NewTrial keeps what the aggregate needs of r.
-func NewTrial(label string, r Run, failed string) (Trial, error) {
+// NewTrial keeps what the aggregate needs of r, run i (from 0) of the
+// multi-run, whose artifacts are in dir (TrialDir).
+func NewTrial(i int, dir string, r Run, failed string) (Trial, error) {
 	s, err := r.Samples()
 	if err != nil {
 		return Trial{}, err
 	}
-	return Trial{Label: label, Failed: failed, values: runValues(r), samples: s}, nil
+	return Trial{Label: TrialLabel(i), Dir: dir, Failed: failed, errors: r.Summary.Failed, values: runValues(r), samples: s}, nil
 }
 
 // runValues are r's statistics as AIPerf's confidence aggregation reads a
@@ -104,6 +137,22 @@ type MultiRun struct {
 	Level       float64
 	Cooldown    float64 // seconds
 	Convergence *Convergence
+	// Point is the sweep's point the runs measured (its parameters and
+	// directory name) and Mode the sweep's (SweepRepeated,
+	// SweepIndependent); nil and "" outside a sweep.
+	Point *SweepPoint
+	Mode  string
+}
+
+// Dir is where the aggregate goes under the multi-run's directory.
+func (m MultiRun) Dir() string {
+	switch {
+	case m.Point == nil:
+		return AggregateDir
+	case m.Mode == SweepIndependent:
+		return filepath.Join(m.Point.Dir, AggregateDir)
+	}
+	return filepath.Join(AggregateDir, m.Point.Dir)
 }
 
 func (m MultiRun) successful() []Trial {
@@ -264,7 +313,12 @@ func AggregateJSON(m MultiRun) ([]byte, error) {
 	if len(labels) == 1 {
 		meta = append(meta, kv{"single_run", true})
 	}
-	meta = append(meta, kv{"cooldown_seconds", m.Cooldown}, kv{"inferprobe", m.extras()})
+	meta = append(meta, kv{"cooldown_seconds", m.Cooldown})
+	if p := m.Point; p != nil {
+		// AIPerf's stamp of a sweep's cell, which aiperf plot labels it by.
+		meta = append(meta, kv{"variation_label", p.VariationLabel()}, kv{"variation_values", p.variationValues()}, kv{"sweep_mode", m.Mode})
+	}
+	meta = append(meta, kv{"inferprobe", m.extras()})
 	metrics := obj{}
 	for _, a := range m.aggregate() {
 		s := a.spread
@@ -482,11 +536,11 @@ func ConsoleMultiRun(w io.Writer, m MultiRun) {
 	}
 }
 
-// WriteAggregate writes the aggregate across the runs into dir/aggregate:
-// AIPerf's JSON and CSV, its collated JSON when a convergence rule ran the
-// runs, and an HTML report.
+// WriteAggregate writes the aggregate across the runs into dir/aggregate
+// (at a sweep's point, dir/aggregate/POINT or dir/POINT/aggregate): AIPerf's JSON and CSV, its
+// collated JSON when a convergence rule ran the runs, and an HTML report.
 func WriteAggregate(dir string, m MultiRun) error {
-	out := filepath.Join(dir, AggregateDir)
+	out := filepath.Join(dir, m.Dir())
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}

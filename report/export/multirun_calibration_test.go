@@ -33,7 +33,7 @@ func TestAgreementCalibration(t *testing.T) {
 	judge := func(runs ...export.Run) verdict {
 		m := export.MultiRun{Level: .95}
 		for i, r := range runs {
-			tr, err := export.NewTrial(export.TrialLabel(i), r, "")
+			tr, err := export.NewTrial(i, export.TrialDir(i, "", ""), r, "")
 			if err != nil {
 				t.Fatal(err)
 			}

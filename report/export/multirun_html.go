@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"path/filepath"
+	"strings"
 
 	"github.com/inferprobe/inferprobe/stats"
 )
@@ -16,12 +18,12 @@ body{font-family:system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}
 th:first-child,td:first-child{text-align:left}.failed,.differ{color:#b00}
 </style></head><body>
-<h1>inferprobe multi-run</h1>
-<p>{{len .Runs}} runs of one command, one after another; each run's own report is in its directory.
+<h1>inferprobe multi-run{{if .Point}} at {{.Point}}{{end}}</h1>
+<p>{{len .Runs}} runs of one command{{if .Point}} at this point of the sweep{{end}}, one after another; each run's own report is in its directory.
 Each statistic below is taken once per successful run; the table gives the mean of the runs' values, their spread
 and Student's t interval of that mean at {{.Level}} % (docs/metrics.md, multi-run confidence).</p>
 <table><tr><th>run</th><th>status</th></tr>
-{{range .Runs}}<tr{{if .Failed}} class="failed"{{end}}><td><a href="../profile_runs/{{.Label}}/report.html">{{.Label}}</a></td><td>{{if .Failed}}failed: {{.Failed}}{{else}}ok{{end}}</td></tr>
+{{range .Runs}}<tr{{if .Failed}} class="failed"{{end}}><td><a href="{{$.Up}}{{.Dir}}/report.html">{{.Dir}}</a></td><td>{{if .Failed}}failed: {{.Failed}}{{else}}ok{{end}}</td></tr>
 {{end}}</table>
 <h2>Do the runs agree?</h2>
 <p{{if .Differ}} class="differ"{{end}}>{{.Verdict}}</p>
@@ -50,13 +52,18 @@ func AggregateHTML(m MultiRun) ([]byte, error) {
 	rows := m.agreement()
 	data := struct {
 		Runs        []Trial
+		Up          string // from the aggregate's directory to the multi-run's
+		Point       string // the sweep's point, "" outside a sweep
 		Level       float64
 		Verdict     string
 		Differ      bool
 		Agreement   []agreeRow
 		Convergence string
 		Rows        []row
-	}{Runs: m.Trials, Level: 100 * m.Level, Verdict: m.verdict(rows), Differ: len(disagreeing(rows, m.Level)) > 0}
+	}{Runs: m.Trials, Up: strings.Repeat("../", strings.Count(filepath.ToSlash(m.Dir()), "/")+1), Level: 100 * m.Level, Verdict: m.verdict(rows), Differ: len(disagreeing(rows, m.Level)) > 0}
+	if m.Point != nil {
+		data.Point = m.Point.Label()
+	}
 	for _, r := range rows {
 		data.Agreement = append(data.Agreement, agreeRow{r.tag, fmt.Sprintf("%.3g", r.h), fmt.Sprintf("%.3g", r.p), fmt.Sprintf("%.3g", r.adjusted), numbers(r.medians)})
 	}

@@ -50,7 +50,7 @@ func constTTFT(ms float64) func(int) time.Duration {
 
 func newTrial(t *testing.T, i int, r Run, failed string) Trial {
 	t.Helper()
-	tr, err := NewTrial(TrialLabel(i), r, failed)
+	tr, err := NewTrial(i, TrialDir(i, "", ""), r, failed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestPhasesUserCentricPrefill(t *testing.T) {
 		{Config{RequestCount: 12, Concurrency: 6, PrefillConcurrency: 2, WarmupRequests: 4},
 			`[{"name":"warmup","kind":"warmup","type":"concurrency","requests":4,"concurrency":6,"prefill_concurrency":2},{"name":"profiling","kind":"profiling","type":"concurrency","requests":12,"concurrency":6,"prefill_concurrency":2}]`},
 	} {
-		b, err := json.Marshal(tc.c.inputConfig(report.SLO{}, false))
+		b, err := json.Marshal(tc.c.inputConfig(report.SLO{}, nil))
 		if err != nil {
 			t.Fatal(err)
 		}

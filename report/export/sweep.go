@@ -13,13 +13,15 @@ import (
 	"strings"
 )
 
-// A sweep's summary goes where AIPerf 0.13 writes it for a sweep of one
-// trial per point: beside the points' directories, in sweep_aggregate/.
+// A sweep's summary goes where AIPerf 0.13 writes it: in sweep_aggregate/
+// beside the points' directories, or in a multi-run sweep of the repeated
+// mode beside the points' aggregates, in aggregate/sweep_aggregate/.
 const (
 	SweepDir      = "sweep_aggregate"
 	sweepJSONFile = "profile_export_aiperf_sweep.json"
 	sweepCSVFile  = "profile_export_aiperf_sweep.csv"
 	sweepHTMLFile = "sweep_report.html"
+	sweptPrefix   = "phases.profiling." // AIPerf's path of a swept profiling option
 )
 
 // SweepParam is one swept parameter's value at a point, under AIPerf's
@@ -32,12 +34,100 @@ type SweepParam struct {
 // SweepPoint is one finished point of a sweep.
 type SweepPoint struct {
 	Params []SweepParam
-	Dir    string // its artifacts' directory, relative to the sweep's
+	Dir    string // its directory name (concurrency_4)
 	Run    Run
+	// Runs are the point's runs in a multi-run sweep, whose aggregate
+	// stands for the point; nil when Run does.
+	Runs *MultiRun
 	// Failed says why the point does not count as a successful run (every
-	// request failed, the failure threshold passed, it was interrupted);
-	// empty when it succeeded. Failed points are listed, not ranked.
+	// request failed, the failure threshold passed, it was interrupted;
+	// every run failed); empty when it succeeded. Failed points are
+	// listed, not ranked.
 	Failed string
+}
+
+// artifacts is the point's directory relative to the sweep's: its run's,
+// or in a multi-run sweep its aggregate's.
+func (p SweepPoint) artifacts() string {
+	if p.Runs != nil {
+		return p.Runs.Dir()
+	}
+	return p.Dir
+}
+
+// VariationLabel is AIPerf's label of the point's variation
+// (phases.profiling.concurrency=4, "base" outside a sweep), which its
+// seeds derive from and aiperf plot labels it by.
+func (p SweepPoint) VariationLabel() string {
+	if len(p.Params) == 0 {
+		return "base"
+	}
+	parts := make([]string, len(p.Params))
+	for i, q := range p.Params {
+		parts[i] = sweptPrefix + q.Name + "=" + pythonValue(q)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// variationValues are AIPerf's variation_values: each parameter under its
+// path.
+func (p SweepPoint) variationValues() obj {
+	o := make(obj, len(p.Params))
+	for i, q := range p.Params {
+		o[i] = kv{sweptPrefix + q.Name, paramValue(q)}
+	}
+	return o
+}
+
+// figures are the point's statistics flattened as tag_stat, each with its
+// "mean" first (the console's and the page's figures): its run's, or in a
+// multi-run sweep each statistic across its runs as AIPerf's confidence
+// stats of a sweep cell (mean, std, min, max, cv, ci_low, ci_high).
+func (p SweepPoint) figures() obj {
+	if p.Runs == nil {
+		return sweepMetrics(p.Run)
+	}
+	var o obj
+	for _, a := range p.Runs.aggregate() {
+		s := a.spread
+		o = append(o, kv{a.key, obj{{"mean", s.Mean}, {"std", jsonNumber(s.Std)}, {"min", s.Min}, {"max", s.Max},
+			{"cv", jsonNumber(s.CV)}, {"ci_low", jsonNumber(s.Interval.Low)}, {"ci_high", jsonNumber(s.Interval.High)}, {"unit", a.unit}}})
+	}
+	return o
+}
+
+// combination is the point's per_combination_metrics entry, as AIPerf
+// keys a sweep cell: by tag for one trial (combinationMetrics), by tag_stat
+// with the statistics across the runs for several (figures).
+func (p SweepPoint) combination() obj {
+	if p.Runs == nil {
+		return combinationMetrics(p.Run)
+	}
+	return p.figures()
+}
+
+// value is statistic st (avg, p99) of metric tag in m, the point's
+// combination.
+func (p SweepPoint) value(m obj, tag, st string) (float64, bool) {
+	if p.Runs != nil {
+		return stat(m, tag+"_"+st, "mean")
+	}
+	if st == "avg" {
+		st = "mean"
+	}
+	return stat(m, tag, st)
+}
+
+// errors are the requests that failed at the point, over its runs.
+func (p SweepPoint) errors() int {
+	if p.Runs == nil {
+		return p.Run.Summary.Failed
+	}
+	n := 0
+	for _, t := range p.Runs.Trials {
+		n += t.errors
+	}
+	return n
 }
 
 // Label is the point's parameters as "concurrency=4 rate=5".
@@ -169,16 +259,16 @@ func rankSweep(points []SweepPoint) sweepRanking {
 		if p.Failed != "" {
 			continue
 		}
-		m := combinationMetrics(p.Run)
-		if _, has := stat(m, latency, "p99"); !has {
+		m := p.combination()
+		if _, has := p.value(m, latency, "p99"); !has {
 			latency = "request_latency"
 		}
-		thru, _ := stat(m, "request_throughput", "mean")
+		thru, _ := p.value(m, "request_throughput", "avg")
 		r.ok = append(r.ok, rankedPoint{SweepPoint: p, metrics: m, thru: thru})
 	}
 	for i := range r.ok {
 		p := &r.ok[i]
-		p.lat, _ = stat(p.metrics, latency, "p99")
+		p.lat, _ = p.value(p.metrics, latency, "p99")
 		if r.bestThru == nil || p.thru > r.bestThru.thru {
 			r.bestThru = p
 		}
@@ -227,22 +317,16 @@ func sweepParameters(points []SweepPoint) (names []string, values map[string][]a
 // request latency p99 when a point has no TTFT). AIPerf 0.13 leaves the
 // last two empty for a one-trial sweep (its analyser looks for flattened
 // keys its one-trial cells lack); bench fills them, in their multi-trial
-// form. Each entry also names its point's directory.
+// form. Each entry also names its point's directory. A multi-run sweep's
+// cells are each point's statistics across its runs (SweepPoint.figures),
+// and every run that failed is listed.
 func SweepJSON(points []SweepPoint) ([]byte, error) {
 	names, values := sweepParameters(points)
 	rank := rankSweep(points)
-	level := 0.95 // --confidence-level's default, as AIPerf's
-	failed, combos := []any{}, []any{}
-	for _, p := range points {
-		if l := p.Run.confidenceLevel(); l > 0 {
-			level = l
-		}
-		if p.Failed != "" {
-			failed = append(failed, obj{{"label", TrialLabel(0)}, {"parameters", p.params()}, {"artifact_directory", p.Dir}, {"error", p.Failed}})
-		}
-	}
+	runs := sweepRuns(points)
+	combos := []any{}
 	for _, p := range rank.ok {
-		combos = append(combos, obj{{"parameters", p.params()}, {"metrics", p.metrics}, {"artifact_directory", p.Dir}})
+		combos = append(combos, obj{{"parameters", p.params()}, {"metrics", p.metrics}, {"artifact_directory", p.artifacts()}})
 	}
 	params := make([]any, len(names))
 	combinations := 1
@@ -261,11 +345,11 @@ func SweepJSON(points []SweepPoint) ([]byte, error) {
 	}
 	doc := obj{
 		{"aggregation_type", "sweep"},
-		{"num_profile_runs", len(points)},
-		{"num_successful_runs", len(rank.ok)},
-		{"failed_runs", failed},
-		{"metadata", obj{{"sweep_parameters", params}, {"num_combinations", combinations}, {"sweep_mode", "repeated"},
-			{"confidence_level", level}, {"num_trials_per_value", 1}, {"aggregation_type", "sweep"}}},
+		{"num_profile_runs", runs.total},
+		{"num_successful_runs", runs.total - len(runs.failed)},
+		{"failed_runs", runs.failed},
+		{"metadata", obj{{"sweep_parameters", params}, {"num_combinations", combinations}, {"sweep_mode", runs.mode},
+			{"confidence_level", runs.level}, {"num_trials_per_value", runs.trials}, {"aggregation_type", "sweep"}}},
 		{"per_combination_metrics", combos},
 		{"best_configurations", best},
 		{"pareto_optimal", pareto},
@@ -275,6 +359,42 @@ func SweepJSON(points []SweepPoint) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// sweepRunCounts are a sweep's runs as its summary counts them: how many
+// ran, the failed ones (each its label, point, directory and why), the
+// most runs of a point, the mode and the level of the intervals.
+type sweepRunCounts struct {
+	total, trials int
+	failed        []any
+	mode          string
+	level         float64
+}
+
+func sweepRuns(points []SweepPoint) sweepRunCounts {
+	// A sweep of one run per point is AIPerf's repeated sweep of one
+	// trial, at --confidence-level's default unless its runs say another.
+	c := sweepRunCounts{failed: []any{}, trials: 1, mode: SweepRepeated, level: 0.95}
+	for _, p := range points {
+		if p.Runs == nil {
+			c.total++
+			if l := p.Run.confidenceLevel(); l > 0 {
+				c.level = l
+			}
+			if p.Failed != "" {
+				c.failed = append(c.failed, obj{{"label", TrialLabel(0)}, {"parameters", p.params()}, {"artifact_directory", p.Dir}, {"error", p.Failed}})
+			}
+			continue
+		}
+		c.total += len(p.Runs.Trials)
+		c.trials, c.mode, c.level = max(c.trials, len(p.Runs.Trials)), p.Runs.Mode, p.Runs.Level
+		for _, t := range p.Runs.Trials {
+			if t.Failed != "" {
+				c.failed = append(c.failed, obj{{"label", t.Label}, {"parameters", p.params()}, {"artifact_directory", t.Dir}, {"error", t.Failed}})
+			}
+		}
+	}
+	return c
 }
 
 func containsValue(vs []any, v any) bool {
@@ -308,6 +428,7 @@ var sweepColumns = []struct {
 func SweepCSV(points []SweepPoint) ([]byte, error) {
 	names, values := sweepParameters(points)
 	rank := rankSweep(points)
+	runs := sweepRuns(points)
 	params := func(p SweepPoint) []string {
 		row := make([]string, len(names))
 		for i, n := range names {
@@ -374,8 +495,8 @@ func SweepCSV(points []SweepPoint) ([]byte, error) {
 		[]string{"Aggregation Type", "sweep"},
 		[]string{"Sweep Parameters", strings.Join(names, ", ")},
 		[]string{"Number of Combinations", strconv.Itoa(combinations)},
-		[]string{"Number of Profile Runs", strconv.Itoa(len(points))},
-		[]string{"Number of Successful Runs", strconv.Itoa(len(rank.ok))})
+		[]string{"Number of Profile Runs", strconv.Itoa(runs.total)},
+		[]string{"Number of Successful Runs", strconv.Itoa(runs.total - len(runs.failed))})
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	w.UseCRLF = true // Python's csv module
@@ -413,7 +534,7 @@ func ConsoleSweep(w io.Writer, points []SweepPoint) {
 	fmt.Fprintf(w, " %8s\n", "errors")
 	for _, p := range points {
 		fmt.Fprintf(w, "%-28s", p.Label())
-		m := sweepMetrics(p.Run)
+		m := p.figures()
 		for _, c := range sweepColumns {
 			if v, ok := metricMean(m, c.key); ok {
 				fmt.Fprintf(w, " %14.2f", v)
@@ -421,7 +542,7 @@ func ConsoleSweep(w io.Writer, points []SweepPoint) {
 				fmt.Fprintf(w, " %14s", "-")
 			}
 		}
-		fmt.Fprintf(w, " %8d", p.Run.Summary.Failed)
+		fmt.Fprintf(w, " %8d", p.errors())
 		if p.Failed != "" {
 			fmt.Fprintf(w, "  (failed: %s)", p.Failed)
 		}
@@ -429,10 +550,20 @@ func ConsoleSweep(w io.Writer, points []SweepPoint) {
 	}
 }
 
-// WriteSweep writes the sweep's summary into dir/sweep_aggregate: the JSON
-// and CSV, and the HTML page of throughput against latency.
+// SweepSummaryDir is where the summary of the sweep of points goes under
+// the sweep's directory.
+func SweepSummaryDir(points []SweepPoint) string {
+	if len(points) > 0 && points[0].Runs != nil && points[0].Runs.Mode == SweepRepeated {
+		return filepath.Join(AggregateDir, SweepDir)
+	}
+	return SweepDir
+}
+
+// WriteSweep writes the sweep's summary into dir/sweep_aggregate (in a
+// multi-run sweep of the repeated mode, dir/aggregate/sweep_aggregate):
+// the JSON and CSV, and the HTML page of throughput against latency.
 func WriteSweep(dir string, points []SweepPoint) error {
-	out := filepath.Join(dir, SweepDir)
+	out := filepath.Join(dir, SweepSummaryDir(points))
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}

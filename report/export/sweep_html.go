@@ -6,6 +6,8 @@ import (
 	"html/template"
 	"image/color"
 	"math"
+	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -51,7 +53,7 @@ func sweepChart(curve sweepCurve, points []SweepPoint) (template.HTML, bool, err
 			if pt.Failed != "" {
 				continue
 			}
-			m := sweepMetrics(pt.Run)
+			m := pt.figures()
 			lat, ok := metricMean(m, curve.latency+"_"+q.stat)
 			thru, _ := metricMean(m, "output_token_throughput_avg")
 			if !ok {
@@ -129,7 +131,7 @@ figure{margin:1.5em 0}
 {{else}}<p>No point has latency figures to plot (every point failed, or the endpoint does not stream).</p>
 {{end}}
 <table><tr><th>point</th>{{range .Heads}}<th>{{.}}</th>{{end}}<th>errors</th><th>directory</th></tr>
-{{range .Rows}}<tr{{if .Failed}} class="failed"{{end}}><td>{{.Label}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}<td>{{.Errors}}</td><td><a href="../{{.Dir}}/report.html">{{.Dir}}</a>{{if .Failed}} (failed: {{.Failed}}){{end}}</td></tr>
+{{range .Rows}}<tr{{if .Failed}} class="failed"{{end}}><td>{{.Label}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}<td>{{.Errors}}</td><td><a href="{{$.Up}}{{.Dir}}/report.html">{{.Dir}}</a>{{if .Failed}} (failed: {{.Failed}}){{end}}</td></tr>
 {{end}}</table>
 </body></html>
 `))
@@ -144,11 +146,12 @@ func SweepHTML(points []SweepPoint) ([]byte, error) {
 	}
 	data := struct {
 		Points []SweepPoint
+		Up     string // from the summary's directory to the sweep's
 		Names  string
 		Charts []template.HTML
 		Heads  []string
 		Rows   []row
-	}{Points: points}
+	}{Points: points, Up: strings.Repeat("../", strings.Count(filepath.ToSlash(SweepSummaryDir(points)), "/")+1)}
 	if len(points) > 0 {
 		data.Names = points[0].names()
 	}
@@ -165,8 +168,8 @@ func SweepHTML(points []SweepPoint) ([]byte, error) {
 		data.Heads = append(data.Heads, c.head)
 	}
 	for _, p := range points {
-		r := row{Label: p.Label(), Dir: p.Dir, Failed: p.Failed, Errors: p.Run.Summary.Failed}
-		m := sweepMetrics(p.Run)
+		r := row{Label: p.Label(), Dir: p.artifacts(), Failed: p.Failed, Errors: p.errors()}
+		m := p.figures()
 		for _, c := range sweepColumns {
 			cell := "-"
 			if v, ok := metricMean(m, c.key); ok {

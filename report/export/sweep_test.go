@@ -3,7 +3,10 @@ package export
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,6 +111,135 @@ func TestSweepHTML(t *testing.T) {
 	}
 	if strings.Contains(strings.ToLower(page), "<script") {
 		t.Error("the page has a script")
+	}
+}
+
+// TestMultiRunSweepLayout: a multi-run sweep is written as AIPerf 0.13
+// writes one in each --parameter-sweep-mode: each point's confidence
+// aggregate in aggregate/POINT/ (repeated) or POINT/aggregate/
+// (independent), stamped with AIPerf's variation label, values and sweep
+// mode, and the sweep's summary in aggregate/sweep_aggregate/ (repeated)
+// or sweep_aggregate/, each point's metrics the statistics across its
+// runs with their t intervals, every failed run listed, and the pages'
+// links pointing at the runs' and points' reports.
+func TestMultiRunSweepLayout(t *testing.T) {
+	for _, tc := range []struct {
+		mode, aggregate, summary, run, runLink, pointLink string
+	}{
+		{SweepRepeated, "aggregate/concurrency_4", "aggregate/sweep_aggregate", "profile_runs/trial_0003/concurrency_4",
+			"../../profile_runs/trial_0003/concurrency_4/report.html", "../../aggregate/concurrency_2/report.html"},
+		{SweepIndependent, "concurrency_4/aggregate", "sweep_aggregate", "concurrency_4/profile_runs/trial_0003",
+			"../../concurrency_4/profile_runs/trial_0003/report.html", "../concurrency_2/aggregate/report.html"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			checkMultiRunSweep(t, tc.mode, tc.aggregate, tc.summary, tc.run, tc.runLink, tc.pointLink)
+		})
+	}
+}
+
+func checkMultiRunSweep(t *testing.T, mode, aggregateDir, summaryDir, runDir, runLink, pointLink string) {
+	dir := t.TempDir()
+	var points []SweepPoint
+	for j, c := range []float64{2, 4} {
+		p := SweepPoint{Params: []SweepParam{{"concurrency", c}}, Dir: fmt.Sprintf("concurrency_%g", c)}
+		m := MultiRun{Level: .9, Point: &SweepPoint{Params: p.Params, Dir: p.Dir}, Mode: mode}
+		for i, ms := range []float64{10, 12, 14} {
+			failed := ""
+			if j == 1 && i == 2 {
+				failed = "all 10 requests failed"
+			}
+			tr, err := NewTrial(i, TrialDir(i, p.Dir, mode), trialRun(t, 10, constTTFT(ms*float64(j+1))), failed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Trials = append(m.Trials, tr)
+		}
+		if err := WriteAggregate(dir, m); err != nil {
+			t.Fatal(err)
+		}
+		p.Runs = &m
+		points = append(points, p)
+	}
+	if err := WriteSweep(dir, points); err != nil {
+		t.Fatal(err)
+	}
+
+	var agg struct {
+		Metadata struct {
+			Label     string         `json:"variation_label"`
+			Values    map[string]int `json:"variation_values"`
+			Mode      string         `json:"sweep_mode"`
+			RunLabels []string       `json:"run_labels"`
+		} `json:"metadata"`
+		Metrics map[string]struct{ Mean float64 } `json:"metrics"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, aggregateDir, "profile_export_aiperf_aggregate.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &agg); err != nil {
+		t.Fatal(err)
+	}
+	if md := agg.Metadata; md.Label != "phases.profiling.concurrency=4" || md.Values["phases.profiling.concurrency"] != 4 || len(md.Values) != 1 ||
+		md.Mode != mode || strings.Join(md.RunLabels, " ") != "run_0001 run_0002" || !near(agg.Metrics["time_to_first_token_avg"].Mean, 22) {
+		t.Errorf("concurrency_4's aggregate: %+v", agg)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, aggregateDir, "report.html"))
+	if err != nil || !strings.Contains(string(page), `href="`+runLink+`"`) {
+		t.Errorf("concurrency_4's page does not link its third run at %s (%v)", runLink, err)
+	}
+
+	var sweep struct {
+		Runs       int `json:"num_profile_runs"`
+		Successful int `json:"num_successful_runs"`
+		Failed     []struct {
+			Label      string         `json:"label"`
+			Parameters map[string]int `json:"parameters"`
+			Dir        string         `json:"artifact_directory"`
+		} `json:"failed_runs"`
+		Metadata struct {
+			Mode   string  `json:"sweep_mode"`
+			Level  float64 `json:"confidence_level"`
+			Trials int     `json:"num_trials_per_value"`
+		} `json:"metadata"`
+		PerCombination []struct {
+			Parameters map[string]int `json:"parameters"`
+			Dir        string         `json:"artifact_directory"`
+			Metrics    map[string]struct {
+				Mean, Std, Min, Max float64
+				Low                 float64 `json:"ci_low"`
+				High                float64 `json:"ci_high"`
+			} `json:"metrics"`
+		} `json:"per_combination_metrics"`
+	}
+	b, err = os.ReadFile(filepath.Join(dir, summaryDir, "profile_export_aiperf_sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sweep); err != nil {
+		t.Fatal(err)
+	}
+	if sweep.Runs != 6 || sweep.Successful != 5 || len(sweep.Failed) != 1 || sweep.Failed[0].Label != "run_0003" ||
+		sweep.Failed[0].Parameters["concurrency"] != 4 || sweep.Failed[0].Dir != filepath.FromSlash(runDir) ||
+		sweep.Metadata.Mode != mode || sweep.Metadata.Level != .9 || sweep.Metadata.Trials != 3 || len(sweep.PerCombination) != 2 {
+		t.Errorf("sweep summary: %+v", sweep)
+	}
+	for i, c := range sweep.PerCombination {
+		ttft := c.Metrics["time_to_first_token_avg"]
+		mean := []float64{12, 22}[i]
+		want := strings.Replace(aggregateDir, "4", strconv.Itoa(c.Parameters["concurrency"]), 1)
+		if c.Dir != filepath.FromSlash(want) || !near(ttft.Mean, mean) || !(ttft.Low < mean && mean < ttft.High) || ttft.Std == 0 {
+			t.Errorf("point %v: %s, TTFT %+v; want %s and the mean %g of its runs inside its interval", c.Parameters, c.Dir, ttft, want, mean)
+		}
+	}
+	if other := map[string]string{SweepRepeated: SweepDir, SweepIndependent: "aggregate"}[mode]; other != summaryDir {
+		if _, err := os.Stat(filepath.Join(dir, other)); !os.IsNotExist(err) {
+			t.Errorf("%s/ written too: %v", other, err)
+		}
+	}
+	page, err = os.ReadFile(filepath.Join(dir, summaryDir, "sweep_report.html"))
+	if err != nil || !strings.Contains(string(page), `href="`+pointLink+`"`) {
+		t.Errorf("the sweep's page does not link concurrency_2's aggregate at %s (%v)", pointLink, err)
 	}
 }
 
