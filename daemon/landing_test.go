@@ -73,8 +73,14 @@ probes:
 	if latencies == nil {
 		t.Errorf("steady's row lacks its TTFT and ITL p50 / p99: %s", steady)
 	} else {
+		// TTFT cannot be shorter than the simulator's wait; ITL can: on a loaded machine
+		// (the race detector, CI's parallel packages) the tokens of a stream are read together.
 		for i, v := range latencies[1:] {
-			if ms, _ := strconv.ParseFloat(v, 64); ms < 0.5 || ms > 1000 {
+			low := 0.5
+			if i >= 2 {
+				low = 0
+			}
+			if ms, _ := strconv.ParseFloat(v, 64); ms < low || ms > 1000 {
 				t.Errorf("steady's latency %d is %s ms; the simulator answers in about 1 ms", i, v)
 			}
 		}
