@@ -17,7 +17,9 @@ import (
 
 // slowDial is how long each dial of the tests below takes: the cost that
 // connections opened ahead keep off the first requests.
-const slowDial = 50 * time.Millisecond
+// Long enough that a loaded machine's scheduling delay (56 ms seen under the race detector among
+// CI's parallel packages) cannot pass for one.
+const slowDial = 200 * time.Millisecond
 
 // dialLog is a dial function that takes slowDial and notes when each dial
 // ended.
