@@ -2,13 +2,11 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -65,7 +63,7 @@ func TestAIPerfSideBySide(t *testing.T) {
 			args := shellWords(t, strings.ReplaceAll(tc.args, "{url}", url))
 			args = append(args, "--tokenizer", tok, "--ui-type", "none")
 			aiperfDir, benchDir := fmt.Sprintf("aiperf-%d", i), fmt.Sprintf("bench-%d", i)
-			runAIPerfIn(t, work, 3*time.Minute, filepath.Join(venv, "bin", "aiperf"), append([]string{"profile"}, append(args, "--output-artifact-dir", aiperfDir)...)...)
+			runAIPerfIn(t, work, 3*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), append([]string{"profile"}, append(args, "--output-artifact-dir", aiperfDir)...)...)
 			if code, out := benchIn(t, work, append(args, "--output-artifact-dir", benchDir)...); code != 0 {
 				t.Fatalf("bench exit %d:\n%s", code, out)
 			}
@@ -88,19 +86,6 @@ func TestAIPerfSideBySide(t *testing.T) {
 				t.Errorf("request bodies differ in shape:\nbench:  %s\nAIPerf: %s", strings.Join(got.shapes, "\n        "), strings.Join(want.shapes, "\n        "))
 			}
 		})
-	}
-}
-
-// runAIPerfIn runs one of AIPerf's programs in dir; a failure fails the test with its output.
-func runAIPerfIn(t *testing.T, dir string, timeout time.Duration, name string, args ...string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir()) // AIPerf writes under ~; not the user's
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
 	}
 }
 

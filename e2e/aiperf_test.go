@@ -43,9 +43,16 @@ func requireAIPerf(t *testing.T) string {
 // failure fails the test with that output.
 func runAIPerf(t *testing.T, timeout time.Duration, env []string, name string, args ...string) []byte {
 	t.Helper()
+	return runAIPerfIn(t, "", timeout, env, name, args...)
+}
+
+// runAIPerfIn is runAIPerf in the working directory dir ("": the test's).
+func runAIPerfIn(t *testing.T, dir string, timeout time.Duration, env []string, name string, args ...string) []byte {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
