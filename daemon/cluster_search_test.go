@@ -174,10 +174,17 @@ func TestClusterSearchPeerLeaves(t *testing.T) {
 	rs := startCluster(t, burstYAML(fmt.Sprintf(clusterSearchBurst, 2)), 2, []int{0, 1}, sameToken)
 	id := trigger(t, rs[0].d, "s", daemon.BurstOverrides{}).ID
 	// Each step starts --cluster.start-lead (500ms) after the last one's
-	// gather: the peer leaves in that gap.
+	// gather. The peer's share of the second step is held, and the peer
+	// leaves once the coordinator has started that step, so after the
+	// first step was gathered (the peer's own requests ending is not
+	// enough: its share may not have been gathered yet) and before the
+	// second can end whole.
 	waitFor(t, "the peer to send its share of the first step", func() bool {
 		return len(rs[1].exec.sent("tb")) >= 4 && rs[1].exec.running() == 0
 	})
+	release := rs[1].exec.gate("tb")
+	defer release()
+	waitFor(t, "the coordinator to start the second step", func() bool { return len(rs[0].exec.sent("tb")) > 4 })
 	if err := rs[1].stop(); err != nil {
 		t.Fatal(err)
 	}
