@@ -37,6 +37,7 @@ func TestRequestBodies(t *testing.T) {
 		Session: "s-1", InputTokens: 3, OutputTokens: 8}
 	pin := map[string]any{"ignore_eos": true}
 	unlimited := dataset.Prompt{Text: "one two", InputTokens: 2} // OutputTokens 0: no limit
+	drawn := dataset.Prompt{Text: "one two", Passages: []string{"two three", "four five six"}, InputTokens: 7}
 	for _, tc := range []struct {
 		name   string
 		spec   scenarios.Target
@@ -102,6 +103,17 @@ func TestRequestBodies(t *testing.T) {
 			name: "nim_ranking", spec: scenarios.Target{Endpoint: EndpointNIMRanking}, prompt: text,
 			url:  "http://127.0.0.1:8000/v1/ranking",
 			body: `{"model":"m","passages":[{"text":"two"},{"text":"three"},{"text":"four"},{"text":"five"}],"query":{"text":"one"}}`,
+		},
+		{
+			// A synthetic ranking dataset's query and passages are sent as drawn, not split.
+			name: "nim_ranking, drawn passages", spec: scenarios.Target{Endpoint: EndpointNIMRanking}, prompt: drawn,
+			url:  "http://127.0.0.1:8000/v1/ranking",
+			body: `{"model":"m","passages":[{"text":"two three"},{"text":"four five six"}],"query":{"text":"one two"}}`,
+		},
+		{
+			name: "cohere_rerank, one drawn passage", spec: scenarios.Target{Endpoint: EndpointCohereRerank}, prompt: dataset.Prompt{Text: "a query", Passages: []string{"one passage"}},
+			url:  "http://127.0.0.1:8000/v1/rerank",
+			body: `{"documents":["one passage"],"model":"m","query":"a query"}`,
 		},
 		{
 			name: "cohere_rerank", spec: scenarios.Target{Endpoint: EndpointCohereRerank, URL: "https://api.cohere.com/v2", APIKey: "k"}, prompt: text,

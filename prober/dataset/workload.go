@@ -160,6 +160,9 @@ func positiveInteger(rng *rand.Rand, mean, stddev float64) int {
 // conversation builds one entry: its first request and later turns, each
 // carrying the conversation so far.
 func (w *workload) conversation(st entryStreams) Item {
+	if r := w.cfg.Rankings; r != nil { // a pool of ranking requests (scenarios.Synthetic.Rankings)
+		return Item{Prompt: w.words.ranking(st.lengths, st.text, *r)}
+	}
 	var history []Message
 	if w.system != "" {
 		history = append(history, Message{Role: "system", Content: w.system})
