@@ -26,14 +26,15 @@ var sideBySide = []struct{ name, args string }{
 	{"multi-turn conversations", `-m Qwen/Qwen3-0.6B --url {url} --streaming --conversation-num 2 --conversation-turn-mean 3 --conversation-turn-stddev 0 --osl 8`},
 	{"mooncake trace detected without its type", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file trace.jsonl`},
 	{"single-turn file without a request count", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file prompts.jsonl --custom-dataset-type single_turn`},
-	{"cohere rankings, bare host", `-m Qwen/Qwen3-0.6B --url {url} --endpoint-type cohere-rankings --request-count 3`},
+	{"cohere rerank, bare host", `-m Qwen/Qwen3-0.6B --url {url} --endpoint-type cohere-rankings --request-count 3`},
+	{"rankings options", `-m Qwen/Qwen3-0.6B --url {url} --endpoint-type nim-rankings --rankings-passages-mean 3 --rankings-passages-stddev 0 --rankings-passages-prompt-token-mean 32 --rankings-query-prompt-token-mean 16 --request-count 3`},
 }
 
 // TestAIPerfSideBySide runs each of sideBySide with real AIPerf 0.13 and with bench, only the
 // program name changed (and the artifact directory), both with the same local tokenizer, and
 // compares what they sent: as many requests (profile_export.jsonl), and in inputs.json the same
-// turns per session and the same request body shape (keys, nesting and JSON types; the prompts'
-// words differ, as each draws its own text).
+// turns per session, the same request body shape (keys, nesting and JSON types; the prompts'
+// words differ, as each draws its own text) and the same numbers of passages per ranking request.
 func TestAIPerfSideBySide(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs AIPerf once a case, tens of seconds each")
@@ -82,6 +83,9 @@ func TestAIPerfSideBySide(t *testing.T) {
 			if !slices.Equal(got.turns, want.turns) {
 				t.Errorf("turns per session: bench %v, AIPerf %v", got.turns, want.turns)
 			}
+			if !slices.Equal(got.passages, want.passages) {
+				t.Errorf("passages per ranking request: bench %v, AIPerf %v", got.passages, want.passages)
+			}
 			if !slices.Equal(got.shapes, want.shapes) {
 				t.Errorf("request bodies differ in shape:\nbench:  %s\nAIPerf: %s", strings.Join(got.shapes, "\n        "), strings.Join(want.shapes, "\n        "))
 			}
@@ -117,6 +121,9 @@ func qwenTokenizerDir(t *testing.T) string {
 type inputs struct {
 	turns  []int
 	shapes []string
+	// passages are the distinct numbers of passages a ranking payload carries (NIM's passages,
+	// Cohere's documents, TEI's texts): the shapes do not count them.
+	passages []int
 }
 
 // readInputs reads dir's inputs.json; ok is false when there is none.
@@ -145,10 +152,18 @@ func readInputs(t *testing.T, dir string) (in inputs, ok bool) {
 			if sh := shapeOf(p); !slices.Contains(in.shapes, sh) {
 				in.shapes = append(in.shapes, sh)
 			}
+			if m, ok := p.(map[string]any); ok {
+				for _, key := range []string{"passages", "documents", "texts"} {
+					if list, ok := m[key].([]any); ok && !slices.Contains(in.passages, len(list)) {
+						in.passages = append(in.passages, len(list))
+					}
+				}
+			}
 		}
 	}
 	slices.Sort(in.turns)
 	slices.Sort(in.shapes)
+	slices.Sort(in.passages)
 	return in, true
 }
 
