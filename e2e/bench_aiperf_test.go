@@ -65,7 +65,7 @@ func TestBenchAIPerfBlogCommands(t *testing.T) {
 		osl       float64 // 0: not pinned
 	}{
 		{"static", "Qwen_Qwen3-0.6B-chat-concurrency1", 10, 128},
-		{"poisson", "Qwen_Qwen3-0.6B-chat-request_rate10", 200, 0},
+		{"poisson", "Qwen_Qwen3-0.6B-chat-request_rate10.0", 200, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			work := t.TempDir()

@@ -64,25 +64,38 @@ var unsafePath = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // artifacts/Qwen_Qwen3-0.6B-chat-concurrency1.
 func defaultArtifactDir(f *benchFlags) string {
 	load := "concurrency" + strconv.Itoa(max(f.concurrency, 1))
+	// A rate phase is named by its concurrency limit, when one is given,
+	// and its rate at the start.
+	rateLoad := func(rate float64) string {
+		name := "request_rate" + pythonFloat(rate)
+		if *f.set["concurrency"] {
+			name = "concurrency" + strconv.Itoa(f.concurrency) + "-" + name
+		}
+		return name
+	}
 	switch {
 	case f.users.given():
-		// AIPerf's _describe_user_centric, the rate as Python prints a float.
-		qps := strconv.FormatFloat(f.users.rate, 'f', -1, 64)
-		if !strings.Contains(qps, ".") {
-			qps += ".0"
-		}
-		load = "user_centric-users" + strconv.Itoa(f.users.users) + "-qps" + qps
+		load = "user_centric-users" + strconv.Itoa(f.users.users) + "-qps" + pythonFloat(f.users.rate)
 	case *f.set["request-rate"]:
-		load = "request_rate" + strconv.FormatFloat(f.requestRate, 'f', -1, 64)
+		load = rateLoad(f.requestRate)
 	case *f.set["request-rate-series"]:
-		// AIPerf names a series by its rate at the start.
 		if points, err := readRateSeries(f.load.rateSeries); err == nil {
-			load = "request_rate" + strconv.FormatFloat(*points[0].QPS, 'f', -1, 64)
+			load = rateLoad(*points[0].QPS)
 		}
 	case f.replays():
 		load = "fixed_schedule"
 	}
 	return filepath.Join("artifacts", unsafePath.ReplaceAllString(f.model, "_")+"-"+f.endpointType+"-"+load)
+}
+
+// pythonFloat is x as Python prints a float, which AIPerf's names use: 10
+// is "10.0".
+func pythonFloat(x float64) string {
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
 }
 
 // secrets are the credentials the run sends (scenarios.Target.Secrets).

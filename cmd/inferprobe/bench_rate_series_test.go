@@ -34,8 +34,8 @@ func TestRequestRateSeries(t *testing.T) {
 	step := scenarios.Duration(100 * time.Millisecond)
 	want := scenarios.Arrival{Pattern: scenarios.ArrivalConstant, MaxConcurrency: 4, Series: []scenarios.Step{
 		{Rate: 10, Duration: 3 * step}, {Rate: 15, Duration: step}, {Rate: 20}}}
-	if dir := defaultArtifactDir(f); dir != filepath.Join("artifacts", "m-chat-request_rate10") {
-		t.Errorf("artifact directory %s, want AIPerf's name by the series' first rate, request_rate10", dir)
+	if dir := defaultArtifactDir(f); dir != filepath.Join("artifacts", "m-chat-concurrency4-request_rate10.0") {
+		t.Errorf("artifact directory %s, want AIPerf's name by the series' first rate after its concurrency limit, concurrency4-request_rate10.0", dir)
 	}
 	got := sc.cfg.Probes["bench"].Arrival
 	for i := range min(len(got.Series), len(want.Series)) {

@@ -45,8 +45,11 @@ func TestDefaultArtifactDir(t *testing.T) {
 		want string
 	}{
 		{blogStatic, "artifacts/Qwen_Qwen3-0.6B-chat-concurrency1"},
-		{blogPoisson, "artifacts/Qwen_Qwen3-0.6B-chat-request_rate10"},
+		{blogPoisson, "artifacts/Qwen_Qwen3-0.6B-chat-request_rate10.0"},
 		{[]string{"--model", "m", "--concurrency", "8", "--endpoint-type", "completions"}, "artifacts/m-completions-concurrency8"},
+		// AIPerf's names, from its resolver: a rate as Python prints a
+		// float, a concurrency limit of a rate phase before it.
+		{[]string{"--model", "m", "--request-rate", "2.5", "--concurrency", "4"}, "artifacts/m-chat-concurrency4-request_rate2.5"},
 	} {
 		if got := defaultArtifactDir(parseBench(t, tc.args...)); got != tc.want {
 			t.Errorf("%v: %s, want %s", tc.args, got, tc.want)
