@@ -5,11 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -24,11 +30,18 @@ var sideBySide = []struct{ name, args string }{
 	{"sequence distribution", `-m Qwen/Qwen3-0.6B --url {url} --streaming --seq-dist "64|10,32|8:70;256|40,128|20:20;1024|100,512|50:10" --request-count 6`},
 	{"random range ratio, shared system prompt and user context", `-m Qwen/Qwen3-0.6B --url {url} --streaming --isl 100 --osl 16 --random-range-ratio 0.5 --shared-system-prompt-length 20 --user-context-prompt-length 10 --request-count 3`},
 	{"multi-turn conversations", `-m Qwen/Qwen3-0.6B --url {url} --streaming --conversation-num 2 --conversation-turn-mean 3 --conversation-turn-stddev 0 --osl 8`},
+	{"multi-turn with images and audio", `-m Qwen/Qwen3-0.6B --url {url} --streaming --conversation-num 2 --conversation-turn-mean 2 --conversation-turn-stddev 0 --osl 8 --image-width-mean 16 --image-height-mean 16 --audio-length-mean 0.1`},
 	{"mooncake trace detected without its type", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file trace.jsonl`},
 	{"single-turn file without a request count", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file prompts.jsonl --custom-dataset-type single_turn`},
 	{"cohere rerank, bare host", `-m Qwen/Qwen3-0.6B --url {url} --endpoint-type cohere-rankings --request-count 3`},
 	{"rankings options", `-m Qwen/Qwen3-0.6B --url {url} --endpoint-type nim-rankings --rankings-passages-mean 3 --rankings-passages-stddev 0 --rankings-passages-prompt-token-mean 32 --rankings-query-prompt-token-mean 16 --request-count 3`},
 }
+
+// comparedOnTheWire are the cases of sideBySide whose bodies are compared as sent, through a
+// recording proxy, instead of in inputs.json: a conversation's later turns, whose history AIPerf
+// adds as it sends them while its inputs.json lists each turn alone (bench's lists the requests
+// as sent).
+var comparedOnTheWire = map[string]bool{"multi-turn with images and audio": true}
 
 // TestAIPerfSideBySide runs each of sideBySide with real AIPerf 0.13 and with bench, only the
 // program name changed (and the artifact directory), both with the same local tokenizer, and
@@ -57,16 +70,29 @@ func TestAIPerfSideBySide(t *testing.T) {
 	// AIPerf is a dozen processes; concurrent runs take their own IPC paths).
 	slots := make(chan struct{}, 3)
 	for i, tc := range sideBySide {
+		wire := comparedOnTheWire[tc.name]
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			args := shellWords(t, strings.ReplaceAll(tc.args, "{url}", url))
-			args = append(args, "--tokenizer", tok, "--ui-type", "none")
+			aiperfURL, benchURL := url, url
+			var aiperfSent, benchSent *sentBodies
+			if wire {
+				aiperfURL, aiperfSent = recordingProxy(t, url)
+				benchURL, benchSent = recordingProxy(t, url)
+			}
+			args := func(url string) []string {
+				return append(shellWords(t, strings.ReplaceAll(tc.args, "{url}", url)), "--tokenizer", tok, "--ui-type", "none")
+			}
 			aiperfDir, benchDir := fmt.Sprintf("aiperf-%d", i), fmt.Sprintf("bench-%d", i)
-			runAIPerfIn(t, work, 3*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), append([]string{"profile"}, append(args, "--output-artifact-dir", aiperfDir)...)...)
-			if code, out := benchIn(t, work, append(args, "--output-artifact-dir", benchDir)...); code != 0 {
+			runAIPerfIn(t, work, 3*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), append([]string{"profile"}, append(args(aiperfURL), "--output-artifact-dir", aiperfDir)...)...)
+			if code, out := benchIn(t, work, append(args(benchURL), "--output-artifact-dir", benchDir)...); code != 0 {
 				t.Fatalf("bench exit %d:\n%s", code, out)
+			}
+			if wire {
+				if got, want := benchSent.shapes(t), aiperfSent.shapes(t); !slices.Equal(got, want) {
+					t.Errorf("the bodies sent differ in shape:\nbench:  %s\nAIPerf: %s", strings.Join(got, "\n        "), strings.Join(want, "\n        "))
+				}
 			}
 			if got, want := exportedRequests(t, filepath.Join(work, benchDir)), exportedRequests(t, filepath.Join(work, aiperfDir)); got != want {
 				t.Errorf("requests: bench %d, AIPerf %d", got, want)
@@ -86,11 +112,70 @@ func TestAIPerfSideBySide(t *testing.T) {
 			if !slices.Equal(got.passages, want.passages) {
 				t.Errorf("passages per ranking request: bench %v, AIPerf %v", got.passages, want.passages)
 			}
-			if !slices.Equal(got.shapes, want.shapes) {
+			if !wire && !slices.Equal(got.shapes, want.shapes) {
 				t.Errorf("request bodies differ in shape:\nbench:  %s\nAIPerf: %s", strings.Join(got.shapes, "\n        "), strings.Join(want.shapes, "\n        "))
 			}
 		})
 	}
+}
+
+// sentBodies are the request bodies a recordingProxy passed on.
+type sentBodies struct {
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+// recordingProxy is a proxy to addr (host:port) that keeps the body of each chat or completions
+// request it passes on; it returns its own host:port.
+func recordingProxy(t *testing.T, addr string) (string, *sentBodies) {
+	t.Helper()
+	sent := &sentBodies{}
+	proxy := httputil.NewSingleHostReverseProxy(&neturl.URL{Scheme: "http", Host: addr})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/completions") {
+			sent.mu.Lock()
+			sent.bodies = append(sent.bodies, body)
+			sent.mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://"), sent
+}
+
+// shapes are the distinct shapes of the bodies sent, sorted, each with its messages in order, a
+// role and a content shape each (a conversation's history), which shapeOf does not keep.
+func (s *sentBodies) shapes(t *testing.T) []string {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, b := range s.bodies {
+		var body map[string]any
+		if err := json.Unmarshal(b, &body); err != nil {
+			t.Fatalf("a body sent is not a JSON object: %v", err)
+		}
+		sh := shapeOf(body)
+		if msgs, ok := body["messages"].([]any); ok {
+			var history []string
+			for _, m := range msgs {
+				m, _ := m.(map[string]any)
+				history = append(history, fmt.Sprint(m["role"], ": ", shapeOf(m["content"])))
+			}
+			sh = "[" + strings.Join(history, "; ") + "] " + sh
+		}
+		if !slices.Contains(out, sh) {
+			out = append(out, sh)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // qwenTokenizerDir is a local tokenizer directory, as transformers and bench both load one,

@@ -67,6 +67,18 @@ func TestRequestBodies(t *testing.T) {
 				`{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}}]}],"max_completion_tokens":8,"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
 		},
 		{
+			// A later turn of a conversation: the earlier user message
+			// carries its own image again, as AIPerf's history does.
+			name: "chat, a later turn with images", spec: scenarios.Target{Endpoint: EndpointChat, Stream: &no},
+			prompt: dataset.Prompt{Messages: []dataset.Message{
+				{Role: "user", Content: "first", Media: &dataset.Media{Images: []string{"data:image/png;base64,AAA="}}},
+				{Role: "assistant", Content: "answer"},
+				{Role: "user", Content: "second"}}, InputTokens: 3, Media: &dataset.Media{Images: []string{"data:image/png;base64,CCC="}}},
+			url: "http://127.0.0.1:8000/v1/chat/completions",
+			body: `{"messages":[{"role":"user","content":[{"type":"text","text":"first"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAA="}}]},` +
+				`{"role":"assistant","content":"answer"},{"role":"user","content":[{"type":"text","text":"second"},{"type":"image_url","image_url":{"url":"data:image/png;base64,CCC="}}]}],"model":"m"}`,
+		},
+		{
 			name: "chat, one message with an image", spec: scenarios.Target{Endpoint: EndpointChat, Stream: &no}, params: map[string]any{"temperature": 0.5},
 			prompt: dataset.Prompt{Text: "hi <b>", InputTokens: 1, Media: &dataset.Media{Images: []string{"data:image/png;base64,AAA="}}},
 			url:    "http://127.0.0.1:8000/v1/chat/completions",

@@ -29,6 +29,7 @@ type Prompt struct {
 	OutputTokens int
 	// Media are the images and audio sent after the last message's text;
 	// nil for none. Shared between the requests of a pool entry: read only.
+	// Earlier messages carry their own (Message.Media).
 	Media *Media
 	// Passages, when set, make the prompt a ranking request's: Text is the
 	// query, and these the passages to rank against it. InputTokens counts
@@ -40,6 +41,9 @@ type Prompt struct {
 type Message struct {
 	Role    string // system, user or assistant
 	Content string
+	// Media are the images and audio sent after Content, as the request
+	// of that turn sent them; nil for none.
+	Media *Media
 }
 
 // Synthetic draws prompt lengths from normal distributions and fills prompts

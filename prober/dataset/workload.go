@@ -186,12 +186,16 @@ func (w *workload) conversation(st entryStreams) Item {
 			k := st.pick.IntN(w.cfg.Prefix.PoolSize)
 			text = w.words.Words(indexed(w.seed, sharedStreams+"/prefix", k), w.cfg.Prefix.Length) + " " + text
 		}
-		history = append(history, Message{Role: "user", Content: text})
+		var media *Media
+		if w.media != nil {
+			// As AIPerf, every turn carries media of its own, and later
+			// turns send the earlier turns' again in the history.
+			media = w.media.entry(st.index, t)
+		}
+		history = append(history, Message{Role: "user", Content: text, Media: media})
 		p := w.prompt(history, out)
 		p.Session = session
-		if w.media != nil { // single-turn only (scenarios.Synthetic.Images)
-			p.Media = w.media.entry(st.index)
-		}
+		p.Media = media
 		if t == 0 {
 			it.Prompt = p
 		} else {
