@@ -5,6 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/jpeg"
+	"image/png"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,6 +31,7 @@ var sideBySide = []struct{ name, args string }{
 	{"multi-turn conversations", `-m Qwen/Qwen3-0.6B --url {url} --streaming --conversation-num 2 --conversation-turn-mean 3 --conversation-turn-stddev 0 --osl 8`},
 	{"mooncake trace detected without its type", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file trace.jsonl`},
 	{"single-turn file without a request count", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file prompts.jsonl --custom-dataset-type single_turn`},
+	{"images from a directory, cycled in name order", `-m Qwen/Qwen3-0.6B --url {url} --streaming --image-width-mean 32 --image-height-mean 24 --image-source images --image-source-sampling sequential-cycle --request-count 3 --osl 8`},
 	{"cohere rankings, bare host", `-m Qwen/Qwen3-0.6B --url {url} --endpoint-type cohere-rankings --request-count 3`},
 }
 
@@ -52,6 +58,7 @@ func TestAIPerfSideBySide(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	writeSourceImages(t, filepath.Join(work, "images"))
 	// AIPerf's start-up is most of a case's time, so cases run side by side, a few at once (each
 	// AIPerf is a dozen processes; concurrent runs take their own IPC paths).
 	slots := make(chan struct{}, 3)
@@ -86,6 +93,32 @@ func TestAIPerfSideBySide(t *testing.T) {
 				t.Errorf("request bodies differ in shape:\nbench:  %s\nAIPerf: %s", strings.Join(got.shapes, "\n        "), strings.Join(want.shapes, "\n        "))
 			}
 		})
+	}
+}
+
+// writeSourceImages writes a directory of small solid-colour PNG and JPEG
+// images, for --image-source.
+func writeSourceImages(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []color.RGBA{{200, 30, 30, 255}, {30, 200, 30, 255}, {30, 30, 200, 255}} {
+		img := image.NewRGBA(image.Rect(0, 0, 48, 40))
+		draw.Draw(img, img.Bounds(), image.NewUniform(c), image.Point{}, draw.Src)
+		var buf bytes.Buffer
+		name := fmt.Sprintf("%d.png", i)
+		err := png.Encode(&buf, img)
+		if i == 1 {
+			name = fmt.Sprintf("%d.jpg", i)
+			err = jpeg.Encode(&buf, img, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
