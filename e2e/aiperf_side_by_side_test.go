@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,6 +94,12 @@ func TestAIPerfSideBySide(t *testing.T) {
 			if !slices.Equal(got.shapes, want.shapes) {
 				t.Errorf("request bodies differ in shape:\nbench:  %s\nAIPerf: %s", strings.Join(got.shapes, "\n        "), strings.Join(want.shapes, "\n        "))
 			}
+			// The images sent first, in order: both draw the same sizes and, from a
+			// source directory, the same files (AIPerf lists its dataset, bench the
+			// requests it sent, so the shorter list is compared).
+			if n := min(len(got.images), len(want.images)); !slices.Equal(got.images[:n], want.images[:n]) || (len(got.images) == 0) != (len(want.images) == 0) {
+				t.Errorf("images differ:\nbench:  %v\nAIPerf: %v", got.images, want.images)
+			}
 		})
 	}
 }
@@ -150,6 +158,9 @@ func qwenTokenizerDir(t *testing.T) string {
 type inputs struct {
 	turns  []int
 	shapes []string
+	// images are the payloads' images in order, each its size and its
+	// centre pixel's colour to the nearest 64 (the test's images are solid).
+	images []string
 }
 
 // readInputs reads dir's inputs.json; ok is false when there is none.
@@ -178,11 +189,46 @@ func readInputs(t *testing.T, dir string) (in inputs, ok bool) {
 			if sh := shapeOf(p); !slices.Contains(in.shapes, sh) {
 				in.shapes = append(in.shapes, sh)
 			}
+			in.images = append(in.images, imagesOf(t, p)...)
 		}
 	}
 	slices.Sort(in.turns)
 	slices.Sort(in.shapes)
 	return in, true
+}
+
+// imagesOf describes the data-URL images in a JSON value, in order.
+func imagesOf(t *testing.T, v any) []string {
+	switch v := v.(type) {
+	case map[string]any:
+		if url, ok := v["url"].(string); ok && strings.HasPrefix(url, "data:image/") {
+			_, data, _ := strings.Cut(url, ",")
+			raw, err := base64.StdEncoding.DecodeString(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, _, err := image.Decode(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatalf("an image of %.40q: %v", url, err)
+			}
+			b := img.Bounds()
+			r, g, bl, _ := img.At(b.Min.X+b.Dx()/2, b.Min.Y+b.Dy()/2).RGBA()
+			near := func(c uint32) uint32 { return (c>>8 + 32) / 64 * 64 }
+			return []string{fmt.Sprintf("%dx%d %d,%d,%d", b.Dx(), b.Dy(), near(r), near(g), near(bl))}
+		}
+		var out []string
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			out = append(out, imagesOf(t, v[k])...)
+		}
+		return out
+	case []any:
+		var out []string
+		for _, e := range v {
+			out = append(out, imagesOf(t, e)...)
+		}
+		return out
+	}
+	return nil
 }
 
 // exportedRequests counts the records of dir's profile_export.jsonl.
