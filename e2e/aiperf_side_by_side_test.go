@@ -11,12 +11,18 @@ import (
 	"image/draw"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"io/fs"
 	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -31,17 +37,25 @@ var sideBySide = []struct{ name, args string }{
 	{"sequence distribution", `-m Qwen/Qwen3-0.6B --url {url} --streaming --seq-dist "64|10,32|8:70;256|40,128|20:20;1024|100,512|50:10" --request-count 6`},
 	{"random range ratio, shared system prompt and user context", `-m Qwen/Qwen3-0.6B --url {url} --streaming --isl 100 --osl 16 --random-range-ratio 0.5 --shared-system-prompt-length 20 --user-context-prompt-length 10 --request-count 3`},
 	{"multi-turn conversations", `-m Qwen/Qwen3-0.6B --url {url} --streaming --conversation-num 2 --conversation-turn-mean 3 --conversation-turn-stddev 0 --osl 8`},
+	{"multi-turn with images and audio", `-m Qwen/Qwen3-0.6B --url {url} --streaming --conversation-num 2 --conversation-turn-mean 2 --conversation-turn-stddev 0 --osl 8 --image-width-mean 16 --image-height-mean 16 --audio-length-mean 0.1`},
 	{"mooncake trace detected without its type", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file trace.jsonl`},
 	{"single-turn file without a request count", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file prompts.jsonl --custom-dataset-type single_turn`},
 	{"images from a directory, cycled in name order", `-m Qwen/Qwen3-0.6B --url {url} --streaming --image-width-mean 32 --image-height-mean 24 --image-source images --image-source-sampling sequential-cycle --request-count 3 --osl 8`},
-	{"cohere rankings, bare host", `-m Qwen/Qwen3-0.6B --url {url} --endpoint-type cohere-rankings --request-count 3`},
+	{"cohere rerank, bare host", `-m Qwen/Qwen3-0.6B --url {url} --endpoint-type cohere-rankings --request-count 3`},
+	{"rankings options", `-m Qwen/Qwen3-0.6B --url {url} --endpoint-type nim-rankings --rankings-passages-mean 3 --rankings-passages-stddev 0 --rankings-passages-prompt-token-mean 32 --rankings-query-prompt-token-mean 16 --request-count 3`},
 }
+
+// comparedOnTheWire are the cases of sideBySide whose bodies are compared as sent, through a
+// recording proxy, instead of in inputs.json: a conversation's later turns, whose history AIPerf
+// adds as it sends them while its inputs.json lists each turn alone (bench's lists the requests
+// as sent).
+var comparedOnTheWire = map[string]bool{"multi-turn with images and audio": true}
 
 // TestAIPerfSideBySide runs each of sideBySide with real AIPerf 0.13 and with bench, only the
 // program name changed (and the artifact directory), both with the same local tokenizer, and
 // compares what they sent: as many requests (profile_export.jsonl), and in inputs.json the same
-// turns per session and the same request body shape (keys, nesting and JSON types; the prompts'
-// words differ, as each draws its own text).
+// turns per session, the same request body shape (keys, nesting and JSON types; the prompts'
+// words differ, as each draws its own text) and the same numbers of passages per ranking request.
 func TestAIPerfSideBySide(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs AIPerf once a case, tens of seconds each")
@@ -65,16 +79,29 @@ func TestAIPerfSideBySide(t *testing.T) {
 	// AIPerf is a dozen processes; concurrent runs take their own IPC paths).
 	slots := make(chan struct{}, 3)
 	for i, tc := range sideBySide {
+		wire := comparedOnTheWire[tc.name]
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			args := shellWords(t, strings.ReplaceAll(tc.args, "{url}", url))
-			args = append(args, "--tokenizer", tok, "--ui-type", "none")
+			aiperfURL, benchURL := url, url
+			var aiperfSent, benchSent *sentBodies
+			if wire {
+				aiperfURL, aiperfSent = recordingProxy(t, url)
+				benchURL, benchSent = recordingProxy(t, url)
+			}
+			args := func(url string) []string {
+				return append(shellWords(t, strings.ReplaceAll(tc.args, "{url}", url)), "--tokenizer", tok, "--ui-type", "none")
+			}
 			aiperfDir, benchDir := fmt.Sprintf("aiperf-%d", i), fmt.Sprintf("bench-%d", i)
-			runAIPerfIn(t, work, 3*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), append([]string{"profile"}, append(args, "--output-artifact-dir", aiperfDir)...)...)
-			if code, out := benchIn(t, work, append(args, "--output-artifact-dir", benchDir)...); code != 0 {
+			runAIPerfIn(t, work, 3*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), append([]string{"profile"}, append(args(aiperfURL), "--output-artifact-dir", aiperfDir)...)...)
+			if code, out := benchIn(t, work, append(args(benchURL), "--output-artifact-dir", benchDir)...); code != 0 {
 				t.Fatalf("bench exit %d:\n%s", code, out)
+			}
+			if wire {
+				if got, want := benchSent.shapes(t), aiperfSent.shapes(t); !slices.Equal(got, want) {
+					t.Errorf("the bodies sent differ in shape:\nbench:  %s\nAIPerf: %s", strings.Join(got, "\n        "), strings.Join(want, "\n        "))
+				}
 			}
 			if got, want := exportedRequests(t, filepath.Join(work, benchDir)), exportedRequests(t, filepath.Join(work, aiperfDir)); got != want {
 				t.Errorf("requests: bench %d, AIPerf %d", got, want)
@@ -91,13 +118,18 @@ func TestAIPerfSideBySide(t *testing.T) {
 			if !slices.Equal(got.turns, want.turns) {
 				t.Errorf("turns per session: bench %v, AIPerf %v", got.turns, want.turns)
 			}
-			if !slices.Equal(got.shapes, want.shapes) {
+			if !slices.Equal(got.passages, want.passages) {
+				t.Errorf("passages per ranking request: bench %v, AIPerf %v", got.passages, want.passages)
+			}
+			if !wire && !slices.Equal(got.shapes, want.shapes) {
 				t.Errorf("request bodies differ in shape:\nbench:  %s\nAIPerf: %s", strings.Join(got.shapes, "\n        "), strings.Join(want.shapes, "\n        "))
 			}
-			// The images sent first, in order: both draw the same sizes and, from a
-			// source directory, the same files (AIPerf lists its dataset, bench the
-			// requests it sent, so the shorter list is compared).
-			if n := min(len(got.images), len(want.images)); !slices.Equal(got.images[:n], want.images[:n]) || (len(got.images) == 0) != (len(want.images) == 0) {
+			// From a source directory (solid images), the images sent first, in
+			// order: both draw the same sizes and pick the same files (AIPerf lists
+			// its dataset, bench the requests it sent, so the shorter list is
+			// compared). Noise images differ pixel by pixel.
+			n := min(len(got.images), len(want.images))
+			if strings.Contains(tc.args, "--image-source ") && (n == 0 || !slices.Equal(got.images[:n], want.images[:n])) {
 				t.Errorf("images differ:\nbench:  %v\nAIPerf: %v", got.images, want.images)
 			}
 		})
@@ -128,6 +160,65 @@ func writeSourceImages(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// sentBodies are the request bodies a recordingProxy passed on.
+type sentBodies struct {
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+// recordingProxy is a proxy to addr (host:port) that keeps the body of each chat or completions
+// request it passes on; it returns its own host:port.
+func recordingProxy(t *testing.T, addr string) (string, *sentBodies) {
+	t.Helper()
+	sent := &sentBodies{}
+	proxy := httputil.NewSingleHostReverseProxy(&neturl.URL{Scheme: "http", Host: addr})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/completions") {
+			sent.mu.Lock()
+			sent.bodies = append(sent.bodies, body)
+			sent.mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://"), sent
+}
+
+// shapes are the distinct shapes of the bodies sent, sorted, each with its messages in order, a
+// role and a content shape each (a conversation's history), which shapeOf does not keep.
+func (s *sentBodies) shapes(t *testing.T) []string {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, b := range s.bodies {
+		var body map[string]any
+		if err := json.Unmarshal(b, &body); err != nil {
+			t.Fatalf("a body sent is not a JSON object: %v", err)
+		}
+		sh := shapeOf(body)
+		if msgs, ok := body["messages"].([]any); ok {
+			var history []string
+			for _, m := range msgs {
+				m, _ := m.(map[string]any)
+				history = append(history, fmt.Sprint(m["role"], ": ", shapeOf(m["content"])))
+			}
+			sh = "[" + strings.Join(history, "; ") + "] " + sh
+		}
+		if !slices.Contains(out, sh) {
+			out = append(out, sh)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // qwenTokenizerDir is a local tokenizer directory, as transformers and bench both load one,
@@ -161,6 +252,9 @@ type inputs struct {
 	// images are the payloads' images in order, each its size and its
 	// centre pixel's colour to the nearest 64 (the test's images are solid).
 	images []string
+	// passages are the distinct numbers of passages a ranking payload carries (NIM's passages,
+	// Cohere's documents, TEI's texts): the shapes do not count them.
+	passages []int
 }
 
 // readInputs reads dir's inputs.json; ok is false when there is none.
@@ -190,10 +284,18 @@ func readInputs(t *testing.T, dir string) (in inputs, ok bool) {
 				in.shapes = append(in.shapes, sh)
 			}
 			in.images = append(in.images, imagesOf(t, p)...)
+			if m, ok := p.(map[string]any); ok {
+				for _, key := range []string{"passages", "documents", "texts"} {
+					if list, ok := m[key].([]any); ok && !slices.Contains(in.passages, len(list)) {
+						in.passages = append(in.passages, len(list))
+					}
+				}
+			}
 		}
 	}
 	slices.Sort(in.turns)
 	slices.Sort(in.shapes)
+	slices.Sort(in.passages)
 	return in, true
 }
 

@@ -105,18 +105,21 @@ func withParams(params map[string]any, n int) map[string]any {
 type chatMessage struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// media are sent after Content as content parts (chat only).
+	media *dataset.Media
 }
 
 // messages is p as chat messages: its history when it has one, else its
 // text as one user message.
 func messages(p dataset.Prompt) []chatMessage {
 	if len(p.Messages) == 0 {
-		return []chatMessage{{Role: "user", Content: p.Text}}
+		return []chatMessage{{Role: "user", Content: p.Text, media: p.Media}}
 	}
 	out := make([]chatMessage, len(p.Messages))
 	for i, m := range p.Messages {
-		out[i] = chatMessage{Role: m.Role, Content: m.Content}
+		out[i] = chatMessage{Role: m.Role, Content: m.Content, media: m.Media}
 	}
+	out[len(out)-1].media = p.Media
 	return out
 }
 

@@ -2,6 +2,7 @@ package prober
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/inferprobe/inferprobe/prober/dataset"
 	"github.com/inferprobe/inferprobe/prober/sse"
@@ -27,36 +28,40 @@ func (chatCodec) body(t *Target, p dataset.Prompt, params map[string]any) any {
 		body[t.maxTokensField] = p.OutputTokens
 	}
 	openAIStream(t, body)
-	if p.Media != nil {
-		return withMedia(body, messages(p), p.Media)
+	msgs := messages(p)
+	if slices.ContainsFunc(msgs, func(m chatMessage) bool { return m.media != nil }) {
+		return withMedia(body, msgs)
 	}
-	body["messages"] = messages(p)
+	body["messages"] = msgs
 	return body
 }
 
-// withMedia is body with msgs, media's images and audio after the last
-// message's text as content parts in AIPerf's order (text, images,
-// audio), and messages first, as AIPerf writes them. The parts are encoded
-// once per media set, and spliced in, not encoded again for each request.
-func withMedia(body map[string]any, msgs []chatMessage, media *dataset.Media) encodedBody {
-	last := msgs[len(msgs)-1]
-	// Strings, numbers and maps of them always encode.
-	head, _ := json.Marshal(msgs[:len(msgs)-1])
-	role, _ := json.Marshal(last.Role)
-	text, _ := json.Marshal(contentPart{Type: "text", Text: last.Content})
-	rest, _ := json.Marshal(body)
-	parts := media.Encoded(encodeMedia)
-	b := make(encodedBody, 0, len(head)+len(text)+len(parts)+len(rest)+64)
-	b = append(b, `{"messages":`...)
-	b = append(b, head[:len(head)-1]...) // [earlier messages, without the ]
-	if len(msgs) > 1 {
-		b = append(b, ',')
+// withMedia is body with msgs, each message's images and audio after its
+// text as content parts in AIPerf's order (text, images, audio), and
+// messages first, as AIPerf writes them. The parts are encoded once per
+// media set, and spliced in, not encoded again for each request.
+func withMedia(body map[string]any, msgs []chatMessage) encodedBody {
+	rest, _ := json.Marshal(body) // strings, numbers and maps of them always encode
+	b := make(encodedBody, 0, len(rest)+256)
+	b = append(b, `{"messages":[`...)
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if m.media == nil {
+			enc, _ := json.Marshal(m)
+			b = append(b, enc...)
+			continue
+		}
+		role, _ := json.Marshal(m.Role)
+		text, _ := json.Marshal(contentPart{Type: "text", Text: m.Content})
+		b = append(b, `{"role":`...)
+		b = append(b, role...)
+		b = append(b, `,"content":[`...)
+		b = append(append(b, text...), m.media.Encoded(encodeMedia)...)
+		b = append(b, "]}"...)
 	}
-	b = append(b, `{"role":`...)
-	b = append(b, role...)
-	b = append(b, `,"content":[`...)
-	b = append(append(b, text...), parts...)
-	b = append(b, "]}]"...)
+	b = append(b, ']')
 	if len(rest) > 2 { // not {}
 		b = append(append(b, ','), rest[1:]...)
 	} else {

@@ -18,15 +18,15 @@ const (
 
 func init() {
 	registerEndpoint(scenarios.EndpointType{
-		Name: EndpointNIMRanking, Path: "/ranking",
+		Name: EndpointNIMRanking, Path: "/ranking", Ranks: true,
 		Description: "NVIDIA NIM reranking, url http://HOST/v1",
 	}, statelessCodec(rankingCodec{api: nimRanking}))
 	registerEndpoint(scenarios.EndpointType{
-		Name: EndpointCohereRerank, Path: "/rerank", Version: "/v2",
+		Name: EndpointCohereRerank, Path: "/rerank", Version: "/v2", Ranks: true,
 		Description: "Cohere rerank v2, url https://api.cohere.com/v2",
 	}, statelessCodec(rankingCodec{api: cohereRerank}))
 	registerEndpoint(scenarios.EndpointType{
-		Name: EndpointTEIRerank, Path: "/rerank", AtRoot: true,
+		Name: EndpointTEIRerank, Path: "/rerank", AtRoot: true, Ranks: true,
 		Description: "text-embeddings-inference rerank, url of the server root",
 	}, statelessCodec(rankingCodec{api: teiRerank}))
 }
@@ -40,7 +40,8 @@ const (
 	teiRerank                      // Hugging Face TEI: POST /rerank
 )
 
-// rankingCodec sends a prompt as a query and passages to rerank.
+// rankingCodec sends a prompt's query and passages to rerank: those a
+// synthetic ranking dataset drew, else the prompt split by queryAndPassages.
 type rankingCodec struct {
 	notStreamed
 	api rankingAPI
@@ -74,7 +75,10 @@ func queryAndPassages(text string) (string, []string) {
 }
 
 func (c rankingCodec) body(t *Target, p dataset.Prompt, params map[string]any) any {
-	query, passages := queryAndPassages(promptText(p))
+	query, passages := p.Text, p.Passages
+	if passages == nil {
+		query, passages = queryAndPassages(promptText(p))
+	}
 	body := withParams(params, 4)
 	switch c.api {
 	case nimRanking:

@@ -37,6 +37,7 @@ func TestRequestBodies(t *testing.T) {
 		Session: "s-1", InputTokens: 3, OutputTokens: 8}
 	pin := map[string]any{"ignore_eos": true}
 	unlimited := dataset.Prompt{Text: "one two", InputTokens: 2} // OutputTokens 0: no limit
+	drawn := dataset.Prompt{Text: "one two", Passages: []string{"two three", "four five six"}, InputTokens: 7}
 	for _, tc := range []struct {
 		name   string
 		spec   scenarios.Target
@@ -64,6 +65,18 @@ func TestRequestBodies(t *testing.T) {
 			body: `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"hi"},` +
 				`{"type":"image_url","image_url":{"url":"data:image/png;base64,AAA="}},{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,BBB="}},` +
 				`{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}}]}],"max_completion_tokens":8,"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
+		},
+		{
+			// A later turn of a conversation: the earlier user message
+			// carries its own image again, as AIPerf's history does.
+			name: "chat, a later turn with images", spec: scenarios.Target{Endpoint: EndpointChat, Stream: &no},
+			prompt: dataset.Prompt{Messages: []dataset.Message{
+				{Role: "user", Content: "first", Media: &dataset.Media{Images: []string{"data:image/png;base64,AAA="}}},
+				{Role: "assistant", Content: "answer"},
+				{Role: "user", Content: "second"}}, InputTokens: 3, Media: &dataset.Media{Images: []string{"data:image/png;base64,CCC="}}},
+			url: "http://127.0.0.1:8000/v1/chat/completions",
+			body: `{"messages":[{"role":"user","content":[{"type":"text","text":"first"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAA="}}]},` +
+				`{"role":"assistant","content":"answer"},{"role":"user","content":[{"type":"text","text":"second"},{"type":"image_url","image_url":{"url":"data:image/png;base64,CCC="}}]}],"model":"m"}`,
 		},
 		{
 			name: "chat, one message with an image", spec: scenarios.Target{Endpoint: EndpointChat, Stream: &no}, params: map[string]any{"temperature": 0.5},
@@ -102,6 +115,17 @@ func TestRequestBodies(t *testing.T) {
 			name: "nim_ranking", spec: scenarios.Target{Endpoint: EndpointNIMRanking}, prompt: text,
 			url:  "http://127.0.0.1:8000/v1/ranking",
 			body: `{"model":"m","passages":[{"text":"two"},{"text":"three"},{"text":"four"},{"text":"five"}],"query":{"text":"one"}}`,
+		},
+		{
+			// A synthetic ranking dataset's query and passages are sent as drawn, not split.
+			name: "nim_ranking, drawn passages", spec: scenarios.Target{Endpoint: EndpointNIMRanking}, prompt: drawn,
+			url:  "http://127.0.0.1:8000/v1/ranking",
+			body: `{"model":"m","passages":[{"text":"two three"},{"text":"four five six"}],"query":{"text":"one two"}}`,
+		},
+		{
+			name: "cohere_rerank, one drawn passage", spec: scenarios.Target{Endpoint: EndpointCohereRerank}, prompt: dataset.Prompt{Text: "a query", Passages: []string{"one passage"}},
+			url:  "http://127.0.0.1:8000/v1/rerank",
+			body: `{"documents":["one passage"],"model":"m","query":"a query"}`,
 		},
 		{
 			name: "cohere_rerank", spec: scenarios.Target{Endpoint: EndpointCohereRerank, URL: "https://api.cohere.com/v2", APIKey: "k"}, prompt: text,

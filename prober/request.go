@@ -62,6 +62,9 @@ func NewRequest(t *Target, p dataset.Prompt, params map[string]any) (*Request, e
 	}
 	if t.tok != nil {
 		req.InputTokens = t.tok.Count(promptText(p))
+		for _, s := range p.Passages {
+			req.InputTokens += t.tok.Count(s)
+		}
 	}
 	return req, nil
 }

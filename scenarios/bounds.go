@@ -33,6 +33,8 @@ var (
 	// TurnBound bounds the turns of a conversation: each later turn
 	// carries all the earlier ones.
 	TurnBound = Bound{Quantity: "user turns of a synthetic conversation", Min: 1, Max: 1000, Unit: "turns"}
+	// PassageBound bounds the passages of a synthetic ranking request.
+	PassageBound = Bound{Quantity: "passages of a synthetic ranking request", Min: 1, Max: 10_000, Unit: "passages"}
 	// RateBound bounds an arrival rate.
 	RateBound = Bound{Quantity: "arrival rate", Min: 0, Max: 100_000, Unit: "requests/s"}
 	// ConcurrencyBound bounds the requests a probe or burst has in flight.
@@ -50,7 +52,7 @@ var (
 )
 
 // Bounds lists the bounds in the order of the docs table.
-var Bounds = []*Bound{&TokenBound, &EntryBound, &TurnBound, &RateBound, &ConcurrencyBound,
+var Bounds = []*Bound{&TokenBound, &EntryBound, &TurnBound, &PassageBound, &RateBound, &ConcurrencyBound,
 	&RequestBound, &DurationBound, &WorkerBound, &PromptMemoryBound}
 
 // Format writes v in the bound's unit: durations as Go durations, byte
@@ -197,6 +199,9 @@ func (p *Probe) promptMemory(timeout time.Duration) float64 {
 		}
 	case s.RangeRatio != nil:
 		turn = s.InputTokens.Mean*(1+s.RangeRatio.Input) + s.OutputTokens.Mean*(1+s.RangeRatio.Output) + 2
+	case s.Rankings != nil:
+		r := s.Rankings
+		turn = length(r.QueryTokens) + length(r.Passages)*length(r.PassageTokens)
 	}
 	tokens := shared + turn
 	if c := s.Conversation; c != nil {

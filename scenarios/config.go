@@ -309,6 +309,12 @@ type Synthetic struct {
 	// the seed alone. Default none.
 	Images *Images `yaml:"images"`
 	Audio  *Audio  `yaml:"audio"`
+	// Rankings makes every request a ranking request of a drawn query and
+	// passages (rankings.go), as AIPerf synthesises them; input_tokens then
+	// does not apply. Ranking endpoints only; of the options above, only
+	// entries. Default none: a ranking endpoint splits the prompt into a
+	// query and passages.
+	Rankings *Rankings `yaml:"rankings"`
 }
 
 // SequencePair is one (input, output) shape of a SequenceDistribution.

@@ -118,6 +118,9 @@ func (d *Dataset) setDefaults(written func(field string) bool) {
 		if s.Audio != nil {
 			s.Audio.setDefaults(written, "dataset.synthetic.audio")
 		}
+		if s.Rankings != nil {
+			s.Rankings.setDefaults(written, "dataset.synthetic.rankings")
+		}
 	}
 	if p := d.Prompts; p != nil && !written("dataset.prompts.output_tokens.mean") {
 		p.OutputTokens.Mean = defaultOutputTokens
@@ -170,6 +173,7 @@ func (d *Dataset) validate(l *loader, path string) {
 		s.OutputTokens.validateOutput(l, join(path, "synthetic.output_tokens"))
 		s.validateWorkload(l, join(path, "synthetic"), l.written(join(path, "system_prompt")))
 		s.validateMedia(l, join(path, "synthetic"))
+		s.validateRankings(l, join(path, "synthetic"), l.written(join(path, "system_prompt")))
 	}
 	if p := d.Prompts; p != nil {
 		p.validate(l, join(path, "prompts"))

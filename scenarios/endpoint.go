@@ -37,7 +37,10 @@ type EndpointType struct {
 	// NeedsTemplate is whether the target's template describes the API, its
 	// path included; a template is refused elsewhere.
 	NeedsTemplate bool
-	Description   string
+	// Ranks is whether the API ranks passages against a query, so that a
+	// synthetic dataset may draw them (Synthetic.Rankings).
+	Ranks       bool
+	Description string
 }
 
 // PathFor is the path a request goes to, streamed or not.

@@ -240,7 +240,4 @@ func (s *Synthetic) validateMedia(l *loader, path string) {
 	if a := s.Audio; a != nil {
 		a.validate(l, join(path, "audio"))
 	}
-	if s.HasMedia() && s.Conversation != nil {
-		l.errorf(join(path, "conversation.turns.mean"), "cannot be used with images or audio: they are attached to single-turn requests; remove one of them")
-	}
 }

@@ -39,6 +39,13 @@ func (p *Probe) validate(l *loader, path string, targets map[string]*Target) {
 			l.errorf(join(path, "dataset.synthetic"), "sends images or audio, which only endpoint %s carries; target %s is %s", DefaultEndpoint, p.Target, t.Endpoint)
 		}
 	}
+	if s := p.Dataset.Synthetic; s != nil && s.Rankings != nil {
+		if t := targets[p.Target]; t != nil {
+			if e, _ := LookupEndpoint(t.Endpoint); !e.Ranks {
+				l.errorf(join(path, "dataset.synthetic.rankings"), "applies only to a ranking endpoint (%s); target %s is %s", strings.Join(endpointNamesWhere(func(e EndpointType) bool { return e.Ranks }), ", "), p.Target, t.Endpoint)
+			}
+		}
+	}
 	p.validateUserCentricDataset(l, path)
 	p.validatePrefill(l, join(path, "arrival"), targets)
 	p.checkParams(l, join(path, "params"))

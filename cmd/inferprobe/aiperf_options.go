@@ -192,12 +192,12 @@ var aiperfOptions = []aiperfOption{
 	{"Cache Bust", "--cache-bust", unsupported, "", whyCacheBust},
 
 	// Rankings
-	{"Rankings", "--rankings-passages-mean", unsupported, "", whyRankings},
-	{"Rankings", "--rankings-passages-stddev", unsupported, "", whyRankings},
-	{"Rankings", "--rankings-passages-prompt-token-mean", unsupported, "", whyRankings},
-	{"Rankings", "--rankings-passages-prompt-token-stddev", unsupported, "", whyRankings},
-	{"Rankings", "--rankings-query-prompt-token-mean", unsupported, "", whyRankings},
-	{"Rankings", "--rankings-query-prompt-token-stddev", unsupported, "", whyRankings},
+	{"Rankings", "--rankings-passages-mean", supported, "rankings-passages-mean", ""},
+	{"Rankings", "--rankings-passages-stddev", supported, "rankings-passages-stddev", ""},
+	{"Rankings", "--rankings-passages-prompt-token-mean", supported, "rankings-passages-prompt-token-mean", ""},
+	{"Rankings", "--rankings-passages-prompt-token-stddev", supported, "rankings-passages-prompt-token-stddev", ""},
+	{"Rankings", "--rankings-query-prompt-token-mean", supported, "rankings-query-prompt-token-mean", ""},
+	{"Rankings", "--rankings-query-prompt-token-stddev", supported, "rankings-query-prompt-token-stddev", ""},
 
 	// Synthesis
 	{"Synthesis", "--synthesis-speedup-ratio", unsupported, "", whySynthesis},
@@ -386,7 +386,6 @@ const (
 	whyCorpus            = "bench's synthetic prompts come from its one built-in corpus"
 	whyBatch             = "bench sends one input per request"
 	whyCacheBust         = "bench injects no cache-bust markers; every synthetic prompt is unique unless a prefix is shared"
-	whyRankings          = "bench's ranking requests send one query and one passage, sized by --isl"
 	whySynthesis         = "bench does not synthesize traces; replay a recorded one with --input-file and --fixed-schedule"
 	whyAPI               = "bench serves no API; inferprobe serve has /metrics and the burst API"
 	whyControl           = "bench sends no control requests to the server; call the endpoint yourself before the run (e.g. curl -X POST URL/reset_prefix_cache)"

@@ -105,7 +105,13 @@ func (f *benchFlags) dataset(b *benchScenario, d *scenarios.Dataset) error {
 		if err := f.workload.apply(b, d, path, requests); err != nil {
 			return err
 		}
-		return f.media.apply(b, d.Synthetic, path+".synthetic", f.endpointType)
+		if err := f.media.apply(b, d.Synthetic, path+".synthetic", f.endpointType); err != nil {
+			return err
+		}
+		return f.rankings.apply(b, d.Synthetic, path+".synthetic", f.endpointType)
+	}
+	if err := f.rankings.refuseForFile(); err != nil {
+		return err
 	}
 	if images, audio := f.media.on(); images || audio {
 		return errors.New("--image-* and --audio-* add synthetic images and audio, and an --input-file's entries are sent as written; drop them, or drop --input-file")

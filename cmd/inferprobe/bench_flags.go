@@ -56,6 +56,7 @@ type benchFlags struct {
 	autoPlot, plotRequired   bool // --auto-plot's PNGs, and whether failing to draw them fails the run
 	workload                 *workloadFlags
 	media                    *mediaFlags         // AIPerf's image and audio inputs (bench_flags_media.go)
+	rankings                 *rankingFlags       // AIPerf's rankings options (bench_flags_rankings.go)
 	set                      map[string]*bool    // which flags the user gave
 	aiperf                                       // AIPerf's options beyond these (bench_flags_aiperf.go)
 	sweepFlags                                   // --concurrency and --request-rate lists (bench_sweep.go)
@@ -129,6 +130,7 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	f.prefill = addPrefillFlags(f, flag)
 	f.workload = addWorkloadFlags(flag, f.set)
 	f.media = addMediaFlags(flag, f.set)
+	f.rankings = addRankingFlags(flag, f.set)
 	f.server = addServerMetricsFlags(flag)
 	f.addAIPerfFlags(cmd, flag) // last: it registers the aliases the others have not
 	f.server.values(f.more)

@@ -51,7 +51,6 @@ func TestMediaFlagsRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{append(images, "--conversation-turn-mean", "2"), "inferprobe bench: --conversation-turn-mean: cannot be used with images or audio"},
 		{[]string{"--model", "m", "--audio-length-mean", "1", "--audio-depths", "12"}, "inferprobe bench: --audio-depths: lists 12: each must be 8, 16, 24 or 32 bits"},
 		{append(images, "--image-batch-size", "65"), "inferprobe bench: --image-batch-size: must be 1 to 64 per request, not 65"},
 		{append(images, "--image-source", "./photos"), "inferprobe bench: --image-source: cannot read directory photos: no such file or directory; give a directory of image files"},

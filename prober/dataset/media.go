@@ -95,11 +95,14 @@ func newMediaPool(s scenarios.Synthetic, seed uint64) (*mediaPool, error) {
 	return p, nil
 }
 
-// entry is the set of pool entry i, or for -1 (no pool) the next set.
-func (p *mediaPool) entry(i int) *Media {
+// entry is the set of turn t of pool entry i, or for i -1 (no pool) the
+// next set; a pool entry's turns take consecutive sets.
+func (p *mediaPool) entry(i, turn int) *Media {
 	if i < 0 {
 		i = p.next
 		p.next++
+	} else {
+		i += turn
 	}
 	return p.sets[i%len(p.sets)]
 }

@@ -128,3 +128,44 @@ func TestMediaOfPoolEntries(t *testing.T) {
 		t.Errorf("%d distinct entries, want 3", len(byText))
 	}
 }
+
+// TestMediaOfConversations: in a multi-turn conversation every turn carries
+// a set of its own, and each later turn sends the earlier user messages
+// with their sets again, as AIPerf's history does.
+func TestMediaOfConversations(t *testing.T) {
+	s := mediaConfig()
+	s.Conversation = &scenarios.Conversation{Turns: scenarios.Lengths{Mean: 3}}
+	src := newWorkloadSource(t, s, nil, 1)
+	it, err := src.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(it.Turns) != 2 {
+		t.Fatalf("%d later turns, want 2", len(it.Turns))
+	}
+	turns := []Prompt{it.Prompt, it.Turns[0].Prompt, it.Turns[1].Prompt}
+	seen := map[*Media]bool{}
+	for i, p := range turns {
+		if p.Media == nil || seen[p.Media] {
+			t.Fatalf("turn %d carries media %p, want a set no earlier turn carried", i, p.Media)
+		}
+		seen[p.Media] = true
+		var users []Message
+		for _, m := range p.Messages {
+			if m.Role == "user" {
+				users = append(users, m)
+			}
+		}
+		if i == 0 {
+			continue // a lone first message is sent as text
+		}
+		if len(users) != i+1 {
+			t.Fatalf("turn %d has %d user messages, want %d", i, len(users), i+1)
+		}
+		for j, m := range users {
+			if m.Media != turns[j].Media {
+				t.Errorf("turn %d: user message %d carries %p, want turn %d's set %p", i, j, m.Media, j, turns[j].Media)
+			}
+		}
+	}
+}

@@ -29,13 +29,21 @@ type Prompt struct {
 	OutputTokens int
 	// Media are the images and audio sent after the last message's text;
 	// nil for none. Shared between the requests of a pool entry: read only.
+	// Earlier messages carry their own (Message.Media).
 	Media *Media
+	// Passages, when set, make the prompt a ranking request's: Text is the
+	// query, and these the passages to rank against it. InputTokens counts
+	// them all.
+	Passages []string
 }
 
 // Message is one turn of a conversation.
 type Message struct {
 	Role    string // system, user or assistant
 	Content string
+	// Media are the images and audio sent after Content, as the request
+	// of that turn sent them; nil for none.
+	Media *Media
 }
 
 // Synthetic draws prompt lengths from normal distributions and fills prompts
@@ -68,6 +76,9 @@ func newSynthetic(cfg scenarios.Synthetic, seed uint64, component string, t *Tex
 // tokenizers that split words at spaces (GPT-2, Llama 3, Qwen and most BPE
 // tokenizers).
 func (s *Synthetic) Next() Prompt {
+	if r := s.cfg.Rankings; r != nil {
+		return s.words.ranking(s.lengths, s.text, *r)
+	}
 	in, out := drawLengths(s.lengths, s.cfg)
 	text := s.words.Words(s.text, in)
 	if s.words.Exact() {

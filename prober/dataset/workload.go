@@ -163,6 +163,9 @@ func positiveInteger(rng *rand.Rand, mean, stddev float64) int {
 // conversation builds one entry: its first request and later turns, each
 // carrying the conversation so far.
 func (w *workload) conversation(st entryStreams) Item {
+	if r := w.cfg.Rankings; r != nil { // a pool of ranking requests (scenarios.Synthetic.Rankings)
+		return Item{Prompt: w.words.ranking(st.lengths, st.text, *r)}
+	}
 	var history []Message
 	if w.system != "" {
 		history = append(history, Message{Role: "system", Content: w.system})
@@ -186,12 +189,16 @@ func (w *workload) conversation(st entryStreams) Item {
 			k := st.pick.IntN(w.cfg.Prefix.PoolSize)
 			text = w.words.Words(indexed(w.seed, sharedStreams+"/prefix", k), w.cfg.Prefix.Length) + " " + text
 		}
-		history = append(history, Message{Role: "user", Content: text})
+		var media *Media
+		if w.media != nil {
+			// As AIPerf, every turn carries media of its own, and later
+			// turns send the earlier turns' again in the history.
+			media = w.media.entry(st.index, t)
+		}
+		history = append(history, Message{Role: "user", Content: text, Media: media})
 		p := w.prompt(history, out)
 		p.Session = session
-		if w.media != nil { // single-turn only (scenarios.Synthetic.Images)
-			p.Media = w.media.entry(st.index)
-		}
+		p.Media = media
 		if t == 0 {
 			it.Prompt = p
 		} else {

@@ -166,7 +166,7 @@ func TestConversationTurnsAndDelays(t *testing.T) {
 			t.Fatalf("session %q: want a new session id per conversation", prev.Session)
 		}
 		sessions[prev.Session] = true
-		if len(prev.Messages) != 2 || prev.Messages[0] != (Message{"system", "Be brief."}) {
+		if len(prev.Messages) != 2 || prev.Messages[0] != (Message{Role: "system", Content: "Be brief."}) {
 			t.Fatalf("first turn %+v, want the system prompt then the user message", prev.Messages)
 		}
 		for _, turn := range it.Turns {
@@ -276,7 +276,7 @@ func TestSystemPromptOnFiles(t *testing.T) {
 	}
 	it := items(t, src, 1)[0]
 	first, later := it.Prompt.Messages, it.Turns[0].Prompt.Messages
-	if first[0] != (Message{"system", "Be brief."}) || later[0] != first[0] || len(later) != 4 || it.Prompt.InputTokens != 3 {
+	if first[0] != (Message{Role: "system", Content: "Be brief."}) || later[0] != first[0] || len(later) != 4 || it.Prompt.InputTokens != 3 {
 		t.Fatalf("first turn %+v (%d tokens), later %+v; want the system prompt first in each", first, it.Prompt.InputTokens, later)
 	}
 	if n, ok := PassRequests(src); !ok || n != 2 {
@@ -286,7 +286,7 @@ func TestSystemPromptOnFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := items(t, list, 1)[0].Prompt; len(p.Messages) != 2 || p.Messages[1] != (Message{"user", "hello there"}) || p.Text != "Sys.\nhello there" || p.InputTokens != 3 {
+	if p := items(t, list, 1)[0].Prompt; len(p.Messages) != 2 || p.Messages[1] != (Message{Role: "user", Content: "hello there"}) || p.Text != "Sys.\nhello there" || p.InputTokens != 3 {
 		t.Fatalf("prompt %+v; want the system prompt, then the text", p)
 	}
 }
