@@ -2,11 +2,18 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/jpeg"
+	"image/png"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -33,6 +40,7 @@ var sideBySide = []struct{ name, args string }{
 	{"multi-turn with images and audio", `-m Qwen/Qwen3-0.6B --url {url} --streaming --conversation-num 2 --conversation-turn-mean 2 --conversation-turn-stddev 0 --osl 8 --image-width-mean 16 --image-height-mean 16 --audio-length-mean 0.1`},
 	{"mooncake trace detected without its type", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file trace.jsonl`},
 	{"single-turn file without a request count", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file prompts.jsonl --custom-dataset-type single_turn`},
+	{"images from a directory, cycled in name order", `-m Qwen/Qwen3-0.6B --url {url} --streaming --image-width-mean 32 --image-height-mean 24 --image-source images --image-source-sampling sequential-cycle --request-count 3 --osl 8`},
 	{"cohere rerank, bare host", `-m Qwen/Qwen3-0.6B --url {url} --endpoint-type cohere-rankings --request-count 3`},
 	{"rankings options", `-m Qwen/Qwen3-0.6B --url {url} --endpoint-type nim-rankings --rankings-passages-mean 3 --rankings-passages-stddev 0 --rankings-passages-prompt-token-mean 32 --rankings-query-prompt-token-mean 16 --request-count 3`},
 }
@@ -66,6 +74,7 @@ func TestAIPerfSideBySide(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	writeSourceImages(t, filepath.Join(work, "images"))
 	// AIPerf's start-up is most of a case's time, so cases run side by side, a few at once (each
 	// AIPerf is a dozen processes; concurrent runs take their own IPC paths).
 	slots := make(chan struct{}, 3)
@@ -115,7 +124,41 @@ func TestAIPerfSideBySide(t *testing.T) {
 			if !wire && !slices.Equal(got.shapes, want.shapes) {
 				t.Errorf("request bodies differ in shape:\nbench:  %s\nAIPerf: %s", strings.Join(got.shapes, "\n        "), strings.Join(want.shapes, "\n        "))
 			}
+			// From a source directory (solid images), the images sent first, in
+			// order: both draw the same sizes and pick the same files (AIPerf lists
+			// its dataset, bench the requests it sent, so the shorter list is
+			// compared). Noise images differ pixel by pixel.
+			n := min(len(got.images), len(want.images))
+			if strings.Contains(tc.args, "--image-source ") && (n == 0 || !slices.Equal(got.images[:n], want.images[:n])) {
+				t.Errorf("images differ:\nbench:  %v\nAIPerf: %v", got.images, want.images)
+			}
 		})
+	}
+}
+
+// writeSourceImages writes a directory of small solid-colour PNG and JPEG
+// images, for --image-source.
+func writeSourceImages(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []color.RGBA{{200, 30, 30, 255}, {30, 200, 30, 255}, {30, 30, 200, 255}} {
+		img := image.NewRGBA(image.Rect(0, 0, 48, 40))
+		draw.Draw(img, img.Bounds(), image.NewUniform(c), image.Point{}, draw.Src)
+		var buf bytes.Buffer
+		name := fmt.Sprintf("%d.png", i)
+		err := png.Encode(&buf, img)
+		if i == 1 {
+			name = fmt.Sprintf("%d.jpg", i)
+			err = jpeg.Encode(&buf, img, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -206,6 +249,9 @@ func qwenTokenizerDir(t *testing.T) string {
 type inputs struct {
 	turns  []int
 	shapes []string
+	// images are the payloads' images in order, each its size and its
+	// centre pixel's colour to the nearest 64 (the test's images are solid).
+	images []string
 	// passages are the distinct numbers of passages a ranking payload carries (NIM's passages,
 	// Cohere's documents, TEI's texts): the shapes do not count them.
 	passages []int
@@ -237,6 +283,7 @@ func readInputs(t *testing.T, dir string) (in inputs, ok bool) {
 			if sh := shapeOf(p); !slices.Contains(in.shapes, sh) {
 				in.shapes = append(in.shapes, sh)
 			}
+			in.images = append(in.images, imagesOf(t, p)...)
 			if m, ok := p.(map[string]any); ok {
 				for _, key := range []string{"passages", "documents", "texts"} {
 					if list, ok := m[key].([]any); ok && !slices.Contains(in.passages, len(list)) {
@@ -250,6 +297,40 @@ func readInputs(t *testing.T, dir string) (in inputs, ok bool) {
 	slices.Sort(in.shapes)
 	slices.Sort(in.passages)
 	return in, true
+}
+
+// imagesOf describes the data-URL images in a JSON value, in order.
+func imagesOf(t *testing.T, v any) []string {
+	switch v := v.(type) {
+	case map[string]any:
+		if url, ok := v["url"].(string); ok && strings.HasPrefix(url, "data:image/") {
+			_, data, _ := strings.Cut(url, ",")
+			raw, err := base64.StdEncoding.DecodeString(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, _, err := image.Decode(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatalf("an image of %.40q: %v", url, err)
+			}
+			b := img.Bounds()
+			r, g, bl, _ := img.At(b.Min.X+b.Dx()/2, b.Min.Y+b.Dy()/2).RGBA()
+			near := func(c uint32) uint32 { return (c>>8 + 32) / 64 * 64 }
+			return []string{fmt.Sprintf("%dx%d %d,%d,%d", b.Dx(), b.Dy(), near(r), near(g), near(bl))}
+		}
+		var out []string
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			out = append(out, imagesOf(t, v[k])...)
+		}
+		return out
+	case []any:
+		var out []string
+		for _, e := range v {
+			out = append(out, imagesOf(t, e)...)
+		}
+		return out
+	}
+	return nil
 }
 
 // exportedRequests counts the records of dir's profile_export.jsonl.

@@ -1,13 +1,19 @@
 package scenarios
 
 import (
+	"errors"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // The synthetic images and audio clips a chat request can carry, as AIPerf
 // 0.13 synthesises them (its --image-* and --audio-* options): random
-// noise, sent as content parts next to the prompt's text.
+// noise, or images from a directory resized to the drawn size, sent as
+// content parts next to the prompt's text.
 
 // Image formats; ImageRandom picks PNG or JPEG for each image.
 const (
@@ -16,10 +22,25 @@ const (
 	ImageRandom = "random"
 )
 
+// How images are taken from a source directory, AIPerf's
+// --image-source-sampling: each drawn at random; each once per shuffled
+// pass; or in name order, wrapping.
+const (
+	SamplingRandom     = "random-with-replacement"
+	SamplingShuffle    = "shuffle-cycle"
+	SamplingSequential = "sequential-cycle"
+)
+
+// ImageExtensions are the files of a source directory read as images, the
+// formats inferprobe decodes (the common ones of Pillow, which AIPerf reads
+// them with); other files are left out, as AIPerf leaves out what Pillow
+// does not know.
+var ImageExtensions = []string{".bmp", ".dib", ".gif", ".jfif", ".jpe", ".jpeg", ".jpg", ".png", ".tif", ".tiff", ".webp"}
+
 // AudioWAV is the one audio format: uncompressed PCM in a RIFF WAVE file.
 const AudioWAV = "wav"
 
-// Images attaches noise images to every request.
+// Images attaches noise images, or images of a directory, to every request.
 type Images struct {
 	// BatchSize is the images per request; >= 1. Default 1.
 	BatchSize int `yaml:"batch_size"`
@@ -31,6 +52,16 @@ type Images struct {
 	// Format is png, jpeg or random (each image PNG or JPEG at random).
 	// Default png.
 	Format string `yaml:"format"`
+	// Source is a directory of images (ImageExtensions), AIPerf's
+	// --image-source DIR: each image is one of them, resized to the drawn
+	// width and height; a file that cannot be decoded is skipped. A
+	// relative path is relative to the scenario file's directory, and Load
+	// rewrites it to the resolved path. Default none: noise images.
+	Source string `yaml:"source"`
+	// Sampling is how each image's file is picked from Source:
+	// random-with-replacement, shuffle-cycle or sequential-cycle. Default
+	// random-with-replacement, the only one without Source.
+	Sampling string `yaml:"sampling"`
 }
 
 // Audio attaches noise audio clips to every request.
@@ -77,6 +108,42 @@ func (i *Images) setDefaults(written func(string) bool, path string) {
 	if !written(join(path, "format")) {
 		i.Format = ImagePNG
 	}
+	if !written(join(path, "sampling")) {
+		i.Sampling = SamplingRandom
+	}
+}
+
+// SourceImages lists the image files of dir (ImageExtensions, any case),
+// sorted by name as AIPerf's sorted glob, hidden files left out as the
+// glob leaves them. An error says what is wrong with dir and what to do.
+func SourceImages(dir string) ([]string, error) {
+	const hint = "give a directory of image files (PNG, JPEG, GIF, BMP, TIFF or WebP)"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
+			return nil, fmt.Errorf("%s is not a directory; %s", dir, hint)
+		}
+		return nil, fmt.Errorf("cannot read directory %s: %v; %s", dir, err, hint)
+	}
+	var files []string
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || !slices.Contains(ImageExtensions, strings.ToLower(filepath.Ext(name))) {
+			continue
+		}
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.IsDir() {
+			continue
+		}
+		files = append(files, filepath.Join(dir, name))
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s holds no image file (%s); put images there or %s", dir, strings.Join(ImageExtensions, " "), hint)
+	}
+	return files, nil
 }
 
 func (a *Audio) setDefaults(written func(string) bool, path string) {
@@ -118,6 +185,18 @@ func (i *Images) validate(l *loader, path string) {
 	}
 	if !slices.Contains([]string{ImagePNG, ImageJPEG, ImageRandom}, i.Format) {
 		l.errorf(join(path, "format"), "must be %s, %s or %s, not %q", ImagePNG, ImageJPEG, ImageRandom, i.Format)
+	}
+	switch {
+	case !slices.Contains([]string{SamplingRandom, SamplingShuffle, SamplingSequential}, i.Sampling):
+		l.errorf(join(path, "sampling"), "must be %s, %s or %s, not %q", SamplingRandom, SamplingShuffle, SamplingSequential, i.Sampling)
+	case i.Source == "" && i.Sampling != SamplingRandom:
+		l.errorf(join(path, "sampling"), "%s picks the files of a source directory; noise images have none to cycle through (AIPerf refuses it too): set source or drop sampling", i.Sampling)
+	}
+	if i.Source != "" {
+		i.Source = l.resolve(i.Source)
+		if _, err := SourceImages(i.Source); err != nil {
+			l.errorf(join(path, "source"), "%v", err)
+		}
 	}
 }
 

@@ -225,7 +225,7 @@ var aiperfOptions = []aiperfOption{
 	{"Image Input", "--image-batch-size --batch-size-image", supported, "image-batch-size", ""},
 	{"Image Input", "--image-format", supported, "image-format", ""},
 	{"Image Input", "--image-source", supported, "image-source", ""},
-	{"Image Input", "--image-source-sampling", unsupported, "", whyImageSampling},
+	{"Image Input", "--image-source-sampling", supported, "image-source-sampling", ""},
 
 	// Video Input
 	{"Video Input", "--video-batch-size --batch-size-video", unsupported, "", whyModality},
@@ -367,8 +367,7 @@ const (
 	whyOneModel          = "bench benchmarks one model per run; run it once per model, or give inferprobe serve one probe per model"
 	whyWaitForModel      = "bench does not wait for the model to load; start it when the server answers (e.g. curl --retry 30 --retry-all-errors URL/models), and a run against a server that is not ready fails with each error's reason"
 	whyPerChunkUsage     = "bench does not ask for continuous usage stats; token counts come from the final usage, and inter-token latency from the chunks' arrival times"
-	whyModality          = "bench sends text, and with --image-* and --audio-* noise images and audio; video inputs and outputs are not generated or measured"
-	whyImageSampling     = "bench generates noise images (--image-source noise), so there are no source images to sample"
+	whyModality          = "bench sends text, and with --image-* and --audio-* images and audio; video inputs and outputs are not generated or measured"
 	whyContentType       = "bench sends JSON bodies; describe another API with a template endpoint in a scenario file (inferprobe serve)"
 	whyDownload          = "inferprobe downloads no datasets; download the dataset and give it as --input-file FILE --custom-dataset-type (ShareGPT's JSON is sharegpt)"
 	whyIgnoreTraceDelays = "give the trace a load instead: with --no-fixed-schedule and --concurrency or --request-rate, its requests are sent at that load and its timestamps ignored"

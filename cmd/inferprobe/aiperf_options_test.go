@@ -161,6 +161,8 @@ func sampleValue(flag string) string {
 		return "jpeg"
 	case "image-source":
 		return "noise"
+	case "image-source-sampling":
+		return "shuffle-cycle"
 	case "audio-format":
 		return "wav"
 	case "extra-inputs":

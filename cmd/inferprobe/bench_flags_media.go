@@ -16,6 +16,7 @@ type mediaFlags struct {
 	heightMean, heightStddev float64
 	imageBatch               int
 	imageFormat, imageSource string
+	imageSampling            string
 	audioBatch               int
 	lengthMean, lengthStddev float64
 	audioFormat              string
@@ -31,7 +32,11 @@ var (
 	}
 	aiperfImageSources = map[string]choice{
 		"noise":  {value: "noise"},
-		"assets": {why: whyImageFiles},
+		"assets": {why: "bench does not ship AIPerf's bundled images; give --image-source a directory of images instead"},
+	}
+	aiperfImageSamplings = map[string]choice{
+		scenarios.SamplingRandom: {value: scenarios.SamplingRandom}, scenarios.SamplingShuffle: {value: scenarios.SamplingShuffle},
+		scenarios.SamplingSequential: {value: scenarios.SamplingSequential},
 	}
 	aiperfAudioFormats = map[string]choice{
 		"wav": {value: scenarios.AudioWAV},
@@ -39,17 +44,14 @@ var (
 	}
 )
 
-// whyImageFiles is why bench reads no source images, AIPerf's assets or a
-// directory of them.
-const whyImageFiles = "bench generates noise images (--image-source noise, AIPerf's default); it reads no source images to resize"
-
-// imageSource is --image-source: AIPerf's choices, or as in AIPerf a
-// directory of images, which bench refuses with its reason.
+// imageSource is --image-source: AIPerf's choices, or as in AIPerf
+// anything else is a directory of images, checked with the scenario.
 type imageSource struct{ aiperfChoice }
 
 func (s *imageSource) Set(v string) error {
 	if _, known := s.choices[normalizeChoice(v)]; !known {
-		return fmt.Errorf("--image-source %s is a directory of source images, which inferprobe does not support: %s", v, whyImageFiles)
+		*s.target = v
+		return nil
 	}
 	return s.aiperfChoice.Set(v)
 }
@@ -62,7 +64,8 @@ func addMediaFlags(flag func(name, help string) *kingpin.FlagClause, set map[str
 	flag("image-height-stddev", "Standard deviation of the image height.").Float64Var(&m.heightStddev)
 	flag("image-batch-size", "Images per request (0: none); also --batch-size-image.").Default("1").IntVar(&m.imageBatch)
 	flag("image-format", "png, jpeg, or random (each image PNG or JPEG at random).").Default("png").SetValue(&aiperfChoice{what: "image format", flag: "--image-format", choices: aiperfImageFormats, target: &m.imageFormat})
-	flag("image-source", "noise: images of random pixels, the only source.").Default("noise").SetValue(&imageSource{aiperfChoice{what: "image source", flag: "--image-source", choices: aiperfImageSources, target: &m.imageSource}})
+	flag("image-source", "noise (images of random pixels) or a directory of images (PNG, JPEG, GIF, BMP, TIFF, WebP), each resized to the drawn size; a file that cannot be decoded is skipped.").Default("noise").SetValue(&imageSource{aiperfChoice{what: "image source", flag: "--image-source", choices: aiperfImageSources, target: &m.imageSource}})
+	flag("image-source-sampling", "How --image-source DIRECTORY's files are picked: random-with-replacement, shuffle-cycle (each once per shuffled pass) or sequential-cycle (in name order, wrapping).").Default(scenarios.SamplingRandom).SetValue(&aiperfChoice{what: "image source sampling", flag: "--image-source-sampling", choices: aiperfImageSamplings, target: &m.imageSampling})
 	flag("audio-length-mean", "Mean duration in seconds of the noise audio clips each chat request carries (> 0 turns audio on, as AIPerf).").Float64Var(&m.lengthMean)
 	flag("audio-length-stddev", "Standard deviation of the clip duration; each is drawn normally, redrawn below 0.01 s.").Float64Var(&m.lengthStddev)
 	flag("audio-batch-size", "Audio clips per request (0: none); also --batch-size-audio.").Default("1").IntVar(&m.audioBatch)
@@ -74,7 +77,8 @@ func addMediaFlags(flag func(name, help string) *kingpin.FlagClause, set map[str
 }
 
 var (
-	imageFlags = []string{"image-width-mean", "image-width-stddev", "image-height-mean", "image-height-stddev", "image-batch-size", "image-format"}
+	imageFlags = []string{"image-width-mean", "image-width-stddev", "image-height-mean", "image-height-stddev", "image-batch-size", "image-format",
+		"image-source", "image-source-sampling"}
 	audioFlags = []string{"audio-length-mean", "audio-length-stddev", "audio-batch-size", "audio-format", "audio-depths", "audio-sample-rates", "audio-num-channels"}
 )
 
@@ -115,6 +119,14 @@ func (m *mediaFlags) apply(b *benchScenario, s *scenarios.Synthetic, path, endpo
 		for _, f := range [][2]string{{"batch_size", "image-batch-size"}, {"format", "image-format"}, {"width.mean", "image-width-mean"},
 			{"width.stddev", "image-width-stddev"}, {"height.mean", "image-height-mean"}, {"height.stddev", "image-height-stddev"}} {
 			field("images."+f[0], f[1])
+		}
+		if m.imageSource != "noise" {
+			s.Images.Source = m.imageSource
+			field("images.source", "image-source")
+		}
+		if *m.set["image-source-sampling"] {
+			s.Images.Sampling = m.imageSampling
+			field("images.sampling", "image-source-sampling")
 		}
 	}
 	if !audio {

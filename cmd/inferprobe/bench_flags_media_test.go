@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -9,6 +11,10 @@ import (
 // dataset's images and audio, which check and load; options that send
 // nothing, as in AIPerf, are noted.
 func TestMediaFlags(t *testing.T) {
+	photos := t.TempDir()
+	if err := os.WriteFile(filepath.Join(photos, "a.png"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -20,6 +26,8 @@ func TestMediaFlags(t *testing.T) {
 		{"audio, a rate in Hz as AIPerf reads it", []string{"--audio-length-mean", "2.5", "--audio-sample-rates", "16", "--audio-sample-rates", "44100",
 			"--audio-depths", "24", "--audio-num-channels", "2", "--batch-size-audio", "2"},
 			[]string{"mean: 2.5", "- 16", "- 44.1", "- 24", "channels: 2", "batch_size: 2", "format: wav"}, 0},
+		{"a directory of images, cycled in name order", []string{"--image-width-mean", "32", "--image-height-mean", "24", "--image-source", photos, "--image-source-sampling", "sequential-cycle"},
+			[]string{"source: " + photos, "sampling: sequential-cycle"}, 0},
 		{"a width alone sends no images", []string{"--image-width-mean", "512"}, nil, 1},
 		{"a batch of 0 sends no audio", []string{"--audio-length-mean", "1", "--audio-batch-size", "0"}, nil, 1},
 	} {
@@ -45,6 +53,8 @@ func TestMediaFlagsRefused(t *testing.T) {
 	}{
 		{[]string{"--model", "m", "--audio-length-mean", "1", "--audio-depths", "12"}, "inferprobe bench: --audio-depths: lists 12: each must be 8, 16, 24 or 32 bits"},
 		{append(images, "--image-batch-size", "65"), "inferprobe bench: --image-batch-size: must be 1 to 64 per request, not 65"},
+		{append(images, "--image-source", "./photos"), "inferprobe bench: --image-source: cannot read directory photos: no such file or directory; give a directory of image files"},
+		{append(images, "--image-source-sampling", "shuffle-cycle"), "inferprobe bench: --image-source-sampling: shuffle-cycle picks the files of a source directory; noise images have none"},
 	} {
 		var stderr strings.Builder
 		if _, err := parseBench(t, tc.args...).planRun(&stderr, false); err == nil || !strings.Contains(stderr.String(), tc.want) {
@@ -56,8 +66,8 @@ func TestMediaFlagsRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"--audio-format", "mp3"}, "--audio-format mp3 is an AIPerf audio format that inferprobe does not support: bench writes WAV only"},
-		{[]string{"--image-source", "assets"}, "--image-source assets is an AIPerf image source that inferprobe does not support: bench generates noise images"},
-		{[]string{"--image-source", "./photos"}, "--image-source ./photos is a directory of source images, which inferprobe does not support: bench generates noise images"},
+		{[]string{"--image-source", "assets"}, "--image-source assets is an AIPerf image source that inferprobe does not support: bench does not ship AIPerf's bundled images; give --image-source a directory of images instead"},
+		{[]string{"--image-source-sampling", "cycle"}, `--image-source-sampling "cycle": want one of random-with-replacement, sequential-cycle, shuffle-cycle`},
 	} {
 		app, _ := benchApp()
 		if _, err := app.Parse(append([]string{"bench", "--model", "m"}, tc.args...)); err == nil || !strings.HasPrefix(err.Error(), tc.want) {

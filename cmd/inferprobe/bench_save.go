@@ -47,6 +47,14 @@ func saveScenario(f *benchFlags, sc *benchScenario, plan *finite.Plan) error {
 		}
 		dataset.File = &file
 	}
+	if s := dataset.Synthetic; s != nil && s.Images != nil && s.Images.Source != "" {
+		synth, images := *s, *s.Images
+		if images.Source, err = filepath.Abs(images.Source); err != nil {
+			return err
+		}
+		synth.Images = &images
+		dataset.Synthetic = &synth
+	}
 	burst := &scenarios.Burst{
 		Target: "bench", OnDemand: true, Arrival: p.Arrival, Dataset: dataset, Params: p.Params, SLO: p.SLO,
 		Requests: plan.Limit.Requests, Duration: scenarios.Duration(plan.Limit.Duration),

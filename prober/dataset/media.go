@@ -16,9 +16,9 @@ import (
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
-// Media is what one request carries besides its text: noise images and
-// audio clips, drawn as AIPerf 0.13 draws them (its ImageGenerator with
-// source noise, and AudioGenerator).
+// Media is what one request carries besides its text: images (noise, or
+// a source directory's resized) and noise audio clips, drawn as AIPerf
+// 0.13 draws them (its ImageGenerator and AudioGenerator).
 type Media struct {
 	// Images are data URLs: data:image/png;base64,… or data:image/jpeg;….
 	Images []string
@@ -69,17 +69,30 @@ type mediaPool struct {
 }
 
 // newMediaPool draws the sets of s, each from its own stream of the seed
-// alone, so that a warmup sends the images its run then sends.
-func newMediaPool(s scenarios.Synthetic, seed uint64) *mediaPool {
+// alone (and a source directory's files picked in set order from one), so
+// that a warmup sends the images its run then sends. The source
+// directory's files are read here, before the run, never during it.
+func newMediaPool(s scenarios.Synthetic, seed uint64) (*mediaPool, error) {
 	n := MediaEntries
 	if s.Entries > 0 {
 		n = min(s.Entries, MediaEntries)
 	}
+	var src *sourceImages
+	if s.Images != nil && s.Images.Source != "" {
+		var err error
+		if src, err = newSourceImages(*s.Images, seed); err != nil {
+			return nil, err
+		}
+	}
 	p := &mediaPool{sets: make([]*Media, n)}
 	for k := range p.sets {
-		p.sets[k] = drawMedia(s, indexed(seed, sharedStreams+"/media", k))
+		m, err := drawMedia(s, indexed(seed, sharedStreams+"/media", k), src)
+		if err != nil {
+			return nil, err
+		}
+		p.sets[k] = m
 	}
-	return p
+	return p, nil
 }
 
 // entry is the set of turn t of pool entry i, or for i -1 (no pool) the
@@ -94,11 +107,15 @@ func (p *mediaPool) entry(i, turn int) *Media {
 	return p.sets[i%len(p.sets)]
 }
 
-func drawMedia(s scenarios.Synthetic, rng *rand.Rand) *Media {
+func drawMedia(s scenarios.Synthetic, rng *rand.Rand, src *sourceImages) (*Media, error) {
 	m := &Media{}
 	if im := s.Images; im != nil {
 		for range im.BatchSize {
-			m.Images = append(m.Images, noiseImage(rng, *im))
+			url, err := drawImage(rng, *im, src)
+			if err != nil {
+				return nil, err
+			}
+			m.Images = append(m.Images, url)
 		}
 	}
 	if a := s.Audio; a != nil {
@@ -114,12 +131,13 @@ func drawMedia(s scenarios.Synthetic, rng *rand.Rand) *Media {
 		h.Write([]byte(c.Data))
 	}
 	m.Key = strconv.FormatUint(h.Sum64(), 16)
-	return m
+	return m, nil
 }
 
-// noiseImage draws one image: its format (for random), width and height,
-// then uniformly random RGB pixels, as AIPerf's noise source.
-func noiseImage(rng *rand.Rand, cfg scenarios.Images) string {
+// drawImage draws one image as a data URL: its format (for random), width
+// and height, then its pixels: uniformly random RGB, as AIPerf's noise
+// source, or src's next file resized to that size.
+func drawImage(rng *rand.Rand, cfg scenarios.Images, src *sourceImages) (string, error) {
 	format := cfg.Format
 	if format == scenarios.ImageRandom {
 		format = []string{scenarios.ImagePNG, scenarios.ImageJPEG}[rng.IntN(2)]
@@ -128,10 +146,27 @@ func noiseImage(rng *rand.Rand, cfg scenarios.Images) string {
 		return min(positiveInteger(rng, l.Mean, l.Stddev), scenarios.MaxImageSide)
 	}
 	w, h := side(cfg.Width), side(cfg.Height)
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for i := 0; i < len(img.Pix); i += 4 {
-		v := rng.Uint32()
-		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = byte(v), byte(v>>8), byte(v>>16), 0xff
+	var img image.Image
+	if src == nil {
+		noise := image.NewRGBA(image.Rect(0, 0, w, h))
+		for i := 0; i < len(noise.Pix); i += 4 {
+			v := rng.Uint32()
+			noise.Pix[i], noise.Pix[i+1], noise.Pix[i+2], noise.Pix[i+3] = byte(v), byte(v>>8), byte(v>>16), 0xff
+		}
+		img = noise
+	} else {
+		resized, err := src.image(w, h)
+		if err != nil {
+			return "", err
+		}
+		if format == scenarios.ImageJPEG {
+			// JPEG has no alpha: keep the colours, as Pillow's convert("RGB")
+			// does, rather than blend them toward black.
+			for i := 3; i < len(resized.Pix); i += 4 {
+				resized.Pix[i] = 0xff
+			}
+		}
+		img = resized
 	}
 	var buf bytes.Buffer
 	if format == scenarios.ImageJPEG {
@@ -140,7 +175,7 @@ func noiseImage(rng *rand.Rand, cfg scenarios.Images) string {
 	} else {
 		_ = png.Encode(&buf, img)
 	}
-	return "data:image/" + format + ";base64," + base64.StdEncoding.EncodeToString(buf.Bytes())
+	return "data:image/" + format + ";base64," + base64.StdEncoding.EncodeToString(buf.Bytes()), nil
 }
 
 // noiseClip draws one clip: its length, sample rate and depth, then

@@ -61,7 +61,11 @@ func New(d scenarios.Dataset, o Options) (Source, error) {
 		return nil, err
 	}
 	if s := d.Synthetic; s != nil && (d.SystemPrompt != "" || usesWorkload(*s)) {
-		return newWorkload(*s, d.SystemPrompt, text, o), nil
+		w, err := newWorkload(*s, d.SystemPrompt, text, o)
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
 	}
 	src, err := newSource(d, text, o)
 	if err != nil || d.SystemPrompt == "" {

@@ -46,13 +46,16 @@ func usesWorkload(s scenarios.Synthetic) bool {
 		s.UserContextLength > 0 || s.Entries > 0 || s.Conversation != nil || s.HasMedia()
 }
 
-func newWorkload(cfg scenarios.Synthetic, system string, text *Text, o Options) *workload {
+func newWorkload(cfg scenarios.Synthetic, system string, text *Text, o Options) (*workload, error) {
 	w := &workload{cfg: cfg, words: text, seed: o.Seed, system: system}
 	if cfg.SharedSystemPromptLength > 0 {
 		w.system = text.Words(seeded.New(o.Seed, sharedStreams+"/system"), cfg.SharedSystemPromptLength)
 	}
 	if cfg.HasMedia() {
-		w.media = newMediaPool(cfg, o.Seed)
+		var err error
+		if w.media, err = newMediaPool(cfg, o.Seed); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Entries > 0 {
 		w.order = newPoolOrder(o.Seed, o.Component, cfg.Entries)
@@ -68,7 +71,7 @@ func newWorkload(cfg scenarios.Synthetic, system string, text *Text, o Options) 
 			index:   -1,
 		}
 	}
-	return w
+	return w, nil
 }
 
 // sharedStreams names the streams of what a workload shares between
