@@ -62,17 +62,17 @@ probes:
 	row := func(body, probe string) string {
 		return regexp.MustCompile(`<tr><td>` + probe + `</td>.*</tr>`).FindString(body)
 	}
+	// TTFT and ITL p50 / p99 of the simulator's 1 ms each, as the page writes milliseconds.
+	withLatencies := regexp.MustCompile(`<td>0\.0 % \(0 of \d+\)</td><td>(\d+\.\d+) ms / (\d+\.\d+) ms</td><td>(\d+\.\d+) ms / (\d+\.\d+) ms</td>`)
 	var body string
-	waitFor(t, "both probes to have requests on the landing page", func() bool {
+	// Until a stream's tokens arrive apart, there is no ITL to show: on a loaded machine (the
+	// race detector, CI's parallel packages) the first requests' tokens may be read together.
+	waitFor(t, "both probes to have requests on the landing page, steady's with TTFT and ITL", func() bool {
 		_, _, body = get(t, http.MethodGet, srv.URL+"/", nil)
-		return strings.Contains(row(body, "steady"), " ago)") && strings.Contains(row(body, "broken"), "100.0 %")
+		return withLatencies.MatchString(row(body, "steady")) && strings.Contains(row(body, "broken"), "100.0 %")
 	})
 	steady, broken := row(body, "steady"), row(body, "broken")
-	// TTFT and ITL p50 / p99 of the simulator's 1 ms each, as the page writes milliseconds.
-	latencies := regexp.MustCompile(`<td>0\.0 % \(0 of \d+\)</td><td>(\d+\.\d+) ms / (\d+\.\d+) ms</td><td>(\d+\.\d+) ms / (\d+\.\d+) ms</td>`).FindStringSubmatch(steady)
-	if latencies == nil {
-		t.Errorf("steady's row lacks its TTFT and ITL p50 / p99: %s", steady)
-	} else {
+	if latencies := withLatencies.FindStringSubmatch(steady); latencies != nil {
 		// TTFT cannot be shorter than the simulator's wait; ITL can: on a loaded machine
 		// (the race detector, CI's parallel packages) the tokens of a stream are read together.
 		for i, v := range latencies[1:] {
