@@ -286,7 +286,7 @@ func TestCapRamp(t *testing.T) {
 				if r.Outcome != record.OutcomeOK {
 					t.Fatalf("request %d: %v %s %s", r.Seq, r.Outcome, r.Reason, r.Err)
 				}
-				gap, due := r.Sent.Sub(records[0].Sent), time.Duration(k)*step
+				gap, due := r.Sent.Sub(records[0].Scheduled), time.Duration(k)*step
 				switch {
 				case ramp == "" && r.CapWait > 0:
 					t.Errorf("request %d held %v by a cap of 4 with 4 requests", r.Seq, r.CapWait)
