@@ -6,6 +6,7 @@
 package report
 
 import (
+	"iter"
 	"slices"
 	"sync"
 	"time"
@@ -126,6 +127,12 @@ func (r *Report) Observe(rec *record.Record) {
 		r.dropped++
 	}
 	r.requests = append(r.requests, req)
+	r.add(&c, rec.Sent, rec.Scheduled, c.Gaps())
+}
+
+// add counts a finished request, sent at sent for scheduled, whose
+// inter-chunk gaps are gaps; r.mu is held.
+func (r *Report) add(c *Contribution, sent, scheduled time.Time, gaps iter.Seq[time.Duration]) {
 	if c.ClientPaused > 0 {
 		// Its timings are the client's pause: exported, never measured.
 		r.clientPaused++
@@ -133,8 +140,8 @@ func (r *Report) Observe(rec *record.Record) {
 	}
 	if c.HasLag {
 		r.lag = append(r.lag, c.Lag.Seconds())
-		r.creditToStart = append(r.creditToStart, rec.Sent.Sub(rec.Scheduled).Seconds())
-		r.effectiveLatency = append(r.effectiveLatency, (rec.Sent.Sub(rec.Scheduled) + c.Duration).Seconds())
+		r.creditToStart = append(r.creditToStart, sent.Sub(scheduled).Seconds())
+		r.effectiveLatency = append(r.effectiveLatency, (sent.Sub(scheduled) + c.Duration).Seconds())
 	}
 	r.capWait = append(r.capWait, c.CapWait.Seconds())
 	if c.ConnRetried {
@@ -165,10 +172,10 @@ func (r *Report) Observe(rec *record.Record) {
 		r.failed++
 		r.errors[c.Reason]++
 	}
-	if c.HasLag && (r.firstSent.IsZero() || rec.Sent.Before(r.firstSent)) {
-		r.firstSent = rec.Sent
+	if c.HasLag && (r.firstSent.IsZero() || sent.Before(r.firstSent)) {
+		r.firstSent = sent
 	}
-	if end := rec.Sent.Add(c.Duration); end.After(r.lastEnd) {
+	if end := sent.Add(c.Duration); end.After(r.lastEnd) {
 		r.lastEnd = end
 	}
 	if c.HasTTFT {
@@ -180,7 +187,7 @@ func (r *Report) Observe(rec *record.Record) {
 	if c.HasTTST {
 		r.ttst = append(r.ttst, c.TTST.Seconds())
 	}
-	for gap := range c.Gaps() {
+	for gap := range gaps {
 		r.icl.add(gap.Seconds())
 	}
 	if c.Outcome != record.OutcomeOK {
@@ -199,7 +206,7 @@ func (r *Report) Observe(rec *record.Record) {
 	r.latency = append(r.latency, c.Duration.Seconds())
 	r.inTokens = append(r.inTokens, float64(c.ClientInputTokens()))
 	r.outTokens = append(r.outTokens, float64(c.OutputTokens))
-	r.observeAIPerf(&c)
+	r.observeAIPerf(c)
 	r.reasoningTokens += float64(c.ReasoningTokens)
 	r.chunkCounted = r.chunkCounted || c.TokenSource == record.TokensFromChunks
 	r.tokenizerCounted = r.tokenizerCounted || c.TokenSource == record.TokensFromTokenizer
@@ -428,20 +435,25 @@ func (r *Report) SummaryAt(level float64) Summary {
 		s.OutputTokensTotal += v
 	}
 	if r.lastEnd.After(r.firstSent) {
-		s.Start, s.End = r.firstSent, r.lastEnd
-		s.Duration = r.lastEnd.Sub(r.firstSent)
-		secs := s.Duration.Seconds()
-		s.DurationSeconds = secs
-		s.RequestThroughput = float64(r.ok) / secs
-		s.OutputTokenThroughput = s.OutputTokensTotal / secs
-		s.TotalTokenThroughput = (s.InputTokensTotal + s.OutputTokensTotal) / secs
-		s.InputTokenThroughput = s.InputTokensTotal / secs
-		s.Goodput = float64(r.good) / secs
+		s.span(r.firstSent, r.lastEnd)
 		if level > 0 {
 			s.Throughputs = r.throughputIntervals(level)
 		}
 	}
 	return s
+}
+
+// span sets s's span to start..end and its throughputs over it.
+func (s *Summary) span(start, end time.Time) {
+	s.Start, s.End = start, end
+	s.Duration = end.Sub(start)
+	secs := s.Duration.Seconds()
+	s.DurationSeconds = secs
+	s.RequestThroughput = float64(s.OK) / secs
+	s.OutputTokenThroughput = s.OutputTokensTotal / secs
+	s.TotalTokenThroughput = (s.InputTokensTotal + s.OutputTokensTotal) / secs
+	s.InputTokenThroughput = s.InputTokensTotal / secs
+	s.Goodput = float64(s.Good) / secs
 }
 
 // throughputIntervals are the throughputs' intervals by batch means

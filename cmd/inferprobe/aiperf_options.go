@@ -72,7 +72,7 @@ var aiperfOptions = []aiperfOption{
 	{"Output", "--output-artifact-dir --artifact-dir", supported, "artifact-dir", ""},
 	{"Output", "--profile-export-prefix --profile-export-file", unsupported, "", whyExportNames},
 	{"Output", "--export-level --profile-export-level", ignored, "", whyExportLevel},
-	{"Output", "--slice-duration", unsupported, "", whySlices},
+	{"Output", "--slice-duration", supported, "slice-duration", ""},
 	{"Output", "--auto-plot --no-auto-plot", supported, "auto-plot", ""},
 	{"Output", "--plot-required", supported, "plot-required", ""},
 	{"Output", "--export-outputs-json", unsupported, "", whyOutputs},
@@ -376,7 +376,6 @@ const (
 	whyAgentic           = "bench has no agentic (trajectory) replay; a trace is replayed at its timestamps with --fixed-schedule, or at a load with --concurrency or --request-rate"
 	whyConfig            = "inferprobe's configuration file is a scenario (inferprobe serve --config.file FILE); bench --save-scenario FILE writes one from these flags"
 	whyExportNames       = "the artifacts have fixed names in --output-artifact-dir; choose the directory instead"
-	whySlices            = "bench reports the whole run; report.html plots latency and throughput over time, and inferprobe serve's Prometheus series give any window"
 	whyOutputs           = "bench keeps no generated text; profile_export.jsonl has each request's metrics"
 	whyHTTPTrace         = "profile_export.jsonl always has each request's http_req_* timings, as AIPerf's does; the raw trace (timestamps, headers, socket) is not written"
 	whyTraceTiming       = "the console shows no HTTP timing table; profile_export_aiperf.json and .csv summarise the http_req_* timings, and profile_export.jsonl has each request's"

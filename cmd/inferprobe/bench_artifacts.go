@@ -25,7 +25,7 @@ func (f *benchFlags) exportConfig(limit, warmup prober.Limit, cfg *scenarios.Con
 		ExtraInputs: probe.Params, WarmupRequests: int(warmup.Requests),
 		RequestCount: int(limit.Requests), Duration: limit.Duration.Seconds(), Command: repeatCommand(f.args),
 		FixedSchedule: f.replays(), ServerMetrics: f.server.exportConfig(),
-		AutoPlot: f.autoPlot, PlotRequired: f.plotRequired,
+		AutoPlot: f.autoPlot, PlotRequired: f.plotRequired, SliceDuration: f.sliceDuration,
 	}
 	c.SetDataset(probe.Dataset)
 	// AIPerf writes the tokenizer it was given, a model's name or a path.

@@ -167,6 +167,11 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 	if err != nil {
 		return nil, err
 	}
+	if *f.set["slice-duration"] {
+		if _, err := seconds("--slice-duration", f.sliceDuration); err != nil {
+			return nil, err
+		}
+	}
 	t := &scenarios.Target{URL: base, Model: f.model, Endpoint: f.endpointType, Stream: &f.streaming, Timeout: scenarios.Duration(timeout)}
 	// AIPerf has only a request timeout: a stream may be silent as long.
 	t.StallTimeout = t.Timeout

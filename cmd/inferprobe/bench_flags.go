@@ -54,6 +54,7 @@ type benchFlags struct {
 	confidenceLevel          float64
 	progress                 string
 	autoPlot, plotRequired   bool // --auto-plot's PNGs, and whether failing to draw them fails the run
+	sliceDuration            float64
 	workload                 *workloadFlags
 	media                    *mediaFlags         // AIPerf's image and audio inputs (bench_flags_media.go)
 	rankings                 *rankingFlags       // AIPerf's rankings options (bench_flags_rankings.go)
@@ -107,6 +108,7 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	flag("fixed-schedule", "Send each request of --input-file at its timestamp (trace replay) instead of at --request-rate or --concurrency; --no-fixed-schedule keeps a trace from being replayed so.").BoolVar(&f.fixedSchedule)
 	flag("artifact-dir", "Where to write the artifacts (AIPerf 0.13's profile_export_aiperf.json and .csv, profile_export.jsonl, inputs.json, profile_export_console.txt, logs/; and report.html, command.txt); also --output-artifact-dir. Default artifacts/MODEL-ENDPOINT-LOAD, like AIPerf.").StringVar(&f.artifactDir)
 	flag("auto-plot", "After the run, draw PNG plots into the artifact directory's plots/ under the names of AIPerf 0.13's default set, as AIPerf's --auto-plot runs aiperf plot there: ttft_over_time.png, ttft_timeline.png and, with --gpu-telemetry URLs, gpu_utilization_and_throughput_over_time.png; for a sweep, ttft_vs_throughput.png beside sweep_aggregate/. A plot that cannot be drawn is a warning.").BoolVar(&f.autoPlot)
+	flag("slice-duration", "Also write the run's metrics per window of this many seconds, as AIPerf's --slice-duration: profile_export_aiperf_timeslices.json and .csv (the tidy form aiperf plot reads), each request in the window its send falls in, the last window cut at the run's end.").Float64Var(&f.sliceDuration)
 	flag("plot-required", "With --auto-plot, a plot that cannot be drawn fails the run (exit 1), as AIPerf's --plot-required.").BoolVar(&f.plotRequired)
 	flag("tokenizer", "A Hugging Face tokenizer.json, a directory holding one, or a model name (Qwen/Qwen3-0.6B) whose tokenizer.json is taken from the Hugging Face cache or downloaded into it (HF_HUB_CACHE, HF_HOME, HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE), to count tokens with when the server sends no usage. A path that holds no tokenizer.json is an error.").StringVar(&f.tokenizer)
 	flag("tokenizer-revision", "The branch, tag or commit of --tokenizer's model to take its tokenizer.json from.").Default("main").StringVar(&f.tokenizerRevision)

@@ -44,7 +44,8 @@ func WriteArtifacts(dir string, run Run) error {
 }
 
 // RunFiles are the artifacts that describe run itself, each a function that
-// writes it, by file name: AIPerf's JSON, CSV and JSONL, the inputs,
+// writes it, by file name: AIPerf's JSON, CSV and JSONL, the inputs, the
+// timeslices of --slice-duration,
 // gpu_telemetry_export.jsonl when DCGM exporter endpoints were scraped,
 // server_metrics_export.* when the server's metrics were read, and the HTML
 // report. Bench writes them with the rest; the daemon keeps a burst run's.
@@ -55,6 +56,10 @@ func RunFiles(run Run) map[string]func(io.Writer) error {
 		artifactHTML:   rendered(HTML, run),
 		artifactJSONL:  func(w io.Writer) error { return WriteJSONL(w, run) },
 		artifactInputs: func(w io.Writer) error { return WriteInputs(w, run) },
+	}
+	if run.Config.SliceDuration > 0 {
+		files[artifactTimeslicesJSON] = rendered(TimeslicesJSON, run)
+		files[artifactTimeslicesCSV] = rendered(TimeslicesCSV, run)
 	}
 	if run.GPUEndpoints != nil {
 		files[artifactGPUJSONL] = func(w io.Writer) error { return WriteGPUTelemetryJSONL(w, run) }

@@ -115,6 +115,9 @@ type Config struct {
 	ServerMetrics ServerMetricsConfig
 	// AutoPlot and PlotRequired are --auto-plot and --plot-required.
 	AutoPlot, PlotRequired bool
+	// SliceDuration is --slice-duration in seconds: the run's metrics are
+	// also written per window of that length; 0 for none.
+	SliceDuration float64
 }
 
 // ServerMetricsConfig is AIPerf's server_metrics input: on or off, the
