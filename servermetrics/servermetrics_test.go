@@ -46,21 +46,34 @@ func vllmText(n int) string {
 
 // fakeEngine serves vllmText; requests is what it has "served", set by the test.
 func fakeEngine(t *testing.T, requests *atomic.Int64) string {
+	url, _ := countedEngine(t, requests)
+	return url
+}
+
+// countedEngine is fakeEngine, with the number of scrapes it answered.
+func countedEngine(t *testing.T, requests *atomic.Int64) (string, *atomic.Int64) {
+	var scrapes atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, vllmText(int(requests.Load())))
+		scrapes.Add(1) // after the read: a scrape counted after a change saw it
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL + "/metrics"
+	return srv.URL + "/metrics", &scrapes
 }
 
 func TestCollectorCountsTheRunOnly(t *testing.T) {
 	var requests atomic.Int64
 	requests.Store(50) // served before the run: not the run's
-	c := Start(Options{URLs: []string{fakeEngine(t, &requests)}, Interval: 10 * time.Millisecond})
+	url, scrapes := countedEngine(t, &requests)
+	c := Start(Options{URLs: []string{url}, Interval: 10 * time.Millisecond})
 	start := c.Mark()
+	// Each count is read at least once, so the waiting gauge (requests mod 3) reaches 2
+	// however slowly the machine scrapes.
 	for range 20 {
 		requests.Add(1)
-		time.Sleep(2 * time.Millisecond)
+		for seen := scrapes.Load(); scrapes.Load() < seen+2; {
+			time.Sleep(time.Millisecond)
+		}
 	}
 	col := c.Stop(start)
 
