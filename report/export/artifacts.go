@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/inferprobe/inferprobe/report"
 	"github.com/inferprobe/inferprobe/scenarios"
@@ -58,8 +59,10 @@ func RunFiles(run Run) map[string]func(io.Writer) error {
 		artifactInputs: func(w io.Writer) error { return WriteInputs(w, run) },
 	}
 	if run.Config.SliceDuration > 0 {
-		files[artifactTimeslicesJSON] = rendered(TimeslicesJSON, run)
-		files[artifactTimeslicesCSV] = rendered(TimeslicesCSV, run)
+		// Both files are of the same windows: summarised once.
+		windows := sync.OnceValue(run.timeslices)
+		files[artifactTimeslicesJSON] = rendered(func(r Run) ([]byte, error) { return timeslicesJSON(r, windows()) }, run)
+		files[artifactTimeslicesCSV] = rendered(func(Run) ([]byte, error) { return timeslicesCSV(windows()) }, run)
 	}
 	if run.GPUEndpoints != nil {
 		files[artifactGPUJSONL] = func(w io.Writer) error { return WriteGPUTelemetryJSONL(w, run) }

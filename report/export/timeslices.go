@@ -44,9 +44,11 @@ func (s slicedRun) metrics() []metric {
 // writes it: "timeslices", each window's start_ns and end_ns, is_complete
 // false on a window the run's end cut short (absent otherwise), and its
 // metrics as the main JSON has them; then input_config.
-func TimeslicesJSON(r Run) ([]byte, error) {
+func TimeslicesJSON(r Run) ([]byte, error) { return timeslicesJSON(r, r.timeslices()) }
+
+func timeslicesJSON(r Run, windows []slicedRun) ([]byte, error) {
 	list := []obj{}
-	for _, s := range r.timeslices() {
+	for _, s := range windows {
 		o := obj{{"start_ns", s.Start.UnixNano()}, {"end_ns", s.End.UnixNano()}}
 		if !s.Complete {
 			o = append(o, kv{"is_complete", false})
@@ -65,20 +67,23 @@ var timesliceStats = []string{"avg", "min", "max", "sum", "p1", "p5", "p10", "p2
 // TimeslicesCSV is profile_export_aiperf_timeslices.csv as AIPerf 0.13
 // writes it, the tidy form `aiperf plot` reads: a row per window, metric
 // (by tag, named by its header) and statistic; a single value is its avg.
-func TimeslicesCSV(r Run) ([]byte, error) {
+func TimeslicesCSV(r Run) ([]byte, error) { return timeslicesCSV(r.timeslices()) }
+
+func timeslicesCSV(windows []slicedRun) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	w.UseCRLF = true // Python's csv module
 	if err := w.Write([]string{"Timeslice", "Start_NS", "End_NS", "Metric", "Unit", "Stat", "Value"}); err != nil {
 		return nil, err
 	}
-	for i, s := range r.timeslices() {
+	for i, s := range windows {
 		ms := s.metrics()
 		slices.SortFunc(ms, func(a, b metric) int { return strings.Compare(a.Tag, b.Tag) })
 		head := []string{strconv.Itoa(i), strconv.FormatInt(s.Start.UnixNano(), 10), strconv.FormatInt(s.End.UnixNano(), 10)}
 		for _, m := range ms {
+			values := m.csvStats()
 			for _, st := range timesliceStats {
-				v, ok := m.stat(st)
+				v, ok := values[st]
 				if !ok {
 					continue
 				}
@@ -92,22 +97,19 @@ func TimeslicesCSV(r Run) ([]byte, error) {
 	return b.Bytes(), w.Error()
 }
 
-// stat is statistic st of m as AIPerf's CSV writes it (two decimals, a
-// count of requests or tokens as an integer), and false when m has none.
-func (m metric) stat(st string) (string, bool) {
+// csvStats are m's statistics as AIPerf's CSV writes them (two decimals, a
+// count of requests or tokens as an integer), by name; a single value is
+// its avg.
+func (m metric) csvStats() map[string]string {
 	if m.Stats == nil {
-		if st != "avg" {
-			return "", false
-		}
 		if (m.Unit == "requests" || m.Unit == "tokens") && m.Value == float64(int64(m.Value)) {
-			return strconv.FormatInt(int64(m.Value), 10), true
+			return map[string]string{"avg": strconv.FormatInt(int64(m.Value), 10)}
 		}
-		return strconv.FormatFloat(m.Value, 'f', 2, 64), true
+		return map[string]string{"avg": strconv.FormatFloat(m.Value, 'f', 2, 64)}
 	}
+	out := map[string]string{}
 	for _, e := range statistics(m.Stats) {
-		if e.k == st {
-			return strconv.FormatFloat(e.v.(float64), 'f', 2, 64), true
-		}
+		out[e.k] = strconv.FormatFloat(e.v.(float64), 'f', 2, 64)
 	}
-	return "", false
+	return out
 }
