@@ -194,7 +194,8 @@ backtest-test: staticcheck
 # a classic-only Prometheus, and runs of several factors on the queueing model for the smallest
 # regression caught, two runs at a time; then renders the tables. Hours of CPU:
 # run it after changing the rules (TestPowerTable fails until it has), or set POWER_JOBS to a file
-# of alert-power argument lines to measure only some rows.
+# of alert-power argument lines to measure only some rows, added to the file's others (the tables
+# take a run's rows of the newest traffic.Version only, and mark those of an earlier one).
 POWER       := alerts/backtest/power/testdata/power.jsonl
 POWER_RATES ?= 0.2 1 4
 # POWER_SWEEPS: the smallest-regression table's runs, each injecting its factors in turn.
@@ -204,7 +205,7 @@ POWER_SWEEPS := slower,--factor,1.1,--factor,1.15,--factor,1.2,--factor,1.25 \
 .PHONY: alert-power
 alert-power:
 	cd alerts/backtest && $(GO) build -o $(CURDIR)/.cache/bin/alert-power ./cmd/alert-power
-	@jobs=$$(mktemp); for m in queueing heavy-tail bursty bimodal saturating; do for r in $(POWER_RATES); do 	  for k in "none --judged 672h" "slower --factor 1.3" "slower --factor 2" "tail --factor 2" "itl --factor 1.3" "errors --factor 0.1"; do 	    echo "--model $$m --rate $$r --regression $$k"; done; done; done >$$jobs; 	  for k in "none --judged 672h" "slower --factor 1.3"; do echo "--model queueing --rate 0.2 --regression $$k --classic-only"; done >>$$jobs; 	  for r in $(POWER_RATES); do for k in $(POWER_SWEEPS); do echo "--model queueing --rate $$r --judged 336h --regression $$k" | tr , ' '; done; done >>$$jobs; 	  cat $${POWER_JOBS:-$$jobs} | xargs -P 2 -L 1 .cache/bin/alert-power --rules alerts/inferprobe-rules.yml >$(POWER).new && 	  sort $(POWER).new >$(POWER) && rm -f $(POWER).new $$jobs
+	@jobs=$$(mktemp); for m in queueing heavy-tail bursty bimodal saturating; do for r in $(POWER_RATES); do 	  for k in "none --judged 672h" "slower --factor 1.3" "slower --factor 2" "tail --factor 2" "itl --factor 1.3" "errors --factor 0.1"; do 	    echo "--model $$m --rate $$r --regression $$k"; done; done; done >$$jobs; 	  for k in "none --judged 672h" "slower --factor 1.3"; do echo "--model queueing --rate 0.2 --regression $$k --classic-only"; done >>$$jobs; 	  for r in $(POWER_RATES); do for k in $(POWER_SWEEPS); do echo "--model queueing --rate $$r --judged 336h --regression $$k" | tr , ' '; done; done >>$$jobs; 	  cat $${POWER_JOBS:-$$jobs} | xargs -P 2 -L 1 .cache/bin/alert-power --rules alerts/inferprobe-rules.yml >$(POWER).new && 	  if [ -n "$$POWER_JOBS" ]; then cat $(POWER) >>$(POWER).new; fi && 	  sort -u $(POWER).new >$(POWER).sorted && mv $(POWER).sorted $(POWER) && rm -f $(POWER).new $$jobs
 	cd alerts/backtest && $(GO) test -count=1 ./power -run TestPowerTable -update
 
 # release-snapshot builds the release with GoReleaser (GORELEASER_VERSION, installed into

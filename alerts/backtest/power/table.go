@@ -31,13 +31,15 @@ type Summary struct {
 	AnyDelays      []float64 `json:"any_delays_min,omitempty"`
 	// CaughtBy names the alerts that were the first of any severity after an injection.
 	CaughtBy []string `json:"caught_by,omitempty"`
+	// Traffic is the traffic.Version the run was measured on.
+	Traffic int `json:"traffic"`
 }
 
 // Summaries reduce r to a Summary per factor of its injections, in the order of Run.Factors.
 func (r Result) Summaries() []Summary {
 	base := Summary{
 		Model: r.Run.Server.Name, Rate: r.Run.Rate, Kind: string(r.Run.Kind),
-		ClassicOnly: r.Run.ClassicOnly, JudgedHours: r.Run.Judged.Hours(),
+		ClassicOnly: r.Run.ClassicOnly, JudgedHours: r.Run.Judged.Hours(), Traffic: traffic.Version,
 	}
 	if r.Run.Kind == "" {
 		base.FalseCritical, base.FalseWarning = len(r.False("critical")), len(r.False("warning"))
@@ -70,6 +72,30 @@ func (r Result) Summaries() []Summary {
 		}
 		slices.Sort(s.CaughtBy)
 		out = append(out, s)
+	}
+	return out
+}
+
+// newest keeps, of the summaries of each run's settings, those of the newest traffic version:
+// a row measured again on changed models replaces the earlier one, while rows of one version
+// add up (more days judged, more injections).
+func newest(summaries []Summary) []Summary {
+	type key struct {
+		model, kind string
+		rate        float64
+		factor      float64
+		classic     bool
+	}
+	k := func(s Summary) key { return key{s.Model, s.Kind, s.Rate, s.Factor, s.ClassicOnly} }
+	latest := map[key]int{}
+	for _, s := range summaries {
+		latest[k(s)] = max(latest[k(s)], s.Traffic)
+	}
+	var out []Summary
+	for _, s := range summaries {
+		if s.Traffic == latest[k(s)] {
+			out = append(out, s)
+		}
 	}
 	return out
 }
@@ -125,7 +151,7 @@ func Table(summaries []Summary) string {
 		heldOut[s.Name] = true
 	}
 	rows := map[key][]Summary{}
-	for _, s := range summaries {
+	for _, s := range newest(summaries) {
 		k := key{s.Rate, heldOut[s.Model], s.Model, s.ClassicOnly}
 		rows[k] = append(rows[k], s)
 	}
@@ -159,7 +185,15 @@ func Table(summaries []Summary) string {
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
+	return withOldNote(b.String())
+}
+
+// withOldNote adds to table, when it marks anything, what the mark means.
+func withOldNote(table string) string {
+	if !strings.Contains(table, oldSign) {
+		return table
+	}
+	return table + fmt.Sprintf("\n%s measured on an earlier version of the traffic models than %d (the `traffic` of its line in power.jsonl), not yet measured again.\n", oldSign, traffic.Version)
 }
 
 func compareBool(a, b bool) int {
@@ -173,22 +207,35 @@ func compareBool(a, b bool) int {
 }
 
 func falseCell(runs []Summary) string {
-	crit, warn, hours, any := 0, 0, 0.0, false
+	crit, warn, hours, any, old := 0, 0, 0.0, false, false
 	for _, s := range runs {
 		if s.Kind == "" {
 			crit, warn, hours, any = crit+s.FalseCritical, warn+s.FalseWarning, hours+s.JudgedHours, true
+			old = old || s.Traffic < traffic.Version
 		}
 	}
 	if !any {
 		return "not run"
 	}
-	return fmt.Sprintf("%d / %d (%g)", crit, warn, hours/24)
+	return fmt.Sprintf("%d / %d (%g)", crit, warn, hours/24) + oldMark(old)
 }
+
+// oldMark marks what was measured on an earlier version of the traffic models.
+func oldMark(old bool) string {
+	if old {
+		return " " + oldSign
+	}
+	return ""
+}
+
+const oldSign = "†"
 
 func delayCell(runs []Summary, c column) string {
 	var delays []float64
+	old := false
 	for _, s := range runs {
 		if s.Kind == c.kind && s.Factor == c.factor {
+			old = old || s.Traffic < traffic.Version
 			if c.severities == "critical" {
 				delays = append(delays, s.CriticalDelays...)
 			} else {
@@ -206,10 +253,10 @@ func delayCell(runs []Summary, c column) string {
 		}
 	}
 	if len(caught) == 0 {
-		return fmt.Sprintf("0/%d", len(delays))
+		return fmt.Sprintf("0/%d", len(delays)) + oldMark(old)
 	}
 	slices.Sort(caught)
-	return fmt.Sprintf("%d/%d, median %.0fm", len(caught), len(delays), caught[len(caught)/2])
+	return fmt.Sprintf("%d/%d, median %.0fm", len(caught), len(delays), caught[len(caught)/2]) + oldMark(old)
 }
 
 // SweepModel is the traffic model whose runs of several factors give the smallest regression
@@ -246,7 +293,7 @@ func SmallestTable(summaries []Summary) string {
 	}
 	byKey := map[key][]Summary{}
 	var rates []float64
-	for _, s := range summaries {
+	for _, s := range newest(summaries) {
 		if s.Model != SweepModel || s.ClassicOnly || s.Kind == "" {
 			continue
 		}
@@ -268,7 +315,7 @@ func SmallestTable(summaries []Summary) string {
 			slices.SortFunc(runs, func(a, b Summary) int { return cmp.Compare(a.Factor, b.Factor) })
 			var tried, by []string
 			for _, s := range runs {
-				tried = append(tried, fmt.Sprintf("%s (%d)", sk.factor(s.Factor), len(s.AnyDelays)))
+				tried = append(tried, fmt.Sprintf("%s (%d)", sk.factor(s.Factor), len(s.AnyDelays))+oldMark(s.Traffic < traffic.Version))
 				for _, a := range s.CaughtBy {
 					if !slices.Contains(by, a) {
 						by = append(by, a)
@@ -298,5 +345,5 @@ func SmallestTable(summaries []Summary) string {
 			fmt.Fprintf(&b, "| %g | %s | %s | %s | %s | %s |\n", rate, sk.title, crit, anyAlert, strings.Join(tried, ", "), strings.Join(by, ", "))
 		}
 	}
-	return b.String()
+	return withOldNote(b.String())
 }

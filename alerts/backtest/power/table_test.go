@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/inferprobe/inferprobe/alerts/backtest/traffic"
 )
 
 var update = flag.Bool("update", false, "rewrite the power table in alerts/README.md and the digest of the rules it was measured with")
@@ -84,5 +86,21 @@ func TestPowerTable(t *testing.T) {
 	}
 	if strings.TrimSpace(string(recorded)) != rulesDigest(t) {
 		t.Errorf("%s changed since the power table was measured: run make alert-power (hours), or at least the rows the change touches, then go test ./power -run TestPowerTable -update", shippedRules)
+	}
+}
+
+// A row measured on an earlier version of the traffic models is marked, cell by cell, and the
+// table says what the mark means; a row measured on the current one is not, and replaces the
+// same run's earlier rows.
+func TestTableMarksEarlierTraffic(t *testing.T) {
+	table := Table([]Summary{
+		{Model: "queueing", Rate: 1, JudgedHours: 24, Traffic: traffic.Version - 1},
+		{Model: "queueing", Rate: 1, Kind: "slower", Factor: 1.3, CriticalDelays: []float64{-1}, AnyDelays: []float64{-1}, Traffic: traffic.Version - 1},
+		{Model: "queueing", Rate: 1, Kind: "slower", Factor: 1.3, CriticalDelays: []float64{5}, AnyDelays: []float64{5}, Traffic: traffic.Version},
+	})
+	for _, want := range []string{"| 0 / 0 (1) † |", "| 1/1, median 5m |", "† measured on an earlier version of the traffic models"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
 	}
 }

@@ -48,7 +48,8 @@ type Server struct {
 	ErrorRatio float64
 
 	// The load cycle: 1 at PeakHour (UTC) and 0 twelve hours later, times WeekendLoad on
-	// Saturdays and Sundays, each day's amplitude scaled by a uniform factor in 1 ± DayJitter.
+	// Saturdays and Sundays, each day's amplitude scaled by a uniform factor in 1 ± DayJitter;
+	// one day's level turns into the next over the 4 hours around midnight.
 	PeakHour    float64
 	WeekendLoad float64
 	DayJitter   float64
@@ -217,13 +218,39 @@ func (s Server) load(t time.Time, days []float64, from time.Time) float64 {
 	u := t.UTC()
 	hour := float64(u.Hour()) + float64(u.Minute())/60 + float64(u.Second())/3600
 	l := 0.5 + 0.5*math.Cos(2*math.Pi*(hour-s.PeakHour)/24)
-	if wd := u.Weekday(); wd == time.Saturday || wd == time.Sunday {
-		l *= s.WeekendLoad
+	return min(l*s.dayFactor(u, days, from), 1)
+}
+
+// loadChange is how long the load takes to move from one day's level to the next (into or out
+// of a weekend, and each day's jitter), centred on midnight UTC: the hours over which the users
+// of a service in a few time zones start their day. A load that stepped at midnight would look
+// like a deploy to any rule that pages on a step, which no traffic does: the rules would be
+// judged on an artefact of the model.
+const loadChange = 4 * time.Hour
+
+// dayFactor is the weekend and jitter factor at t (UTC), each midnight's change spread over
+// loadChange by a smoothstep.
+func (s Server) dayFactor(t time.Time, days []float64, from time.Time) float64 {
+	midnight := t.Add(12 * time.Hour).Truncate(24 * time.Hour) // the nearest
+	x := float64(t.Sub(midnight)+loadChange/2) / float64(loadChange)
+	if x <= 0 || x >= 1 {
+		return s.dayLevel(t, days, from)
 	}
-	if d := int(t.Sub(from) / (24 * time.Hour)); d >= 0 && d < len(days) {
-		l *= days[d]
+	before, after := s.dayLevel(midnight.Add(-time.Nanosecond), days, from), s.dayLevel(midnight, days, from)
+	return before + (after-before)*x*x*(3-2*x)
+}
+
+// dayLevel is the factor of t's day: WeekendLoad on Saturdays and Sundays, times the day's
+// jitter (days counted from the midnight that begins from's day).
+func (s Server) dayLevel(t time.Time, days []float64, from time.Time) float64 {
+	f := 1.0
+	if wd := t.Weekday(); wd == time.Saturday || wd == time.Sunday {
+		f *= s.WeekendLoad
 	}
-	return min(l, 1)
+	if d := int(t.Sub(from.UTC().Truncate(24*time.Hour)) / (24 * time.Hour)); d >= 0 && d < len(days) {
+		f *= days[d]
+	}
+	return f
 }
 
 func (s Server) dayScales(from time.Time, span time.Duration, seed uint64) []float64 {

@@ -67,3 +67,23 @@ func TestProbesReproducibleAndOrdered(t *testing.T) {
 		t.Error("records are not in the order they end")
 	}
 }
+
+// No model's load steps: into and out of weekends, and from one day's jitter to the next, it
+// moves by at most 1 % of full load a minute, as the daily cycle does, over five weeks of three
+// seeds. A step at midnight would be paged as a deploy by any rule that pages on a step.
+func TestLoadChangesWithoutSteps(t *testing.T) {
+	span := 35 * 24 * time.Hour
+	for _, s := range append(Models(), HeldOut()...) {
+		for seed := uint64(1); seed <= 3; seed++ {
+			days := s.dayScales(epoch, span, seed)
+			prev := s.load(epoch, days, epoch)
+			for at := epoch.Add(time.Minute); at.Before(epoch.Add(span)); at = at.Add(time.Minute) {
+				l := s.load(at, days, epoch)
+				if d := math.Abs(l - prev); d > 0.01 {
+					t.Fatalf("%s, seed %d: load moves by %.3f in the minute to %s", s.Name, seed, d, at.Format("Mon 02 15:04"))
+				}
+				prev = l
+			}
+		}
+	}
+}
