@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/base64"
+	bin "encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,9 +39,14 @@ var sideBySide = []struct{ name, args string }{
 	{"random range ratio, shared system prompt and user context", `-m Qwen/Qwen3-0.6B --url {url} --streaming --isl 100 --osl 16 --random-range-ratio 0.5 --shared-system-prompt-length 20 --user-context-prompt-length 10 --request-count 3`},
 	{"multi-turn conversations", `-m Qwen/Qwen3-0.6B --url {url} --streaming --conversation-num 2 --conversation-turn-mean 3 --conversation-turn-stddev 0 --osl 8`},
 	{"multi-turn with images and audio", `-m Qwen/Qwen3-0.6B --url {url} --streaming --conversation-num 2 --conversation-turn-mean 2 --conversation-turn-stddev 0 --osl 8 --image-width-mean 16 --image-height-mean 16 --audio-length-mean 0.1`},
+	{"mp3 audio", `-m Qwen/Qwen3-0.6B --url {url} --streaming --audio-length-mean 0.3 --audio-format mp3 --audio-sample-rates 16 --audio-num-channels 2 --request-count 3 --osl 8`},
 	{"mooncake trace detected without its type", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file trace.jsonl`},
 	{"single-turn file without a request count", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file prompts.jsonl --custom-dataset-type single_turn`},
+	{"single-turn file with images and audio", `-m Qwen/Qwen3-0.6B --url {url} --streaming --input-file media.jsonl --custom-dataset-type single_turn --osl 8`},
 	{"images from a directory, cycled in name order", `-m Qwen/Qwen3-0.6B --url {url} --streaming --image-width-mean 32 --image-height-mean 24 --image-source images --image-source-sampling sequential-cycle --request-count 3 --osl 8`},
+	// One key: AIPerf 0.13 cuts an --extra-inputs value at its first comma,
+	// so a template with two keys does not render JSON there.
+	{"template endpoint, inline payload_template", `-m Qwen/Qwen3-0.6B --url http://{url}/v1/completions --endpoint-type template --extra-inputs payload_template:'{"prompt": {{ text|tojson }}}' --extra-inputs response_field:'choices[0].text' --isl 32 --osl 8 --request-count 3`},
 	{"cohere rerank, bare host", `-m Qwen/Qwen3-0.6B --url {url} --endpoint-type cohere-rankings --request-count 3`},
 	{"rankings options", `-m Qwen/Qwen3-0.6B --url {url} --endpoint-type nim-rankings --rankings-passages-mean 3 --rankings-passages-stddev 0 --rankings-passages-prompt-token-mean 32 --rankings-query-prompt-token-mean 16 --request-count 3`},
 }
@@ -75,6 +81,7 @@ func TestAIPerfSideBySide(t *testing.T) {
 		}
 	}
 	writeSourceImages(t, filepath.Join(work, "images"))
+	writeMediaEntries(t, work)
 	// AIPerf's start-up is most of a case's time, so cases run side by side, a few at once (each
 	// AIPerf is a dozen processes; concurrent runs take their own IPC paths).
 	slots := make(chan struct{}, 3)
@@ -124,13 +131,21 @@ func TestAIPerfSideBySide(t *testing.T) {
 			if !wire && !slices.Equal(got.shapes, want.shapes) {
 				t.Errorf("request bodies differ in shape:\nbench:  %s\nAIPerf: %s", strings.Join(got.shapes, "\n        "), strings.Join(want.shapes, "\n        "))
 			}
-			// From a source directory (solid images), the images sent first, in
-			// order: both draw the same sizes and pick the same files (AIPerf lists
-			// its dataset, bench the requests it sent, so the shorter list is
-			// compared). Noise images differ pixel by pixel.
+			// From a source directory or a file's entries (solid images), the images
+			// sent first, in order: both draw the same sizes and pick the same files
+			// (AIPerf lists its dataset, bench the requests it sent, so the shorter
+			// list is compared). Noise images differ pixel by pixel.
 			n := min(len(got.images), len(want.images))
-			if strings.Contains(tc.args, "--image-source ") && (n == 0 || !slices.Equal(got.images[:n], want.images[:n])) {
+			if (strings.Contains(tc.args, "--image-source ") || strings.Contains(tc.args, "media.jsonl")) && (n == 0 || !slices.Equal(got.images[:n], want.images[:n])) {
 				t.Errorf("images differ:\nbench:  %v\nAIPerf: %v", got.images, want.images)
+			}
+			if !strings.Contains(tc.args, "--image-") && !strings.Contains(tc.args, "media.jsonl") {
+				return
+			}
+			// Images are counted per request as AIPerf counts them: every image part of
+			// the body, a conversation's history's too.
+			if got, want := exportedImages(t, filepath.Join(work, benchDir)), exportedImages(t, filepath.Join(work, aiperfDir)); !slices.Equal(got, want) {
+				t.Errorf("num_images per request: bench %v, AIPerf %v", got, want)
 			}
 		})
 	}
@@ -159,6 +174,47 @@ func writeSourceImages(t *testing.T, dir string) {
 		if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// writeMediaEntries writes media.jsonl, a single_turn file whose entries give images and audio
+// in each form AIPerf's loader reads: a file path (PNG, JPEG, WAV), a URL, a data URL and
+// "wav,BASE64"; it names writeSourceImages's files.
+func writeMediaEntries(t *testing.T, dir string) {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 20, 10))
+	draw.Draw(img, img.Bounds(), image.NewUniform(color.RGBA{200, 200, 30, 255}), image.Point{}, draw.Src)
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	dataURL := "data:image/png;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())
+	// A WAV of 160 silent 16-bit samples at 16 kHz.
+	wav := make([]byte, 44+320)
+	copy(wav, "RIFF")
+	bin.LittleEndian.PutUint32(wav[4:], uint32(len(wav)-8))
+	copy(wav[8:], "WAVEfmt ")
+	bin.LittleEndian.PutUint32(wav[16:], 16)
+	bin.LittleEndian.PutUint16(wav[20:], 1)
+	bin.LittleEndian.PutUint16(wav[22:], 1)
+	bin.LittleEndian.PutUint32(wav[24:], 16000)
+	bin.LittleEndian.PutUint32(wav[28:], 32000)
+	bin.LittleEndian.PutUint16(wav[32:], 2)
+	bin.LittleEndian.PutUint16(wav[34:], 16)
+	copy(wav[36:], "data")
+	bin.LittleEndian.PutUint32(wav[40:], 320)
+	if err := os.WriteFile(filepath.Join(dir, "clip.wav"), wav, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		`{"text": "describe the picture", "image": "images/0.png"}`,
+		`{"text": "compare these", "images": ["images/1.jpg", "https://example.com/cat.png"]}`,
+		`{"text": "and this one", "image": "` + dataURL + `"}`,
+		`{"text": "transcribe this", "audio": "wav,` + base64.StdEncoding.EncodeToString(wav) + `"}`,
+		`{"text": "look and listen", "image": "images/2.png", "audio": "clip.wav"}`,
+	}
+	if err := os.WriteFile(filepath.Join(dir, "media.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -341,6 +397,32 @@ func exportedRequests(t *testing.T, dir string) int {
 		t.Fatal(err)
 	}
 	return bytes.Count(b, []byte("\n"))
+}
+
+// exportedImages is the num_images of each record of dir's profile_export.jsonl (0 where it
+// has none), sorted.
+func exportedImages(t *testing.T, dir string) []float64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "profile_export.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []float64
+	for line := range bytes.Lines(b) {
+		var rec struct {
+			Metrics struct {
+				NumImages struct {
+					Value float64 `json:"value"`
+				} `json:"num_images"`
+			} `json:"metrics"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatalf("%s/profile_export.jsonl: %v", dir, err)
+		}
+		out = append(out, rec.Metrics.NumImages.Value)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // shapeOf writes a JSON value's shape: objects with their sorted keys, arrays as the distinct

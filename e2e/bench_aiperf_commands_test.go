@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -75,11 +76,96 @@ var aiperfCommands = []struct {
 	{"num-profile-runs over a sweep", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --concurrency 1,2 --num-profile-runs 2 --parameter-sweep-mode independent --request-count 5 --output-artifact-dir out/msweep`, 5, "Sweep summary: out/msweep/sweep_aggregate"},
 	// Accepted options that change nothing here, each noted.
 	{"no-ops", `aiperf profile -m Qwen/Qwen3-0.6B --url {url} --streaming --url-strategy round-robin --export-level records --request-count 5`, 5, "--url-strategy is an AIPerf option that changes nothing here"},
+	// AIPerf 0.13's README and tutorials (docs/tutorials/NAME.md), as
+	// written: those that add to the lines above (docs/testing.md counts
+	// them all).
+	{"README.md basic usage", `aiperf profile --model "granite4:350m" --streaming --endpoint-type chat --tokenizer ibm-granite/granite-4.0-micro --url http://{url} --request-count 10`, 10, ""},
+	{"README.md custom configuration", `aiperf profile --model "granite4:350m" --streaming --endpoint-type chat --tokenizer ibm-granite/granite-4.0-micro --url http://{url} --concurrency 5 --request-count 10`, 10, ""},
+	{"tutorial.md", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --endpoint /v1/chat/completions --streaming --request-rate 32 --request-count 64 --url {url}`, 64, ""},
+	{"request-rate-concurrency poisson", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --endpoint /v1/chat/completions --streaming --url {url} --concurrency 100 --request-rate 200 --request-rate-mode poisson --random-seed 42 --request-count 500 --synthetic-input-tokens-mean 500 --output-tokens-mean 200`, 500, ""},
+	{"ramping concurrency", `aiperf profile --model your-model --url {url} --concurrency 100 --concurrency-ramp-duration 30 --request-count 1000`, 1000, ""},
+	{"fixed-schedule auto offset", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --endpoint /v1/chat/completions --streaming --url {url} --input-file precise_schedule.jsonl --custom-dataset-type mooncake_trace --fixed-schedule --fixed-schedule-auto-offset`, 10, ""},
+	{"fixed-schedule window", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --endpoint /v1/chat/completions --streaming --url {url} --input-file precise_schedule.jsonl --custom-dataset-type mooncake_trace --fixed-schedule --fixed-schedule-start-offset 2000 --fixed-schedule-end-offset 4000`, 4, ""},
+	{"openai-text-endpoints completions file", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type completions --endpoint /v1/completions --input-file inputs.jsonl --custom-dataset-type single_turn --url {url} --request-count 10`, 10, ""},
+	{"sequence-distributions", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --endpoint /v1/chat/completions --streaming --url {url} --sequence-distribution "64|10,32|8:70;256|40,128|20:20;1024|100,512|50:10"`, 10, ""},
+	{"multi-turn fixed length", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --endpoint /v1/chat/completions --streaming --url {url} --conversation-num 10 --conversation-turn-mean 3 --conversation-turn-stddev 0 --synthetic-input-tokens-mean 200 --output-tokens-mean 150 --concurrency 2 --random-seed 42`, 30, ""},
+	{"multi-turn at a request rate", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --endpoint /v1/chat/completions --streaming --url {url} --conversation-num 30 --conversation-turn-mean 4 --request-rate 5 --request-rate-mode poisson --synthetic-input-tokens-mean 200 --output-tokens-mean 150 --random-seed 42`, 120, ""},
+	{"embeddings file", `aiperf profile --model BAAI/bge-small-en-v1.5 --endpoint-type embeddings --endpoint /v1/embeddings --input-file inputs.jsonl --custom-dataset-type single_turn --url {url} --request-count 5`, 5, ""},
+	{"rankings hf_tei_rankings", `aiperf profile -m BAAI/bge-reranker-base --endpoint-type hf_tei_rankings --url {url} --request-count 10 --rankings-passages-mean 5 --rankings-passages-stddev 1 --rankings-passages-prompt-token-mean 32 --rankings-passages-prompt-token-stddev 8 --rankings-query-prompt-token-mean 16 --rankings-query-prompt-token-stddev 4`, 10, ""},
+	{"rankings cohere_rankings file", `aiperf profile -m BAAI/bge-reranker-v2-m3 --endpoint-type cohere_rankings --url {url} --input-file ./rankings.jsonl --custom-dataset-type single_turn --request-count 10`, 10, ""},
+	{"huggingface-tgi streaming file", `aiperf profile -m TinyLlama/TinyLlama-1.1B-Chat-v1.0 --endpoint-type huggingface_generate --url {url} --input-file ./inputs.jsonl --custom-dataset-type single_turn --streaming --request-count 10`, 10, ""},
+	{"multi-run-confidence", `aiperf profile --model llama-3-8b --endpoint-type chat --url http://{url}/v1/chat/completions --num-profile-runs 5 --confidence-level 0.99 --concurrency 10 --num-prompts 1000`, 10, "Aggregate: "},
+	{"custom-dataset random_pool", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --input-file pool.jsonl --custom-dataset-type random_pool --num-conversations 50 --streaming --concurrency 4 --random-seed 42 --url {url}`, 50, ""},
+	// The system turn is each request's system message, not a request.
+	{"custom-dataset system turn", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --input-file system_prompt.jsonl --custom-dataset-type multi_turn --streaming --url {url} --concurrency 2 --request-count 10`, 10, ""},
+	{"custom-dataset system prompt file", `aiperf profile -m Qwen/Qwen3-0.6B --url http://{url} --input-file ./data.jsonl --system-prompt-file ./prod_system.txt`, 10, ""},
+	{"openai-responses", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type responses --endpoint /v1/responses --streaming --synthetic-input-tokens-mean 100 --synthetic-input-tokens-stddev 0 --output-tokens-mean 200 --output-tokens-stddev 0 --url {url} --request-count 20`, 20, ""},
+	// The template endpoint tutorial's lines, with bodies the simulator
+	// serves: its /generate line without --streaming (chat_template.json is
+	// a TGI body; the simulator's /generate replies in one JSON body, which
+	// bench with --streaming counts an error), and its first line's inline template at /v1/completions
+	// instead of /custom-endpoint, with the response_field bench needs.
+	{"template file", `aiperf profile --model custom-llm --url http://{url}/generate --endpoint-type template --extra-inputs payload_template:./chat_template.json --extra-inputs response_field:'generated_text' --synthetic-input-tokens-mean 200 --output-tokens-mean 100 --concurrency 10`, 10, ""},
+	{"template inline", `aiperf profile --model your-model --url http://{url}/v1/completions --endpoint-type template --extra-inputs payload_template:'{"prompt": {{ text|tojson }}, "model": {{ model|tojson }}, "max_tokens": {{ max_tokens|tojson }}}' --extra-inputs response_field:'choices[0].text' --synthetic-input-tokens-mean 100 --output-tokens-mean 50 --concurrency 4 --request-count 20`, 20, ""},
+	// 10, not the tutorial's 5/5: AIPerf 0.13 cycles the five untimed
+	// entries to its default request count too.
+	{"custom-prompt-benchmarking", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --endpoint /v1/chat/completions --streaming --url {url} --input-file production_queries.jsonl --custom-dataset-type mooncake_trace --concurrency 2 --warmup-request-count 1`, 10, ""},
+}
+
+// tutorialFiles are the input files AIPerf's tutorials write before their
+// command lines, as they write them (inputs.jsonl: the text endpoints'
+// tutorial's), and three it names without giving (data.jsonl,
+// prod_system.txt, chat_template.json: here a TGI body).
+var tutorialFiles = map[string]string{
+	"chat_template.json": `{"inputs": {{ text|tojson }}, "parameters": {"max_new_tokens": {{ max_tokens|tojson }}}}`,
+	"pool.jsonl": `{"text": "What is machine learning?"}
+{"text": "Explain neural networks."}
+{"text": "How does backpropagation work?"}
+{"text": "What are transformers?"}
+{"text": "Define reinforcement learning."}
+{"text": "What is transfer learning?"}
+{"text": "Explain gradient descent."}
+{"text": "What are GANs?"}
+`,
+	"system_prompt.jsonl": `{"session_id": "chat_1", "turns": [{"role": "system", "text": "You are a terse assistant. Answer in one sentence."}, {"text": "What is machine learning?"}, {"text": "Give me an example."}]}
+`,
+	"data.jsonl": `{"text": "What is machine learning?"}
+{"text": "Explain neural networks."}
+`,
+	"prod_system.txt": "You are the support desk's assistant.\n",
+	"precise_schedule.jsonl": `{"timestamp": 0, "input_length": 100, "hash_ids": [3001]}
+{"timestamp": 500, "input_length": 200, "hash_ids": [3002]}
+{"timestamp": 750, "input_length": 150, "hash_ids": [3003]}
+{"timestamp": 1000, "input_length": 300, "hash_ids": [3004]}
+{"timestamp": 1250, "input_length": 180, "hash_ids": [3005]}
+{"timestamp": 2000, "input_length": 400, "hash_ids": [3006]}
+{"timestamp": 2500, "input_length": 250, "hash_ids": [3007]}
+{"timestamp": 3000, "input_length": 350, "hash_ids": [3008]}
+{"timestamp": 4000, "input_length": 500, "hash_ids": [3009]}
+{"timestamp": 5000, "input_length": 600, "hash_ids": [3010, 3050]}
+`,
+	"inputs.jsonl": `{"texts": ["Hello!"]}
+{"texts": ["Tell me a joke."]}
+`,
+	"rankings.jsonl": `{"texts":[{"name":"query","contents":["What is AI topic 0?"]},{"name":"passages","contents":["AI passage 0"]}]}
+{"texts":[{"name":"query","contents":["What is AI topic 1?"]},{"name":"passages","contents":["AI passage 1"]}]}
+{"texts":[{"name":"query","contents":["What is AI topic 2?"]},{"name":"passages","contents":["AI passage 2"]}]}
+{"texts":[{"name":"query","contents":["What is AI topic 3?"]},{"name":"passages","contents":["AI passage 3"]}]}
+{"texts":[{"name":"query","contents":["What is AI topic 4?"]},{"name":"passages","contents":["AI passage 4"]}]}
+`,
+	"production_queries.jsonl": `{"text_input": "What is the capital of France?", "output_length": 20}
+{"text_input": "Explain quantum computing in simple terms.", "output_length": 100}
+{"text_input": "Write a Python function to calculate fibonacci numbers.", "output_length": 150}
+{"text_input": "Summarize the main causes of World War II.", "output_length": 200}
+{"text_input": "How do neural networks learn?", "output_length": 80}
+`,
 }
 
 // aiperfRefusals are AIPerf 0.13 command lines that bench cannot run: each
 // must be refused with exit status 2 and one line saying why.
 var aiperfRefusals = []struct{ command, say string }{
+	// AIPerf guesses the reply's text field; bench asks for it.
+	{`aiperf profile --model your-model --url http://{url}/custom-endpoint --endpoint-type template --extra-inputs payload_template:'{"text": {{ text|tojson }}}' --synthetic-input-tokens-mean 100 --output-tokens-mean 50 --concurrency 4 --request-count 20`, "give --extra-inputs response_field:PATH"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --public-dataset sharegpt`, "--public-dataset is an AIPerf option that inferprobe does not support: inferprobe downloads no datasets"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --concurrency 1,2 --num-profile-runs 3 --parameter-sweep-cooldown-seconds 5`, "--parameter-sweep-cooldown-seconds is an AIPerf option that inferprobe does not support"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --warmup-request-count 3 --warmup-grace-period 1`, "--warmup-grace-period applies to a --warmup-duration warmup"},
@@ -88,12 +174,25 @@ var aiperfRefusals = []struct{ command, say string }{
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --reset-kv-cache`, "--reset-kv-cache is an AIPerf option that inferprobe does not support"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --endpoint-type image-generation`, "--endpoint-type image-generation is an AIPerf endpoint type that inferprobe does not support"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --input-file trace.jsonl --custom-dataset-type bailian-trace`, "--custom-dataset-type bailian-trace is an AIPerf dataset type that inferprobe does not support"},
+	// AIPerf's tutorials: multi-url-load-balancing (AIPerf runs it), then
+	// ramping twice and user-centric-timing (AIPerf refuses them too).
+	{`aiperf profile --model llama --url http://server1:8000 --url http://server2:8000 --request-rate 20 --request-count 100`, "--url http://server1:8000 http://server2:8000: bench sends to one server; run it once per server"},
+	{`aiperf profile --model your-model --url {url} --request-rate 100 --request-rate-ramp-duration 60 --duration 120`, "unknown long flag '--duration'"},
+	{`aiperf profile --model your-model --url {url} --concurrency 100 --prefill-concurrency 20 --prefill-concurrency-ramp-duration 20 --synthetic-input-tokens-mean 8000`, "(AIPerf: prefill_concurrency requires endpoint.streaming=true)"},
+	{`aiperf profile --user-centric-rate 1.0 --num-users 15 --concurrency 15 --model your-model --url {url}`, "User-centric rate mode requires --session-turns-mean >= 2"},
 }
 
-// TestBenchAIPerfCommandLines runs AIPerf command lines as bench commands
-// against the simulator.
+// TestBenchAIPerfCommandLines runs AIPerf command lines as bench commands,
+// each against a simulator that serves the model it names.
 func TestBenchAIPerfCommandLines(t *testing.T) {
-	url := startBlogSimulator(t)
+	sims := map[string]string{}
+	urlFor := func(command string) string {
+		model := commandModel(t, command)
+		if sims[model] == "" {
+			sims[model] = startModelSimulator(t, model)
+		}
+		return sims[model]
+	}
 	work := t.TempDir()
 	// --tokenizer Qwen/Qwen3-0.6B comes from a Hub of our own, into a
 	// cache of the test's.
@@ -107,7 +206,9 @@ func TestBenchAIPerfCommandLines(t *testing.T) {
 		fmt.Fprintf(&prompts, `{"text": "prompt number %d about the sea", "output_length": 8}`+"\n", i)
 	}
 	series := `{"points": [{"time_s": 0, "qps": 20}, {"time_s": 0.5, "qps": 60}]}`
-	for name, s := range map[string]string{"trace.jsonl": trace.String(), "prompts.jsonl": prompts.String(), "series.json": series} {
+	files := map[string]string{"trace.jsonl": trace.String(), "prompts.jsonl": prompts.String(), "series.json": series}
+	maps.Copy(files, tutorialFiles)
+	for name, s := range files {
 		if err := os.WriteFile(filepath.Join(work, name), []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +216,7 @@ func TestBenchAIPerfCommandLines(t *testing.T) {
 	okLine := regexp.MustCompile(`(\d+) ok, 0 errors`)
 	for _, tc := range aiperfCommands {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out := runAIPerfCommand(t, work, tc.command, url)
+			code, out := runAIPerfCommand(t, work, tc.command, urlFor(tc.command))
 			m := okLine.FindStringSubmatch(out)
 			if code != 0 || m == nil {
 				t.Fatalf("exit %d, want 0 and no errors:\n%s", code, out)
@@ -132,7 +233,7 @@ func TestBenchAIPerfCommandLines(t *testing.T) {
 		t.Errorf("%d command lines, want at least 25", len(aiperfCommands))
 	}
 	for _, tc := range aiperfRefusals {
-		code, out := runAIPerfCommand(t, work, tc.command, url)
+		code, out := runAIPerfCommand(t, work, tc.command, urlFor(tc.command))
 		if code != 2 || strings.Count(strings.TrimSpace(out), "\n") > 0 || !strings.Contains(out, tc.say) {
 			t.Errorf("%s: exit %d, output %q; want exit 2 and one line with %q", tc.command, code, out, tc.say)
 		}
@@ -150,6 +251,19 @@ func runAIPerfCommand(t *testing.T, dir, command, url string) (int, string) {
 	p := inferprobe(t, "inferprobe bench", dir, append([]string{"bench"}, shellWords(t, args)...)...)
 	code := p.exitCode(t, 60*time.Second)
 	return code, p.out.String()
+}
+
+// commandModel is the model an AIPerf command line names (blogModel if
+// none).
+func commandModel(t *testing.T, command string) string {
+	t.Helper()
+	words := shellWords(t, command)
+	for i, w := range words[:len(words)-1] {
+		if w == "--model" || w == "-m" || w == "--model-names" {
+			return words[i+1]
+		}
+	}
+	return blogModel
 }
 
 // shellWords splits a command line as a POSIX shell would, for the quoting

@@ -24,9 +24,15 @@ const blogModel = "Qwen/Qwen3-0.6B"
 // writes --url localhost:8000.
 func startBlogSimulator(t *testing.T) string {
 	t.Helper()
+	return startModelSimulator(t, blogModel)
+}
+
+// startModelSimulator is startBlogSimulator for another model name.
+func startModelSimulator(t *testing.T, model string) string {
+	t.Helper()
 	addr := freeAddr(t)
 	p := inferprobe(t, "inferprobe simulate", t.TempDir(), "simulate", "--web.listen-address="+addr,
-		"--sim.model="+blogModel, "--sim.ttft=20ms", "--sim.itl=1ms")
+		"--sim.model="+model, "--sim.ttft=20ms", "--sim.itl=1ms")
 	waitHealthy(t, p, "http://"+addr+"/health", 10*time.Second)
 	return addr
 }

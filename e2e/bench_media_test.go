@@ -104,6 +104,9 @@ func TestBenchMediaInputsMatchAIPerf(t *testing.T) {
 					t.Errorf("%s request %d: image %+v, want a png or jpeg about 64 wide and 48 high", who, i, im)
 				}
 			}
+			if !slices.Equal(r.formats, []string{"wav"}) {
+				t.Errorf("%s request %d: audio formats %v, want one wav clip", who, i, r.formats)
+			}
 			for _, c := range r.clips {
 				if (c.rate != 16000 && c.rate != 44100) || (c.depth != 16 && c.depth != 24) || c.channels != 1 || c.seconds < 0.19 || c.seconds > 0.21 {
 					t.Errorf("%s request %d: clip %+v, want mono WAV of 16 or 44.1 kHz, 16 or 24 bits, 0.2 s", who, i, c)
@@ -122,7 +125,11 @@ func TestBenchMediaInputsMatchAIPerf(t *testing.T) {
 type mediaRequest struct {
 	keys, parts []string
 	images      []sentImage
-	clips       []sentClip
+	// formats are the input_audio parts' formats; clips the WAV ones
+	// decoded, mp3s the MP3 ones as sent (base64).
+	formats []string
+	clips   []sentClip
+	mp3s    []string
 	// From profile_export.jsonl, in the same order.
 	numImages, audioDuration, ttft float64
 }
@@ -185,10 +192,13 @@ func sentMedia(t *testing.T, dir string) []mediaRequest {
 				case "image_url":
 					r.images = append(r.images, decodeImage(t, part.ImageURL.URL))
 				case "input_audio":
-					if part.InputAudio.Format != "wav" {
-						t.Errorf("%s: audio format %q, want wav", dir, part.InputAudio.Format)
+					r.formats = append(r.formats, part.InputAudio.Format)
+					switch part.InputAudio.Format {
+					case "wav":
+						r.clips = append(r.clips, decodeWAV(t, part.InputAudio.Data))
+					case "mp3":
+						r.mp3s = append(r.mp3s, part.InputAudio.Data)
 					}
-					r.clips = append(r.clips, decodeWAV(t, part.InputAudio.Data))
 				}
 			}
 			out = append(out, r)

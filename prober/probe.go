@@ -131,7 +131,7 @@ func NewProbe(name string, p *scenarios.Probe, t *Target, seed uint64, shard rec
 		return nil, fmt.Errorf("probe %s: params cannot be sent as JSON: %w", name, err)
 	}
 	component := dataset.Component(name)
-	source, err := dataset.New(p.Dataset, dataset.Options{Seed: seed, Component: component, Tokenizer: t.Tokenizer()})
+	source, err := dataset.New(p.Dataset, dataset.Options{Seed: seed, Component: component, Tokenizer: t.Tokenizer(), Endpoint: t.Spec.Endpoint})
 	if err != nil {
 		return nil, fmt.Errorf("probe %s: dataset: %w", name, err)
 	}

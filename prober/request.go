@@ -26,8 +26,8 @@ type Request struct {
 	InputTokens int
 	// PinnedOutputTokens is the output length the request pins (0 = not pinned).
 	PinnedOutputTokens int
-	// Images is the number of images the request carries, and AudioSeconds
-	// the duration of its first audio clip (0: none).
+	// Images is the number of images the request carries (its history's
+	// too), and AudioSeconds the duration of its first audio clip (0: none).
 	Images       int
 	AudioSeconds float64
 	// Cancel makes the client cancel the request CancelAfter after it was
@@ -54,8 +54,9 @@ func NewRequest(t *Target, p dataset.Prompt, params map[string]any) (*Request, e
 		}
 	}
 	req := &Request{Body: b, Session: p.Session, InputTokens: p.InputTokens}
+	req.Images = imagesSent(p)
 	if p.Media != nil {
-		req.Images, req.AudioSeconds = len(p.Media.Images), p.Media.AudioSeconds()
+		req.AudioSeconds = p.Media.AudioSeconds()
 	}
 	if t.codec.generates() {
 		req.PinnedOutputTokens = pinned(p.OutputTokens, params)
@@ -93,4 +94,16 @@ func asInt(v any) (int, bool) {
 		return int(n), n == float64(int(n))
 	}
 	return 0, false
+}
+
+// imagesSent is the images of p's messages, history included, as AIPerf
+// counts a request's num_images: every image part of its body.
+func imagesSent(p dataset.Prompt) int {
+	n := 0
+	for _, m := range messages(p) {
+		if m.media != nil {
+			n += len(m.media.Images)
+		}
+	}
+	return n
 }

@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/inferprobe/inferprobe/mp3"
 )
 
 // The synthetic images and audio clips a chat request can carry, as AIPerf
@@ -37,8 +40,12 @@ const (
 // does not know.
 var ImageExtensions = []string{".bmp", ".dib", ".gif", ".jfif", ".jpe", ".jpeg", ".jpg", ".png", ".tif", ".tiff", ".webp"}
 
-// AudioWAV is the one audio format: uncompressed PCM in a RIFF WAVE file.
-const AudioWAV = "wav"
+// Audio formats: uncompressed PCM in a RIFF WAVE file, or MPEG audio
+// Layer III, written as silence (package mp3 says why).
+const (
+	AudioWAV = "wav"
+	AudioMP3 = "mp3"
+)
 
 // Images attaches noise images, or images of a directory, to every request.
 type Images struct {
@@ -79,7 +86,10 @@ type Audio struct {
 	Depths []int `yaml:"depths"`
 	// Channels is 1 (mono) or 2 (stereo). Default 1.
 	Channels int `yaml:"channels"`
-	// Format is wav, the only one. Default wav.
+	// Format is wav (noise, PCM of the drawn depth) or mp3 (digital
+	// silence: inferprobe encodes no sound; the depth is drawn but unused,
+	// as in AIPerf; each sample rate must be one MPEG audio has, 8 to 48
+	// kHz). Default wav.
 	Format string `yaml:"format"`
 }
 
@@ -227,8 +237,20 @@ func (a *Audio) validate(l *loader, path string) {
 	if a.Channels != 1 && a.Channels != 2 {
 		l.errorf(join(path, "channels"), "must be 1 (mono) or 2 (stereo), not %d", a.Channels)
 	}
-	if a.Format != AudioWAV {
-		l.errorf(join(path, "format"), "must be %s, not %q: inferprobe writes uncompressed WAV only", AudioWAV, a.Format)
+	switch a.Format {
+	case AudioWAV:
+	case AudioMP3:
+		for _, r := range a.SampleRates {
+			if !slices.Contains(mp3.SampleRates, int(r*1000)) { // AIPerf's truncation to Hz
+				khz := make([]string, len(mp3.SampleRates))
+				for i, hz := range mp3.SampleRates {
+					khz[i] = strconv.FormatFloat(float64(hz)/1000, 'f', -1, 64)
+				}
+				l.errorf(join(path, "sample_rates"), "lists %v: mp3 has %s kHz only (AIPerf refuses others too)", r, strings.Join(khz, ", "))
+			}
+		}
+	default:
+		l.errorf(join(path, "format"), "must be %s or %s, not %q", AudioWAV, AudioMP3, a.Format)
 	}
 }
 

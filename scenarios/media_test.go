@@ -56,8 +56,10 @@ func TestMediaErrors(t *testing.T) {
 	for _, tc := range []struct{ name, target, synthetic, want string }{
 		{"sides", "", "images: {width: {mean: 0}, height: {mean: 9000}, format: gif}",
 			"images.format: must be png, jpeg or random, not \"gif\"|images.height.mean: must be 1 to 8192 pixels, not 9000|images.width.mean: must be 1 to 8192 pixels, not 0"},
-		{"audio", "", "audio: {length: {mean: 0.001}, depths: [12], sample_rates: [200], channels: 3, format: mp3, batch_size: 0}",
-			"audio.batch_size: must be 1 to 64 per request, not 0|audio.channels: must be 1 (mono) or 2 (stereo), not 3|audio.depths: lists 12|audio.format: must be wav, not \"mp3\"|audio.length.mean: must be 0.01 to 600 seconds|audio.sample_rates: lists 200: each must be 0.1 to 96 kHz"},
+		{"audio", "", "audio: {length: {mean: 0.001}, depths: [12], sample_rates: [200], channels: 3, format: ogg, batch_size: 0}",
+			"audio.batch_size: must be 1 to 64 per request, not 0|audio.channels: must be 1 (mono) or 2 (stereo), not 3|audio.depths: lists 12|audio.format: must be wav or mp3, not \"ogg\"|audio.length.mean: must be 0.01 to 600 seconds|audio.sample_rates: lists 200: each must be 0.1 to 96 kHz"},
+		{"mp3 rates", "", "audio: {length: {mean: 1}, sample_rates: [16, 44.1, 11, 96], format: mp3}",
+			"audio.sample_rates: lists 11: mp3 has 8, 11.025, 12, 16, 22.05, 24, 32, 44.1, 48 kHz only (AIPerf refuses others too)|audio.sample_rates: lists 96: mp3 has"},
 		{"sampling", "", "images: {width: {mean: 8}, height: {mean: 8}, sampling: shuffle}",
 			`images.sampling: must be random-with-replacement, shuffle-cycle or sequential-cycle, not "shuffle"`},
 		{"sampling noise", "", "images: {width: {mean: 8}, height: {mean: 8}, sampling: sequential-cycle}",

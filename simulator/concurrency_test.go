@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferprobe/inferprobe/mp3"
 )
 
 const chatStream = `{"stream":true,"ignore_eos":true,"max_tokens":20,"messages":[{"content":"x"}]}`
@@ -125,8 +127,8 @@ func TestPrefillDelaysFirstToken(t *testing.T) {
 	}
 }
 
-// TestMediaDelaysFirstToken: a chat request's images and WAV audio add
-// PrefillPerImage and PrefillPerAudioSecond to its time to first token.
+// TestMediaDelaysFirstToken: a chat request's images and WAV or MP3 audio
+// add PrefillPerImage and PrefillPerAudioSecond to its time to first token.
 func TestMediaDelaysFirstToken(t *testing.T) {
 	s, err := New(Config{PrefillPerImage: 30 * time.Millisecond, PrefillPerAudioSecond: 40 * time.Millisecond}, nil)
 	if err != nil {
@@ -150,8 +152,31 @@ func TestMediaDelaysFirstToken(t *testing.T) {
 	if wait := firstToken(`[{"type":"text","text":"describe"},` + image + `,` + image + `,` + audio + `]`); wait < 100*time.Millisecond {
 		t.Errorf("first token %v after a request of 2 images and 1 s of audio, want at least 2 x 30ms + 1 x 40ms", wait)
 	}
+	mp3Clip := `{"type":"input_audio","input_audio":{"data":"` + base64.StdEncoding.EncodeToString(mp3.Silence(2*22050, 22050, 1)) + `","format":"mp3"}}`
+	if wait := firstToken(`[{"type":"text","text":"describe"},` + mp3Clip + `]`); wait < 80*time.Millisecond {
+		t.Errorf("first token %v after a request of 2 s of mp3 audio, want at least 2 x 40ms", wait)
+	}
 	if wait := firstToken(`[{"type":"text","text":"describe"}]`); wait >= 60*time.Millisecond {
 		t.Errorf("first token %v after a request of text parts only, want no media's prefill", wait)
+	}
+}
+
+// TestMP3Seconds: an MP3 clip's duration is its samples, its Info tag's
+// trim applied; what is not an MP3 stream counts 0.
+func TestMP3Seconds(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		want float64
+	}{
+		{base64.StdEncoding.EncodeToString(mp3.Silence(12345, 44100, 2)), 12345.0 / 44100},
+		{base64.StdEncoding.EncodeToString(mp3.Silence(800, 8000, 1)), 0.1},
+		{base64.StdEncoding.EncodeToString(mp3.Silence(800, 8000, 1)[:300]), 0},
+		{"bm90IGEgd2F2", 0},
+		{"", 0},
+	} {
+		if got := mp3Seconds(tc.data); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("mp3Seconds(%.16s…) = %v, want %v", tc.data, got, tc.want)
+		}
 	}
 }
 

@@ -34,7 +34,7 @@ type Config struct {
 	ReasoningTokens int
 	// PrefillPerImage and PrefillPerAudioSecond add to a chat request's
 	// time to first token for each image (image_url part) and each second
-	// of WAV audio (input_audio part) it carries, as a multimodal model's
+	// of WAV or MP3 audio (input_audio part) it carries, as a multimodal model's
 	// encoders do before prefill. 0 for none.
 	PrefillPerImage, PrefillPerAudioSecond time.Duration
 }

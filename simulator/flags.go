@@ -18,7 +18,7 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 		Default("0s").DurationVar(&p.PrefillPerToken)
 	cmd.Flag("sim.prefill-per-image", "Extra time to first token per image a chat request carries (image_url content parts), as a vision encoder adds (e.g. 20ms).").
 		Default("0s").DurationVar(&c.PrefillPerImage)
-	cmd.Flag("sim.prefill-per-audio-second", "Extra time to first token per second of WAV audio a chat request carries (input_audio content parts), as an audio encoder adds (e.g. 10ms).").
+	cmd.Flag("sim.prefill-per-audio-second", "Extra time to first token per second of WAV or MP3 audio a chat request carries (input_audio content parts; an MP3's length from its frame headers), as an audio encoder adds (e.g. 10ms).").
 		Default("0s").DurationVar(&c.PrefillPerAudioSecond)
 	cmd.Flag("sim.itl", "Mean inter-token latency: the time between output tokens, one decode step.").
 		Default("10ms").DurationVar(&p.ITL)

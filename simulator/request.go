@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"unicode"
+
+	"github.com/inferprobe/inferprobe/mp3"
 )
 
 // request is the part of a chat or completions body the simulator acts
@@ -73,8 +75,11 @@ func (m *message) UnmarshalJSON(b []byte) error {
 		case "image_url":
 			m.images++
 		case "input_audio":
-			if p.InputAudio.Format == "wav" {
+			switch p.InputAudio.Format {
+			case "wav":
 				m.audioSeconds += wavSeconds(p.InputAudio.Data)
+			case "mp3":
+				m.audioSeconds += mp3Seconds(p.InputAudio.Data)
 			}
 		}
 	}
@@ -94,6 +99,20 @@ func wavSeconds(b64 string) float64 {
 		return 0
 	}
 	return float64(size) / float64(rate)
+}
+
+// mp3Seconds is the duration of a base64 MP3 file, read from its frame
+// headers (and its Info tag's gapless trim); 0 when it is not one.
+func mp3Seconds(b64 string) float64 {
+	b, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return 0
+	}
+	s, err := mp3.Read(b)
+	if err != nil {
+		return 0
+	}
+	return s.Seconds()
 }
 
 // promptWords is the simulator's tokenizer applied to a prompt field: one

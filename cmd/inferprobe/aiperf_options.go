@@ -212,7 +212,7 @@ var aiperfOptions = []aiperfOption{
 	{"Audio Input", "--audio-batch-size --batch-size-audio", supported, "audio-batch-size", ""},
 	{"Audio Input", "--audio-length-mean", supported, "audio-length-mean", ""},
 	{"Audio Input", "--audio-length-stddev", supported, "audio-length-stddev", ""},
-	{"Audio Input", "--audio-format", supported, "audio-format", ""},
+	{"Audio Input", "--audio-format", supported, "audio-format", "an mp3 clip is digital silence of the drawn length, where AIPerf's LAME encodes Gaussian noise: Go has no well-kept pure-Go MP3 encoder"},
 	{"Audio Input", "--audio-depths", supported, "audio-depths", ""},
 	{"Audio Input", "--audio-sample-rates", supported, "audio-sample-rates", ""},
 	{"Audio Input", "--audio-num-channels", supported, "audio-num-channels", ""},
@@ -350,7 +350,8 @@ type aiperfOption struct {
 	// other names are hidden aliases of it.
 	flag string
 	// why is, for an unsupported option, why and what to use instead; for
-	// an ignored one, why it changes nothing.
+	// an ignored one, why it changes nothing; for a supported one, if any,
+	// what bench does differently from AIPerf.
 	why string
 }
 
@@ -367,7 +368,7 @@ const (
 	whyOneModel          = "bench benchmarks one model per run; run it once per model, or give inferprobe serve one probe per model"
 	whyWaitForModel      = "bench does not wait for the model to load; start it when the server answers (e.g. curl --retry 30 --retry-all-errors URL/models), and a run against a server that is not ready fails with each error's reason"
 	whyPerChunkUsage     = "bench does not ask for continuous usage stats; token counts come from the final usage, and inter-token latency from the chunks' arrival times"
-	whyModality          = "bench sends text, and with --image-* and --audio-* images and audio; video inputs and outputs are not generated or measured"
+	whyModality          = "bench sends text, and images and audio (--image-* and --audio-*, or an --input-file entry's image and audio fields); video inputs and outputs are not generated or measured"
 	whyContentType       = "bench sends JSON bodies; describe another API with a template endpoint in a scenario file (inferprobe serve)"
 	whyDownload          = "inferprobe downloads no datasets; download the dataset and give it as --input-file FILE --custom-dataset-type (ShareGPT's JSON is sharegpt)"
 	whyIgnoreTraceDelays = "give the trace a load instead: with --no-fixed-schedule and --concurrency or --request-rate, its requests are sent at that load and its timestamps ignored"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -191,7 +192,7 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 		},
 		flags: map[string]string{
 			// Not a field bench sets, but where a template endpoint fails.
-			benchTarget + ".template": "--endpoint-type=template (a template endpoint needs a scenario file: use inferprobe serve or check-config)",
+			benchTarget + ".template": "--endpoint-type=template (give --extra-inputs payload_template:TEMPLATE and response_field:PATH, or write a template endpoint in a scenario file: inferprobe serve)",
 		},
 		notes: notes,
 	}
@@ -267,10 +268,23 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 	if err := f.load.apply(f, b); err != nil {
 		return nil, err
 	}
+	var tmplSrc, responseField string
+	ep, _ := scenarios.LookupEndpoint(f.endpointType)
 	for _, kv := range f.extraInputs {
 		params, err := extraInputs(kv)
 		if err != nil {
 			return nil, err
+		}
+		// A template endpoint's two settings, which AIPerf keeps out of the body.
+		if ep.NeedsTemplate {
+			if v, ok := params["payload_template"].(string); ok && len(params) == 1 {
+				tmplSrc = v
+				continue
+			}
+			if v, ok := params["response_field"].(string); ok && len(params) == 1 {
+				responseField = v
+				continue
+			}
 		}
 		if p.Params == nil {
 			p.Params = map[string]any{}
@@ -281,7 +295,37 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 	if err := parseGoodput(f.goodput, b, &p.SLO); err != nil {
 		return nil, err
 	}
+	if tmplSrc != "" {
+		if err := templateTarget(b.cfg.Targets["bench"], tmplSrc, responseField); err != nil {
+			return nil, err
+		}
+		b.set(benchTarget+".template", "--extra-inputs payload_template")
+	}
 	return b, nil
+}
+
+// templateTarget gives the target AIPerf's payload_template and
+// response_field: the whole --url is called, so its path is the template's.
+func templateTarget(t *scenarios.Target, src, responseField string) error {
+	body, err := scenarios.FromAIPerfPayloadTemplate(src)
+	if err != nil {
+		return fmt.Errorf("--extra-inputs %w", err)
+	}
+	if responseField == "" {
+		return errors.New("--endpoint-type template: give --extra-inputs response_field:PATH, where the reply keeps its text (e.g. text, or choices[0].text); AIPerf guesses it, bench does not")
+	}
+	textPath, err := scenarios.TextPathFromJMESPath(responseField)
+	if err != nil {
+		return fmt.Errorf("--extra-inputs %w", err)
+	}
+	u, err := url.Parse(t.URL)
+	if err != nil {
+		return err
+	}
+	t.Template = &scenarios.Template{Path: cmp.Or(u.Path, "/"), Body: body, TextPath: textPath}
+	u.Path = ""
+	t.URL = u.String()
+	return nil
 }
 
 // extraInputs reads one --extra-inputs value: key:value, or a JSON object.

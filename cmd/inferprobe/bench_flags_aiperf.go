@@ -91,13 +91,42 @@ func (f *benchFlags) addAIPerfFlags(cmd *kingpin.CmdClause, flag func(name, help
 			f.gpuValues = append(f.gpuValues, v)
 			return nil
 		},
-		"model": func(v string) error { return fmt.Errorf("--model %s %s: %s", f.model, v, whyOneModel) },
-		"url": func(v string) error {
-			return fmt.Errorf("--url %s %s: bench sends to one server; run it once per server", f.url, v)
-		},
+		"model": func(v string) error { return severalModels(f.model, v) },
+		"url":   func(v string) error { return severalURLs(f.url, v) },
 	}
 	cmd.Arg("values", "").Hidden().Strings()
 	cmd.Action(f.applyAIPerf)
+}
+
+// oneValue is a flag of one value that AIPerf takes several of, after one
+// flag name (--url A B) or with the flag repeated (--url A --url B): a
+// second value is refused by several, in either form, rather than with
+// kingpin's "cannot be repeated".
+type oneValue struct {
+	target  *string
+	given   bool
+	several func(first, next string) error
+}
+
+func (v *oneValue) Set(s string) error {
+	if v.given {
+		return v.several(*v.target, s)
+	}
+	v.given, *v.target = true, s
+	return nil
+}
+
+func (v *oneValue) String() string { return *v.target }
+
+// IsCumulative lets kingpin pass a repeated flag to Set, which refuses it.
+func (v *oneValue) IsCumulative() bool { return true }
+
+func severalModels(first, next string) error {
+	return fmt.Errorf("--model %s %s: %s", first, next, whyOneModel)
+}
+
+func severalURLs(first, next string) error {
+	return fmt.Errorf("--url %s %s: bench sends to one server; run it once per server", first, next)
 }
 
 // lazyFlag is the bench flag called name, which may be registered after

@@ -162,6 +162,9 @@ func TestAIPerfRefusals(t *testing.T) {
 		{[]string{"--model-names", "a,b"}, "--model a,b names several models: " + whyOneModel},
 		{[]string{"--model", "a", "b"}, "--model a b: " + whyOneModel},
 		{[]string{"--model", "m", "--url", "h1", "h2"}, "--url h1 h2: bench sends to one server"},
+		// AIPerf's multi-URL tutorial repeats the flag instead.
+		{[]string{"--model", "m", "--url", "h1", "--url", "h2"}, "--url h1 h2: bench sends to one server"},
+		{[]string{"-m", "a", "--model", "b"}, "--model a b: " + whyOneModel},
 		{[]string{"--model", "m", "--concurrency", "2", "4"}, "unexpected argument '4' after --concurrency, which takes one value"},
 		{[]string{"--concurrency", "2"}, "--model is required"},
 		{[]string{"--model", "m", "--streaming", "x"}, "unexpected argument 'x' after --streaming, which takes no value"},

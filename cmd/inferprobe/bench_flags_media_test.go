@@ -28,6 +28,7 @@ func TestMediaFlags(t *testing.T) {
 			[]string{"mean: 2.5", "- 16", "- 44.1", "- 24", "channels: 2", "batch_size: 2", "format: wav"}, 0},
 		{"a directory of images, cycled in name order", []string{"--image-width-mean", "32", "--image-height-mean", "24", "--image-source", photos, "--image-source-sampling", "sequential-cycle"},
 			[]string{"source: " + photos, "sampling: sequential-cycle"}, 0},
+		{"mp3", []string{"--audio-length-mean", "1", "--audio-format", "mp3", "--audio-sample-rates", "22.05"}, []string{"format: mp3", "- 22.05"}, 0},
 		{"a width alone sends no images", []string{"--image-width-mean", "512"}, nil, 1},
 		{"a batch of 0 sends no audio", []string{"--audio-length-mean", "1", "--audio-batch-size", "0"}, nil, 1},
 	} {
@@ -52,6 +53,7 @@ func TestMediaFlagsRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"--model", "m", "--audio-length-mean", "1", "--audio-depths", "12"}, "inferprobe bench: --audio-depths: lists 12: each must be 8, 16, 24 or 32 bits"},
+		{[]string{"--model", "m", "--audio-length-mean", "1", "--audio-format", "mp3", "--audio-sample-rates", "44"}, "inferprobe bench: --audio-sample-rates: lists 44: mp3 has 8, 11.025"},
 		{append(images, "--image-batch-size", "65"), "inferprobe bench: --image-batch-size: must be 1 to 64 per request, not 65"},
 		{append(images, "--image-source", "./photos"), "inferprobe bench: --image-source: cannot read directory photos: no such file or directory; give a directory of image files"},
 		{append(images, "--image-source-sampling", "shuffle-cycle"), "inferprobe bench: --image-source-sampling: shuffle-cycle picks the files of a source directory; noise images have none"},
@@ -65,7 +67,6 @@ func TestMediaFlagsRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--audio-format", "mp3"}, "--audio-format mp3 is an AIPerf audio format that inferprobe does not support: bench writes WAV only"},
 		{[]string{"--image-source", "assets"}, "--image-source assets is an AIPerf image source that inferprobe does not support: bench does not ship AIPerf's bundled images; give --image-source a directory of images instead"},
 		{[]string{"--image-source-sampling", "cycle"}, `--image-source-sampling "cycle": want one of random-with-replacement, sequential-cycle, shuffle-cycle`},
 	} {

@@ -79,8 +79,11 @@ type record struct {
 	session  string
 	cancel   bool
 	duration float64 // recorded duration in ms of a cancelled request
-	// turns are a multi-turn session's turns, user and assistant.
-	turns []turn
+	// turns are a multi-turn session's turns, user and assistant, and
+	// system its system message, sent ahead of each turn's messages.
+	turns  []turn
+	system string
+	media  rawMedia
 }
 
 // turn is one turn of a multi-turn session as written.
@@ -89,6 +92,7 @@ type turn struct {
 	text      string
 	out       int
 	delay     float64
+	media     rawMedia
 }
 
 // reader yields a file's records in order, then io.EOF.
@@ -123,6 +127,10 @@ type fileSource struct {
 	// outputs draws the output lengths of entries that give none.
 	outputs *rand.Rand
 	replay  bool
+	// files holds the media files entries name; endpoint is the target's
+	// endpoint type, which must be chat for an entry with media.
+	files    mediaFiles
+	endpoint string
 
 	// From the check pass: the replay's time 0 (see zero) and the length
 	// of a pass in ms, the entries and the requests (a session's turns each
@@ -164,14 +172,15 @@ func (s *fileSource) Close() error {
 
 func newFileSource(cfg scenarios.File, in input, name string, text *Text, o Options) (*fileSource, error) {
 	s := &fileSource{
-		cfg:     cfg,
-		in:      in,
-		name:    name,
-		text:    text,
-		seed:    o.Seed,
-		rest:    seeded.New(o.Seed, o.Component+"/text"),
-		outputs: seeded.New(o.Seed, o.Component+"/outputs"),
-		replay:  cfg.Timing == scenarios.TimingReplay,
+		cfg:      cfg,
+		in:       in,
+		name:     name,
+		text:     text,
+		seed:     o.Seed,
+		rest:     seeded.New(o.Seed, o.Component+"/text"),
+		outputs:  seeded.New(o.Seed, o.Component+"/outputs"),
+		replay:   cfg.Timing == scenarios.TimingReplay,
+		endpoint: o.Endpoint,
 	}
 	if cfg.Format == FormatRandomPool {
 		s.draw = seeded.New(o.Seed, o.Component+"/pool")
@@ -202,6 +211,15 @@ func (s *fileSource) check() error {
 		if err := s.validate(rec, read == 0, prev); err != nil {
 			return err
 		}
+		// Reads the entry's files now, so that the run reads none.
+		if _, err := s.media(rec, rec.media); err != nil {
+			return err
+		}
+		for _, t := range rec.turns {
+			if _, err := s.media(rec, t.media); err != nil {
+				return err
+			}
+		}
 		read++
 		prev = rec.ts
 		if !s.inWindow(rec) {
@@ -209,7 +227,7 @@ func (s *fileSource) check() error {
 		}
 		if s.draw != nil {
 			// The record, its strings, and its slot in the pool as it grows.
-			if pool += 2*int(unsafe.Sizeof(rec)) + len(rec.text) + len(rec.session); pool > maxPool {
+			if pool += 2*int(unsafe.Sizeof(rec)) + len(rec.text) + len(rec.session) + rec.media.size(); pool > maxPool {
 				return &LineError{File: s.name, Line: rec.line, Reason: fmt.Sprintf("a random_pool is held in memory, and its entries pass %d MiB here; use a smaller pool, or single_turn, which is streamed", maxPool>>20)}
 			}
 			s.pool = append(s.pool, rec)
@@ -294,7 +312,7 @@ func (s *fileSource) open() (reader, error) {
 
 func (s *fileSource) Next() (Item, error) {
 	if s.pool != nil {
-		return s.item(s.pool[s.draw.IntN(len(s.pool))]), nil
+		return s.item(s.pool[s.draw.IntN(len(s.pool))])
 	}
 	rec, err := s.r.next()
 	if errors.Is(err, io.EOF) {
@@ -320,7 +338,7 @@ func (s *fileSource) Next() (Item, error) {
 	if !s.inWindow(rec) {
 		return s.Next()
 	}
-	return s.item(rec), nil
+	return s.item(rec)
 }
 
 // inWindow reports whether a replay sends rec: its timestamp is within
@@ -347,8 +365,12 @@ func (s *fileSource) timeZero(first float64) float64 {
 }
 
 // item builds the prompts of rec.
-func (s *fileSource) item(rec record) Item {
+func (s *fileSource) item(rec record) (Item, error) {
 	it := Item{Prompt: s.prompt(rec, rec.in, rec.text)}
+	var err error
+	if it.Prompt.Media, err = s.media(rec, rec.media); err != nil {
+		return Item{}, err
+	}
 	if s.replay {
 		ms := (rec.ts - s.zero + float64(s.pass)*s.period) / s.cfg.Speedup
 		it.At = min(time.Duration(ms*float64(time.Millisecond)), maxOffset)
@@ -358,9 +380,27 @@ func (s *fileSource) item(rec record) Item {
 		it.CancelAfter = max(s.scaled(rec.duration), 1)
 	}
 	if rec.turns != nil {
-		s.session(rec, &it)
+		if err := s.session(rec, &it); err != nil {
+			return Item{}, err
+		}
 	}
-	return it
+	return it, nil
+}
+
+// media is m, of entry rec, as sent; nil for none.
+func (s *fileSource) media(rec record, m rawMedia) (*Media, error) {
+	if m.empty() {
+		return nil, nil
+	}
+	bad := func(reason string) error { return &LineError{File: s.name, Line: rec.line, Reason: reason} }
+	if s.endpoint != "" && s.endpoint != scenarios.DefaultEndpoint {
+		return nil, bad(fmt.Sprintf("carries images or audio, which only endpoint %s sends; the target's is %s: drop them or use %s", scenarios.DefaultEndpoint, s.endpoint, scenarios.DefaultEndpoint))
+	}
+	media, err := s.files.resolve(m)
+	if err != nil {
+		return nil, bad(err.Error())
+	}
+	return media, nil
 }
 
 // scaled converts ms of trace time to wall time under the speed-up.
@@ -399,9 +439,13 @@ func (s *fileSource) prompt(rec record, in int, text string) Prompt {
 
 // session turns rec's turns into the first request and the later ones, each
 // carrying the conversation so far: the file's assistant turns where it has
-// them, else a placeholder of the asked output length in words.
-func (s *fileSource) session(rec record, it *Item) {
+// them, else a placeholder of the asked output length in words. A user
+// turn's images and audio go with its message, in the history too.
+func (s *fileSource) session(rec record, it *Item) error {
 	var history []Message
+	if rec.system != "" {
+		history = append(history, Message{Role: "system", Content: rec.system})
+	}
 	var turns []Turn
 	for i, t := range rec.turns {
 		if t.assistant {
@@ -419,8 +463,12 @@ func (s *fileSource) session(rec record, it *Item) {
 				out = max(s.text.Count(rec.turns[i+1].text), 1)
 			}
 		}
-		history = append(history, Message{Role: "user", Content: t.text})
-		p := Prompt{Text: t.text, Session: rec.session, OutputTokens: out, Exact: s.text.Exact()}
+		media, err := s.media(rec, t.media)
+		if err != nil {
+			return err
+		}
+		history = append(history, Message{Role: "user", Content: t.text, Media: media})
+		p := Prompt{Text: t.text, Session: rec.session, OutputTokens: out, Exact: s.text.Exact(), Media: media}
 		p.Messages = append([]Message(nil), history...)
 		for _, m := range p.Messages {
 			p.InputTokens += s.text.Count(m.Content)
@@ -429,6 +477,7 @@ func (s *fileSource) session(rec record, it *Item) {
 	}
 	it.Prompt = turns[0].Prompt
 	it.Turns = turns[1:]
+	return nil
 }
 
 // PassRequests returns how many requests one pass through a file dataset

@@ -178,6 +178,32 @@ func TestMultiTurnHistory(t *testing.T) {
 	}
 }
 
+// TestMultiTurnSystemTurn: a leading system turn is the conversation's
+// system message, ahead of every turn's messages and counted in each, not
+// a request of its own, as AIPerf 0.13 hoists it (its custom-dataset
+// tutorial's system_prompt.jsonl).
+func TestMultiTurnSystemTurn(t *testing.T) {
+	s, err := load("multi_turn", "arrival", 1, []byte(`{"session_id": "chat_1", "turns": [{"role": "system", "text": "Be terse."}, {"text": "What is ML?"}, {"text": "An example."}]}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := PassRequests(s); !ok || n != 2 {
+		t.Errorf("PassRequests = %d, %v; want the 2 user turns", n, ok)
+	}
+	it, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range []Prompt{it.Prompt, it.Turns[0].Prompt} {
+		if len(it.Turns) != 1 || len(p.Messages) < 2 || p.Messages[0] != (Message{Role: "system", Content: "Be terse."}) || p.Messages[1].Content != "What is ML?" {
+			t.Fatalf("turn %d: %d later turns, messages %+v; want the system message first in each", i+1, len(it.Turns), p.Messages)
+		}
+	}
+	if want := 2 + 3; it.Prompt.InputTokens != want {
+		t.Errorf("first turn InputTokens = %d, want %d (system and user)", it.Prompt.InputTokens, want)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name, format, timing, data, want string
@@ -193,6 +219,8 @@ func TestBadInput(t *testing.T) {
 		{"line too long", "single_turn", "arrival", `{"text": "` + strings.Repeat("a", maxLine) + `"}`, "f:1: line longer than 64 MiB"},
 		{"single_turn both", "single_turn", "arrival", `{"text": "a", "texts": ["b"]}`, "f:1: sets both text and texts; keep one"},
 		{"multi_turn role", "multi_turn", "arrival", `{"turns": [{"text": "a", "role": "tool"}]}`, `f:1: turn 1 has role "tool"; want user or assistant`},
+		{"multi_turn late system", "multi_turn", "arrival", `{"turns": [{"text": "a"}, {"text": "b", "role": "system"}]}`, `f:1: turn 2 has role "system"; want user or assistant (a system turn leads, with text only)`},
+		{"multi_turn system with an image", "multi_turn", "arrival", `{"turns": [{"text": "s", "role": "system", "image": "https://example.com/a.png"}, {"text": "b"}]}`, `f:1: turn 1 has role "system"; want user or assistant (a system turn leads, with text only)`},
 		{"multi_turn no user", "multi_turn", "arrival", `{"turns": [{"text": "a", "role": "assistant"}]}`, `f:1: has no user turn; want e.g. {"session_id": "s1", "turns": [{"text": "Hi", "output_length": 16}, {"text": "More?", "delay": 2000}]}`},
 		{"csv header", "azure", "replay", "time,in,out\n1,2,3\n", "f:1: the header has no column \"TIMESTAMP\"; a azure file starts with TIMESTAMP,ContextTokens,GeneratedTokens"},
 		{"csv number", "azure", "replay", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03,12,3\n2023-11-16 18:17:04,x,3\n", `f:3: ContextTokens "x" is not a whole number`},

@@ -48,11 +48,26 @@ func (r multiTurn) next() (record, error) {
 		if err != nil {
 			return record{}, r.errorf("turn %d %v", i+1, err)
 		}
+		media, err := t.values()
+		if err != nil {
+			return record{}, r.errorf("turn %d %v", i+1, err)
+		}
 		if strings.TrimSpace(text) == "" {
+			if !media.empty() {
+				return record{}, r.errorf("turn %d %s", i+1, mediaWithoutText)
+			}
 			return record{}, r.errorf("turn %d has no text", i+1)
 		}
-		tu := turn{text: text, out: outputAbsent}
+		tu := turn{text: text, out: outputAbsent, media: media}
 		switch t.Role {
+		case "system":
+			// AIPerf hoists a leading system turn of text only into the
+			// conversation's system message.
+			if i > 0 || !media.empty() || t.Timestamp != nil || t.Delay != nil || t.OutputLength != nil {
+				return record{}, r.errorf("turn %d has role %q; want user or assistant (a system turn leads, with text only)", i+1, t.Role)
+			}
+			rec.system = text
+			continue
 		case "", "user":
 			users++
 			if t.OutputLength != nil {
@@ -62,12 +77,15 @@ func (r multiTurn) next() (record, error) {
 				tu.delay = *t.Delay
 			}
 		case "assistant":
+			if !media.empty() {
+				return record{}, r.errorf("turn %d is the assistant's and carries images or audio; bench sends an assistant turn's text only", i+1)
+			}
 			tu.assistant = true
 		default:
 			return record{}, r.errorf("turn %d has role %q; want user or assistant", i+1, t.Role)
 		}
 		rec.turns = append(rec.turns, tu)
-		if i == 0 && t.Timestamp != nil {
+		if len(rec.turns) == 1 && t.Timestamp != nil {
 			rec.ts, rec.hasTS = *t.Timestamp, true
 		}
 	}

@@ -25,6 +25,7 @@ func newSingleTurn(in input, name string) (reader, error) {
 
 type singleTurnLine struct {
 	textField
+	mediaField
 	Timestamp    *float64 `json:"timestamp"`
 	Delay        *float64 `json:"delay"`
 	SessionID    string   `json:"session_id"`
@@ -46,10 +47,17 @@ func (r *singleTurn) next() (record, error) {
 	if err != nil {
 		return record{}, r.errorf("%v", err)
 	}
+	media, err := e.values()
+	if err != nil {
+		return record{}, r.errorf("%v", err)
+	}
 	if strings.TrimSpace(text) == "" {
+		if !media.empty() {
+			return record{}, r.errorf("%s", mediaWithoutText)
+		}
 		return record{}, r.errorf("has no text; want e.g. %s", singleTurnExample)
 	}
-	rec := record{line: r.line, text: text, out: outputLength(e.OutputLength), session: e.SessionID}
+	rec := record{line: r.line, text: text, out: outputLength(e.OutputLength), session: e.SessionID, media: media}
 	switch {
 	case e.Timestamp != nil && e.Delay != nil:
 		return record{}, r.errorf("sets both timestamp and delay; keep one")

@@ -13,14 +13,17 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/inferprobe/inferprobe/mp3"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
 // Media is what one request carries besides its text: images (noise, or
 // a source directory's resized) and noise audio clips, drawn as AIPerf
-// 0.13 draws them (its ImageGenerator and AudioGenerator).
+// 0.13 draws them (its ImageGenerator and AudioGenerator), or a dataset
+// file entry's (mediaFiles).
 type Media struct {
-	// Images are data URLs: data:image/png;base64,… or data:image/jpeg;….
+	// Images are data URLs: data:image/png;base64,… or data:image/jpeg;…;
+	// a file's may be URLs too.
 	Images []string
 	Audio  []Clip
 	// Key identifies the set (a hash of its files), for the run's digest.
@@ -41,9 +44,10 @@ func (m *Media) Encoded(encode func(*Media) []byte) []byte {
 
 // Clip is one audio clip.
 type Clip struct {
-	// Data is the file, base64-encoded; Format its format (wav).
+	// Data is the file, base64-encoded; Format its format (wav or mp3).
 	Data, Format string
-	// Seconds is the clip's drawn duration.
+	// Seconds is the clip's drawn duration; 0 for a file's, whose duration
+	// AIPerf does not report either.
 	Seconds float64
 }
 
@@ -123,6 +127,12 @@ func drawMedia(s scenarios.Synthetic, rng *rand.Rand, src *sourceImages) (*Media
 			m.Audio = append(m.Audio, noiseClip(rng, *a))
 		}
 	}
+	m.setKey()
+	return m, nil
+}
+
+// setKey sets m.Key from its images and clips.
+func (m *Media) setKey() {
 	h := fnv.New64a()
 	for _, url := range m.Images {
 		h.Write([]byte(url))
@@ -131,7 +141,6 @@ func drawMedia(s scenarios.Synthetic, rng *rand.Rand, src *sourceImages) (*Media
 		h.Write([]byte(c.Data))
 	}
 	m.Key = strconv.FormatUint(h.Sum64(), 16)
-	return m, nil
 }
 
 // drawImage draws one image as a data URL: its format (for random), width
@@ -181,7 +190,9 @@ func drawImage(rng *rand.Rand, cfg scenarios.Images, src *sourceImages) (string,
 }
 
 // noiseClip draws one clip: its length, sample rate and depth, then
-// Gaussian noise (σ 0.3, clipped to ±1) in every channel, as AIPerf's.
+// Gaussian noise (σ 0.3, clipped to ±1) in every channel, as AIPerf's; or
+// for mp3, where AIPerf's LAME encodes that noise, digital silence of the
+// same length (package mp3 says why), its depth unused as in AIPerf.
 func noiseClip(rng *rand.Rand, cfg scenarios.Audio) Clip {
 	seconds := cfg.Length.Mean
 	if cfg.Length.Stddev > 0 {
@@ -197,6 +208,9 @@ func noiseClip(rng *rand.Rand, cfg scenarios.Audio) Clip {
 	rate := int(cfg.SampleRates[rng.IntN(len(cfg.SampleRates))] * 1000)
 	depth := cfg.Depths[rng.IntN(len(cfg.Depths))]
 	frames := int(seconds * float64(rate))
+	if cfg.Format == scenarios.AudioMP3 {
+		return Clip{Data: base64.StdEncoding.EncodeToString(mp3.Silence(frames, rate, cfg.Channels)), Format: scenarios.AudioMP3, Seconds: seconds}
+	}
 	width := depth / 8
 	data := make([]byte, 44, 44+frames*cfg.Channels*width)
 	for range frames * cfg.Channels {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferprobe/inferprobe/mp3"
 	"github.com/inferprobe/inferprobe/scenarios"
 )
 
@@ -104,6 +105,49 @@ func TestMediaPrompts(t *testing.T) {
 	}
 	if len(formats) != 2 || len(widths) < 5 || len(rates) != 2 || len(depths) != 4 {
 		t.Errorf("drawn formats %v, %d widths, rates %v, depths %v: want both formats, several widths, every rate and depth", formats, len(widths), rates, depths)
+	}
+}
+
+// TestMP3Clips: with format mp3 each clip is an MP3 stream of the drawn
+// rate and channels that plays exactly the drawn length's samples (as
+// AIPerf's, int(seconds × rate)), and the same seed draws the same clips.
+func TestMP3Clips(t *testing.T) {
+	cfg := mediaConfig()
+	cfg.Images, cfg.Audio.Format, cfg.Audio.SampleRates = nil, scenarios.AudioMP3, []float64{8, 22.05, 44.1}
+	draw := func() []*Media {
+		src := newWorkloadSource(t, cfg, nil, 7)
+		var out []*Media
+		for range 30 {
+			it, err := src.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, it.Prompt.Media)
+		}
+		return out
+	}
+	a := draw()
+	if !reflect.DeepEqual(a, draw()) {
+		t.Error("the same seed sent other clips")
+	}
+	rates := map[int]bool{}
+	for i, m := range a {
+		c := m.Audio[0]
+		raw, err := base64.StdEncoding.DecodeString(c.Data)
+		if err != nil || c.Format != "mp3" {
+			t.Fatalf("request %d: clip of format %q: %v", i, c.Format, err)
+		}
+		s, err := mp3.Read(raw)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		rates[s.SampleRate] = true
+		if s.Channels != 2 || s.Samples != int(c.Seconds*float64(s.SampleRate)) {
+			t.Errorf("request %d: %d channels, %d samples at %d Hz; want 2 and %v s", i, s.Channels, s.Samples, s.SampleRate, c.Seconds)
+		}
+	}
+	if len(rates) != 3 {
+		t.Errorf("drawn rates %v, want 8000, 22050 and 44100", rates)
 	}
 }
 

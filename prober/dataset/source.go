@@ -46,6 +46,9 @@ type Options struct {
 	Component string
 	// Tokenizer, when set, makes prompt lengths exact.
 	Tokenizer *tokenizer.Tokenizer
+	// Endpoint is the target's endpoint type: a file entry's images and
+	// audio are refused unless it is chat (or unset).
+	Endpoint string
 }
 
 // Component names the seeded streams of probe (or burst run) name: its
