@@ -340,6 +340,7 @@ func TestRecordCarriesEveryField(t *testing.T) {
 		"Body",
 		"Images", // the parent's request's media, as PromptTokens
 		"AudioSeconds",
+		"URL", // the parent's request's, as Session
 	}
 	want := recordtest.Full()
 	var buf bytes.Buffer
