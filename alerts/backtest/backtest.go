@@ -102,7 +102,7 @@ func Run(ctx context.Context, probes iter.Seq2[Probe, error], opt Options) ([]Fi
 		EnableAtModifier:         true,
 		EnableNegativeOffset:     true,
 		NoStepSubqueryIntervalFn: func(int64) int64 { return evaluationInterval.Milliseconds() },
-		Parser:                   promqlParser,
+		Parser:                   &cachingParser{Parser: promqlParser},
 	})
 	managerOptions := &rules.ManagerOptions{
 		QueryFunc:    rules.EngineQueryFunc(engine, db),
