@@ -80,7 +80,7 @@ func (m *burstManager) artifactFiles(r *burstRun, cancelled bool, rep *BurstRepo
 func burstExportConfig(spec *burstSpec, plan *finite.Plan) export.Config {
 	p, t := plan.Probe, &spec.target
 	c := export.Config{
-		Model: t.Model, EndpointType: t.Endpoint, Streaming: t.Streaming(), URL: t.URL, Seed: spec.seed,
+		Model: t.Model, EndpointType: t.Endpoint, Streaming: t.Streaming(), URLs: []string{t.URL}, Seed: spec.seed,
 		ExtraInputs: p.Params, Tokenizer: t.Tokenizer, WarmupRequests: int(plan.WarmupLimit.Requests),
 		RequestCount: int(plan.Limit.Requests), Duration: plan.Limit.Duration.Seconds(),
 		FixedSchedule: p.Dataset.Replays(),

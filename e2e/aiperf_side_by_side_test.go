@@ -151,6 +151,92 @@ func TestAIPerfSideBySide(t *testing.T) {
 	}
 }
 
+// sideBySideURLs are AIPerf 0.13 command lines with two --url, {a} and {b}, that AIPerf and
+// bench run against two simulators: each new session goes to the next URL in turn and keeps it.
+var sideBySideURLs = []struct {
+	name, args string
+	// perURL is the requests each server gets, warmup included.
+	perURL [2]int
+}{
+	// A session of two turns stays on its URL: 4 and 2, where a request at a time would be 3 and 3.
+	{"sessions keep their URL", `-m Qwen/Qwen3-0.6B --url {a} --url {b} --streaming --conversation-num 3 --conversation-turn-mean 2 --conversation-turn-stddev 0 --osl 8`, [2]int{4, 2}},
+	// The warmup's request takes {a}, and the profiling phase goes on from {b} (one round robin
+	// for both phases): 3 and 3, where starting again from {a} would be 4 and 2.
+	{"one round robin through the warmup", `-m Qwen/Qwen3-0.6B --url {a} {b} --streaming --request-count 5 --warmup-request-count 1 --osl 8`, [2]int{3, 3}},
+}
+
+// TestAIPerfSideBySideURLs runs each of sideBySideURLs with real AIPerf 0.13 and with bench,
+// each through its own recording proxy in front of each of two simulators, and compares the
+// requests each server got; bench's profile_export.jsonl says which URL each went to.
+func TestAIPerfSideBySideURLs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs AIPerf once a case, tens of seconds each")
+	}
+	venv := requireAIPerf(t)
+	sims := [2]string{startBlogSimulator(t), startBlogSimulator(t)}
+	work := t.TempDir()
+	tok := qwenTokenizerDir(t)
+	for i, tc := range sideBySideURLs {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// Each tool's own proxies, so that each count is one tool's requests.
+			run := func(tool string) (dir string, counts [2]int) {
+				var sent [2]*sentBodies
+				args := tc.args
+				for j, sim := range sims {
+					var addr string
+					addr, sent[j] = recordingProxy(t, sim)
+					args = strings.ReplaceAll(args, []string{"{a}", "{b}"}[j], addr)
+				}
+				dir = fmt.Sprintf("%s-urls-%d", tool, i)
+				argv := append(shellWords(t, args), "--tokenizer", tok, "--ui-type", "none", "--output-artifact-dir", dir)
+				if tool == "aiperf" {
+					runAIPerfIn(t, work, 3*time.Minute, []string{"HOME=" + t.TempDir()}, filepath.Join(venv, "bin", "aiperf"), append([]string{"profile"}, argv...)...)
+				} else if code, out := benchIn(t, work, argv...); code != 0 {
+					t.Fatalf("bench exit %d:\n%s", code, out)
+				}
+				for j, s := range sent {
+					s.mu.Lock()
+					counts[j] = len(s.bodies)
+					s.mu.Unlock()
+				}
+				return filepath.Join(work, dir), counts
+			}
+			_, aiperf := run("aiperf")
+			benchDir, bench := run("bench")
+			if aiperf != tc.perURL {
+				t.Errorf("AIPerf sent %v requests to the two servers; the case expects %v", aiperf, tc.perURL)
+			}
+			if bench != aiperf {
+				t.Errorf("requests per server: bench %v, AIPerf %v", bench, aiperf)
+			}
+			// The measured requests' url_index: the servers' counts less the warmup's.
+			b, err := os.ReadFile(filepath.Join(benchDir, "profile_export.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var exported [2]int
+			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				var rec struct {
+					Inferprobe struct {
+						URLIndex *int `json:"url_index"`
+					} `json:"inferprobe"`
+				}
+				if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.Inferprobe.URLIndex == nil || *rec.Inferprobe.URLIndex > 1 {
+					t.Fatalf("a record of bench's profile_export.jsonl has no url_index of the two (%v): %s", err, line)
+				}
+				exported[*rec.Inferprobe.URLIndex]++
+			}
+			if strings.Contains(tc.args, "--warmup-request-count 1") {
+				exported[0]++ // the warmup's request, not exported, went to {a}
+			}
+			if exported != bench {
+				t.Errorf("bench's export counts %v requests per url_index, the servers %v", exported, bench)
+			}
+		})
+	}
+}
+
 // writeSourceImages writes a directory of small solid-colour PNG and JPEG
 // images, for --image-source.
 func writeSourceImages(t *testing.T, dir string) {

@@ -107,6 +107,9 @@ var aiperfCommands = []struct {
 	// instead of /custom-endpoint, with the response_field bench needs.
 	{"template file", `aiperf profile --model custom-llm --url http://{url}/generate --endpoint-type template --extra-inputs payload_template:./chat_template.json --extra-inputs response_field:'generated_text' --synthetic-input-tokens-mean 200 --output-tokens-mean 100 --concurrency 10`, 10, ""},
 	{"template inline", `aiperf profile --model your-model --url http://{url}/v1/completions --endpoint-type template --extra-inputs payload_template:'{"prompt": {{ text|tojson }}, "model": {{ model|tojson }}, "max_tokens": {{ max_tokens|tojson }}}' --extra-inputs response_field:'choices[0].text' --synthetic-input-tokens-mean 100 --output-tokens-mean 50 --concurrency 4 --request-count 20`, 20, ""},
+	// Its two servers are one simulator under two spellings here;
+	// TestAIPerfSideBySideURLs compares the share each of two gets.
+	{"multi-url-load-balancing", `aiperf profile --model llama --url http://{url} --url {url} --request-rate 20 --request-count 100`, 100, ""},
 	// 10, not the tutorial's 5/5: AIPerf 0.13 cycles the five untimed
 	// entries to its default request count too.
 	{"custom-prompt-benchmarking", `aiperf profile --model Qwen/Qwen3-0.6B --endpoint-type chat --endpoint /v1/chat/completions --streaming --url {url} --input-file production_queries.jsonl --custom-dataset-type mooncake_trace --concurrency 2 --warmup-request-count 1`, 10, ""},
@@ -174,9 +177,8 @@ var aiperfRefusals = []struct{ command, say string }{
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --reset-kv-cache`, "--reset-kv-cache is an AIPerf option that inferprobe does not support"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --endpoint-type image-generation`, "--endpoint-type image-generation is an AIPerf endpoint type that inferprobe does not support"},
 	{`aiperf profile -m Qwen/Qwen3-0.6B --url {url} --input-file trace.jsonl --custom-dataset-type bailian-trace`, "--custom-dataset-type bailian-trace is an AIPerf dataset type that inferprobe does not support"},
-	// AIPerf's tutorials: multi-url-load-balancing (AIPerf runs it), then
-	// ramping twice and user-centric-timing (AIPerf refuses them too).
-	{`aiperf profile --model llama --url http://server1:8000 --url http://server2:8000 --request-rate 20 --request-count 100`, "--url http://server1:8000 http://server2:8000: bench sends to one server; run it once per server"},
+	// AIPerf's tutorials: ramping twice and user-centric-timing (AIPerf
+	// refuses them too).
 	{`aiperf profile --model your-model --url {url} --request-rate 100 --request-rate-ramp-duration 60 --duration 120`, "unknown long flag '--duration'"},
 	{`aiperf profile --model your-model --url {url} --concurrency 100 --prefill-concurrency 20 --prefill-concurrency-ramp-duration 20 --synthetic-input-tokens-mean 8000`, "(AIPerf: prefill_concurrency requires endpoint.streaming=true)"},
 	{`aiperf profile --user-centric-rate 1.0 --num-users 15 --concurrency 15 --model your-model --url {url}`, "User-centric rate mode requires --session-turns-mean >= 2"},

@@ -3,6 +3,7 @@ package finite
 import (
 	"crypto/tls"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -155,7 +156,9 @@ func ServerMetricsOptions(s ServerMetricsSource) (servermetrics.Options, error) 
 	}
 	o := servermetrics.Options{URLs: []string{u}, TLS: s.TLS}
 	for _, e := range s.Extra {
-		o.URLs = append(o.URLs, servermetrics.MetricsURL(e))
+		if e := servermetrics.MetricsURL(e); !slices.Contains(o.URLs, e) {
+			o.URLs = append(o.URLs, e) // once, as AIPerf scrapes each
+		}
 	}
 	return o, nil
 }

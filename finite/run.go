@@ -175,6 +175,8 @@ func (r *Run) Execute(ctx, reqCtx context.Context) Result {
 		warmup := r.Progress()
 		r.startPhase(warmup)
 		r.runWarmup(ctx, reqCtx, p, warmup.Report)
+		// AIPerf's one round robin over several URLs serves both phases.
+		r.plan.Main.SetURLStart(p.Started())
 		if ctx.Err() != nil {
 			if server != nil {
 				server.Stop(time.Now())

@@ -119,6 +119,7 @@ var errGaveUp = errors.New("cancelled by the client")
 // Do sends req to t and returns its record. It never returns an error: failures
 // are classified into the record.
 func (c *Client) Do(ctx context.Context, t *Target, req *Request) *record.Record {
+	t = t.ForURL(req.URL)
 	rec := &record.Record{
 		Seq:                req.Seq,
 		ID:                 req.ID,

@@ -39,9 +39,17 @@ func (c *Client) Prepare(ctx context.Context, t *Target, conns int) (release fun
 }
 
 // Preopen opens up to n connections to t's server for its next requests to
-// take, and returns how many it opened. A dial that fails is left to the
-// request that would have made it, which then reports it.
+// take, and returns how many it opened; a target of several URLs shares
+// them out, as its sessions take turns among them. A dial that fails is
+// left to the request that would have made it, which then reports it.
 func (c *Client) Preopen(ctx context.Context, t *Target, n int) int {
+	if k := t.URLs(); k > 1 {
+		opened := 0
+		for i := range k {
+			opened += c.Preopen(ctx, t.ForURL(i), (n+k-1-i)/k)
+		}
+		return opened
+	}
 	addr, ok := preopenAddr(t)
 	if n <= 0 || !ok || peerState(c.peerFor(t).state.Load()) == peerCloses {
 		return 0

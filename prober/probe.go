@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferprobe/inferprobe/prober/arrival"
@@ -68,10 +69,15 @@ type Probe struct {
 	cancels     *rand.Rand
 	next        uint64 // sequence number of the next request of the whole sequence
 	items       uint64 // how many requests or sessions of the whole sequence were drawn
-	seed        uint64 // the scenario's, from which request IDs derive
-	run         record.RunID
-	sent        *record.Digester
-	limit       Limit
+	// started is one past the last item of the whole sequence (request or
+	// session) sent; urlStart is where its round robin over the target's
+	// URLs starts (SetURLStart).
+	started  atomic.Uint64
+	urlStart uint64
+	seed     uint64 // the scenario's, from which request IDs derive
+	run      record.RunID
+	sent     *record.Digester
+	limit    Limit
 	// turnGap paces a session's later turns (see planned).
 	turnGap time.Duration
 	// startAt is the agreed instant the timeline starts at; zero: when ready.
@@ -104,6 +110,15 @@ type Limit struct {
 	Requests uint64
 	Duration time.Duration
 }
+
+// SetURLStart makes the round robin over the target's URLs start at the
+// URL of session n: after a warmup, the sessions it started, as AIPerf's one
+// round robin serves its warmup and profiling phases. Call it before Run.
+func (p *Probe) SetURLStart(n uint64) { p.urlStart = n }
+
+// Started is how many requests and sessions of the whole sequence came up
+// to the last one the probe sent: the next one's index.
+func (p *Probe) Started() uint64 { return p.started.Load() }
 
 // SetLimit makes Run return once l is reached and the requests sent have ended.
 func (p *Probe) SetLimit(l Limit) { p.limit = l }
@@ -280,6 +295,7 @@ func (p *Probe) connections() int {
 // session, built ahead of its send time so that building never delays sending.
 type planned struct {
 	seq    uint64
+	item   uint64        // its index among the requests and sessions of the whole sequence
 	offset time.Duration // from the start; 0 in a closed loop
 	prompt dataset.Prompt
 	req    *Request
@@ -332,10 +348,14 @@ func (p *Probe) plan() (pl planned) {
 		if !p.shard.Owns(item) {
 			continue
 		}
-		req, err := p.newRequest(it.Prompt, cancels[0])
-		pl := planned{seq: seq, offset: offset, prompt: it.Prompt, req: req, err: err, turnGap: p.turnGap}
+		// A session takes the next of the target's URLs and keeps it, as
+		// AIPerf's round robin over several --url; the whole sequence's
+		// index, so that shards together send as one client would.
+		url := int((p.urlStart + item) % uint64(p.Target.URLs()))
+		req, err := p.newRequest(it.Prompt, cancels[0], url)
+		pl := planned{seq: seq, item: item, offset: offset, prompt: it.Prompt, req: req, err: err, turnGap: p.turnGap}
 		for i, t := range it.Turns {
-			req, err := p.newRequest(t.Prompt, cancels[1+i])
+			req, err := p.newRequest(t.Prompt, cancels[1+i], url)
 			pl.turns = append(pl.turns, plannedTurn{prompt: t.Prompt, req: req, err: err, delay: t.Delay})
 		}
 		return pl
@@ -364,11 +384,12 @@ func (p *Probe) cancelDelay(trace time.Duration) cancelPlan {
 	return cancelPlan{}
 }
 
-// newRequest builds the request for prompt, to be cancelled as c says.
-func (p *Probe) newRequest(prompt dataset.Prompt, c cancelPlan) (*Request, error) {
+// newRequest builds the request for prompt, to be cancelled as c says and
+// sent to the target's URL url.
+func (p *Probe) newRequest(prompt dataset.Prompt, c cancelPlan, url int) (*Request, error) {
 	req, err := NewRequest(p.Target, prompt, p.params)
 	if req != nil {
-		req.Cancel, req.CancelAfter = c.cancel, c.after
+		req.Cancel, req.CancelAfter, req.URL = c.cancel, c.after, url
 	}
 	return req, err
 }

@@ -20,6 +20,9 @@ type Request struct {
 	// Session is the multi-turn session the request belongs to, sent in the
 	// target's session header; empty for single requests.
 	Session string
+	// URL is which of the target's base URLs the request goes to (see
+	// Target.ForURL): the probe gives each session the next in turn.
+	URL int
 	// InputTokens is the prompt length: the tokenizer's count of the prompt
 	// text when the target has one, else the length the dataset intended.
 	// Used when the server reports no usage.

@@ -13,6 +13,7 @@ import (
 // recorded.
 func (r *run) send(pl planned, scheduled time.Time, capWait time.Duration, finished func(end time.Time)) {
 	r.rec.Started()
+	r.probe.started.Store(pl.item + 1) // the loops send in order, from one goroutine
 	entry := newDigestEntry(pl.seq, pl.offset, pl.prompt)
 	r.probe.sent.Add(entry)
 	if len(pl.turns) > 0 {
@@ -47,7 +48,7 @@ func (r *run) do(seq uint64, entry record.DigestEntry, req *Request, err error, 
 		req.Seq, req.ID, req.Scheduled = seq, r.probe.requestID(seq), scheduled
 		out = r.exec.Do(r.reqCtx, r.probe.Target, req)
 		out.PromptTokens, out.Session, out.Body = req.InputTokens, req.Session, req.Body
-		out.Images, out.AudioSeconds = req.Images, req.AudioSeconds
+		out.Images, out.AudioSeconds, out.URL = req.Images, req.AudioSeconds, req.URL
 	}
 	end := time.Now()
 	if req != nil {

@@ -37,6 +37,9 @@ type Target struct {
 	sendRequestID, sendTraceparent bool
 	conn                           connKey
 	tls                            *tls.Config // nil: Go's defaults
+	// byURL are the target at each of its base URLs (Spec.URL, then
+	// Spec.MoreURLs), alike but for url; nil with one.
+	byURL []*Target
 }
 
 // connKey is what sets a target's connections apart: targets with the same
@@ -107,7 +110,27 @@ func NewTarget(name string, t *scenarios.Target) (*Target, error) {
 			}
 		}
 	}
+	if len(t.MoreURLs) > 0 {
+		for _, u := range append([]string{t.URL}, t.MoreURLs...) {
+			at := *tg // each of one URL, so ForURL of it is itself
+			at.url, at.byURL = strings.TrimRight(u, "/")+path, nil
+			tg.byURL = append(tg.byURL, &at)
+		}
+	}
 	return tg, nil
+}
+
+// URLs is how many base URLs the target has: 1, or more when its requests
+// take turns among several servers (AIPerf's several --url).
+func (t *Target) URLs() int { return max(1, len(t.byURL)) }
+
+// ForURL is the target at its base URL i (0 is Spec.URL); the same target
+// with one URL.
+func (t *Target) ForURL(i int) *Target {
+	if t.byURL == nil {
+		return t
+	}
+	return t.byURL[i%len(t.byURL)]
 }
 
 // TLSConfig returns a copy of the target's TLS settings (tls: in its

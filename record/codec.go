@@ -47,6 +47,7 @@ type recordJSON struct {
 	Body               []byte          `json:"body,omitempty"`
 	Images             int             `json:"images,omitempty"`
 	AudioSeconds       float64         `json:"audio_seconds,omitempty"`
+	URL                int             `json:"url_index,omitempty"`
 }
 
 // phasesJSON is Phases, its connection's origin spelled out.
@@ -73,7 +74,7 @@ func Marshal(rec *Record) ([]byte, error) {
 		ConnRetried: rec.ConnRetried, KeepAliveWithheld: rec.KeepAliveWithheld,
 		Outcome: rec.Outcome.String(), Reason: rec.Reason, Status: rec.Status, Err: rec.Err,
 		PromptTokens: rec.PromptTokens, Session: rec.Session, Body: rec.Body,
-		Images: rec.Images, AudioSeconds: rec.AudioSeconds,
+		Images: rec.Images, AudioSeconds: rec.AudioSeconds, URL: rec.URL,
 	}
 	if ph := rec.Phases; ph != (Phases{}) {
 		j.Phases = &phasesJSON{Conn: ph.Conn.String(), DNS: ph.DNS, Connect: ph.Connect, TLS: ph.TLS,
@@ -104,7 +105,7 @@ func Unmarshal(b []byte) (*Record, error) {
 		ConnRetried:        j.ConnRetried, KeepAliveWithheld: j.KeepAliveWithheld,
 		Reason: j.Reason, Status: j.Status, Err: j.Err,
 		PromptTokens: j.PromptTokens, Session: j.Session, Body: j.Body,
-		Images: j.Images, AudioSeconds: j.AudioSeconds,
+		Images: j.Images, AudioSeconds: j.AudioSeconds, URL: j.URL,
 	}
 	var err error
 	if err = decodeHex(j.ID, rec.ID.Trace[:], rec.ID.Span[:]); err != nil {

@@ -21,7 +21,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		ConnRetried: true, KeepAliveWithheld: true,
 		Outcome: OutcomeError, Reason: ReasonStall, Status: 200, Err: "stalled",
 		Digest:       NewDigestEntry(7, 5*time.Second, 11, 12, "hi"),
-		PromptTokens: 10, Session: "s1", Body: []byte(`{"x":1}`), Images: 2, AudioSeconds: 1.5,
+		PromptTokens: 10, Session: "s1", Body: []byte(`{"x":1}`), Images: 2, AudioSeconds: 1.5, URL: 1,
 	}
 	v := reflect.ValueOf(rec).Elem()
 	for i := range v.NumField() {

@@ -188,6 +188,10 @@ type Record struct {
 	// none.
 	Images       int
 	AudioSeconds float64
+	// URL is which of the target's several base URLs the request went to
+	// (AIPerf's url_index of several --url), set by the sender as Session
+	// is; 0 with one.
+	URL int
 }
 
 // Unsent is the record of request seq, identified by id and scheduled at

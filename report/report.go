@@ -94,6 +94,7 @@ type RequestRecord struct {
 	Status    int       // HTTP status; 0 without a response
 	Err       string    // the failure, for exports; empty on success
 	Session   string    // the multi-turn session; empty for single requests
+	URL       int       // which of the target's several URLs it went to (record.Record.URL)
 	// Body is the request body sent and Gaps the inter-chunk latencies in
 	// ms, for the artifacts; both nil when the report's budget for them
 	// (MaxKeptBytes) was spent, and Body nil for a request never built.
@@ -109,7 +110,7 @@ func (r *Report) Started() {}
 // at high request rates.
 func (r *Report) Observe(rec *record.Record) {
 	c := Contribute(rec, r.slo)
-	req := RequestRecord{Seq: rec.Seq, ID: rec.ID, Run: rec.Run, Scheduled: rec.Scheduled, Sent: rec.Sent, Status: rec.Status, Session: rec.Session, Contribution: c}
+	req := RequestRecord{Seq: rec.Seq, ID: rec.ID, Run: rec.Run, Scheduled: rec.Scheduled, Sent: rec.Sent, Status: rec.Status, Session: rec.Session, URL: rec.URL, Contribution: c}
 	req.chunks = nil
 	if rec.Outcome != record.OutcomeOK {
 		req.Err = rec.Err

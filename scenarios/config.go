@@ -45,6 +45,11 @@ type Target struct {
 	// appended to it. Required; http or https, with a host, and without
 	// credentials, query or fragment.
 	URL string `yaml:"url"`
+	// MoreURLs are further API bases of the same model, set by bench's
+	// several --url (AIPerf's load balancing): each session goes to the next
+	// of URL, MoreURLs... in turn, and keeps it. Not a scenario field: a
+	// daemon's target is one server, whose metrics and alerts are its own.
+	MoreURLs []string `yaml:"-"`
 	// Endpoint is the API the target speaks, one of EndpointNames: chat,
 	// completions, responses, embeddings, nim_ranking, cohere_rerank,
 	// tei_rerank, messages (Anthropic), tgi or template. Default chat.

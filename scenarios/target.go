@@ -41,7 +41,9 @@ func (t *Target) SendsRequestIDs() bool { return t.RequestIDs == nil || *t.Reque
 const ServerMetricsOff = "off"
 
 func (t *Target) validate(l *loader, path string) {
-	t.checkURL(l, join(path, "url"))
+	for _, u := range append([]string{t.URL}, t.MoreURLs...) {
+		t.checkURL(l, join(path, "url"), u)
+	}
 	t.checkServerMetrics(l, join(path, "server_metrics"))
 	ep, ok := LookupEndpoint(t.Endpoint)
 	switch {
@@ -111,17 +113,17 @@ func (t *Target) apiKeySource() string {
 	return ""
 }
 
-// checkURL wants an API base. The URL itself is never echoed: it may hold a
-// password.
-func (t *Target) checkURL(l *loader, path string) {
+// checkURL wants raw, the target's URL or one of its MoreURLs, to be an API
+// base. The URL itself is never echoed: it may hold a password.
+func (t *Target) checkURL(l *loader, path, raw string) {
 	const example = "e.g. url: http://127.0.0.1:8000/v1"
-	if t.URL == "" {
+	if raw == "" {
 		l.errorf(path, "is required, %s", example)
 		return
 	}
-	u, err := url.Parse(t.URL)
+	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "http" && u.Scheme != "https" {
-		if err != nil && strings.Contains(t.URL, "://") {
+		if err != nil && strings.Contains(raw, "://") {
 			l.errorf(path, "is not a valid URL: %v", errors.Unwrap(err))
 			return
 		}

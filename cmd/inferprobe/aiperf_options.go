@@ -399,7 +399,7 @@ const (
 
 // Why an accepted option changes nothing.
 const (
-	whyOneURL              = "with one --url there is nothing to choose"
+	whyOneURL              = "bench gives each new session the next --url in turn, from the first, which is round_robin, AIPerf's only strategy"
 	whyHTTP                = "bench sends HTTP, as AIPerf does"
 	whyExportLevel         = "bench always writes the summary and per-request records, and keeps no raw bodies"
 	whyNoTokenizerCode     = "inferprobe runs no tokenizer code"

@@ -19,9 +19,9 @@ import (
 func (f *benchFlags) exportConfig(limit, warmup prober.Limit, cfg *scenarios.Config) export.Config {
 	probe := cfg.Probes["bench"]
 	target := cfg.Targets[probe.Target]
-	base, _ := f.targetURL() // validated before the run
+	bases, _ := f.targetURLs() // validated before the run
 	c := export.Config{
-		Model: target.Model, EndpointType: f.endpointType, Streaming: f.streaming, URL: base, Seed: cfg.Global.Seed,
+		Model: target.Model, EndpointType: f.endpointType, Streaming: f.streaming, URLs: bases, Seed: cfg.Global.Seed,
 		ExtraInputs: probe.Params, WarmupRequests: int(warmup.Requests),
 		RequestCount: int(limit.Requests), Duration: limit.Duration.Seconds(), Command: repeatCommand(f.args),
 		FixedSchedule: f.replays(), ServerMetrics: f.server.exportConfig(),

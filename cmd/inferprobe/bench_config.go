@@ -154,7 +154,7 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 	if !*f.set["synthetic-input-tokens-mean"] && !*f.set["isl"] {
 		f.islMean = 550
 	}
-	base, err := f.targetURL()
+	bases, err := f.targetURLs()
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,10 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 			return nil, err
 		}
 	}
-	t := &scenarios.Target{URL: base, Model: f.model, Endpoint: f.endpointType, Stream: &f.streaming, Timeout: scenarios.Duration(timeout)}
+	t := &scenarios.Target{URL: bases[0], Model: f.model, Endpoint: f.endpointType, Stream: &f.streaming, Timeout: scenarios.Duration(timeout)}
+	if len(bases) > 1 {
+		t.MoreURLs = bases[1:]
+	}
 	// AIPerf has only a request timeout: a stream may be silent as long.
 	t.StallTimeout = t.Timeout
 	if *f.set["stall-timeout-seconds"] {
@@ -305,7 +308,8 @@ func (f *benchFlags) scenario() (*benchScenario, error) {
 }
 
 // templateTarget gives the target AIPerf's payload_template and
-// response_field: the whole --url is called, so its path is the template's.
+// response_field: the whole --url is called, so its path is the template's
+// (each --url's, which must agree).
 func templateTarget(t *scenarios.Target, src, responseField string) error {
 	body, err := scenarios.FromAIPerfPayloadTemplate(src)
 	if err != nil {
@@ -318,14 +322,33 @@ func templateTarget(t *scenarios.Target, src, responseField string) error {
 	if err != nil {
 		return fmt.Errorf("--extra-inputs %w", err)
 	}
-	u, err := url.Parse(t.URL)
+	path, err := originOf(&t.URL)
 	if err != nil {
 		return err
 	}
-	t.Template = &scenarios.Template{Path: cmp.Or(u.Path, "/"), Body: body, TextPath: textPath}
-	u.Path = ""
-	t.URL = u.String()
+	t.Template = &scenarios.Template{Path: path, Body: body, TextPath: textPath}
+	for i := range t.MoreURLs {
+		p, err := originOf(&t.MoreURLs[i])
+		if err != nil {
+			return err
+		}
+		if p != path {
+			return fmt.Errorf("--endpoint-type template with several --url: their paths differ (%s, %s), and the template calls one", path, p)
+		}
+	}
 	return nil
+}
+
+// originOf cuts the path off *raw and returns it, "/" for none.
+func originOf(raw *string) (string, error) {
+	u, err := url.Parse(*raw)
+	if err != nil {
+		return "", err
+	}
+	path := cmp.Or(u.Path, "/")
+	u.Path = ""
+	*raw = u.String()
+	return path, nil
 }
 
 // extraInputs reads one --extra-inputs value: key:value, or a JSON object.
@@ -352,10 +375,23 @@ func extraInputs(kv string) (map[string]any, error) {
 	return map[string]any{k: parsed}, nil
 }
 
-// targetURL is --url by AIPerf's conventions (baseURL), its path replaced
-// by what comes before the endpoint type's path in --endpoint.
-func (f *benchFlags) targetURL() (string, error) {
-	base, err := baseURL(f.url, f.endpointType)
+// targetURLs are --url's values by AIPerf's conventions (baseURL), each
+// path replaced by what comes before the endpoint type's path in --endpoint.
+func (f *benchFlags) targetURLs() ([]string, error) {
+	var out []string
+	for _, raw := range f.urls {
+		base, err := f.targetURL(raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, base)
+	}
+	return out, nil
+}
+
+// targetURL is one --url value made a target's URL (targetURLs).
+func (f *benchFlags) targetURL(raw string) (string, error) {
+	base, err := baseURL(raw, f.endpointType)
 	if err != nil || f.customEndpoint == "" {
 		return base, err
 	}

@@ -338,6 +338,23 @@ func TestBenchTokenizerHub(t *testing.T) {
 	}
 }
 
+// TestSaveScenarioOfSeveralURLs: a scenario's target is one server, so a
+// run of several --url is not saved (rather than saved with the first only).
+func TestSaveScenarioOfSeveralURLs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "burst.yml")
+	f := parseBench(t, "--model", "m", "--url", "h1:8000", "h2:8000", "--save-scenario", path)
+	sc, err := f.scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := saveScenario(f, sc, &finite.Plan{Limit: f.limit()}); err == nil || !strings.Contains(err.Error(), "several --url") {
+		t.Errorf("saving a run of two --url: %v, want a refusal", err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("a scenario was written")
+	}
+}
+
 // TestSaveScenario: the saved file loads as a scenario, with the run as an
 // on-demand burst, and carries no secret.
 func TestSaveScenario(t *testing.T) {

@@ -21,7 +21,9 @@ import (
 // benchFlags are the one-shot run's settings, named as NVIDIA AIPerf names
 // them so that `aiperf profile …` becomes `inferprobe bench …`.
 type benchFlags struct {
-	url, model, endpointType string
+	// urls are --url's values: several are AIPerf's load balancing.
+	urls                     urlList
+	model, endpointType      string
 	streaming                bool
 	requestRate              float64
 	arrivalPattern           string
@@ -82,7 +84,7 @@ func addBenchFlags(cmd *kingpin.CmdClause, logConfig *promslog.Config) *benchFla
 	}
 	// The order is --help's: what to call, the load, the prompts, then the rest.
 	flag("model", "Model name sent in every request (AIPerf's --model-names). Required.").Short('m').SetValue(&oneValue{target: &f.model, several: severalModels})
-	flag("url", "Server base URL; http:// is assumed without a scheme and /v1 is added when it has no path (AIPerf's conventions), so localhost:8000 is http://localhost:8000/v1; a full endpoint URL (http://localhost:8000/v1/chat/completions) is called as written.").Short('u').Default("http://localhost:8000").SetValue(&oneValue{target: &f.url, several: severalURLs})
+	flag("url", "Server base URL; http:// is assumed without a scheme and /v1 is added when it has no path (AIPerf's conventions), so localhost:8000 is http://localhost:8000/v1; a full endpoint URL (http://localhost:8000/v1/chat/completions) is called as written. Several (--url A B, or --url A --url B) share the load as AIPerf's do: each new session goes to the next in turn, from the first, and keeps it.").Short('u').Default("http://localhost:8000").SetValue(&f.urls)
 	flag("endpoint-type", "API to call: "+scenarios.EndpointHelp()+". AIPerf's names work too: "+aiperfEndpointHelp()+". Embeddings and rankings do not stream.").Default("chat").SetValue(&aiperfChoice{what: "endpoint type", flag: "--endpoint-type", choices: aiperfEndpoints, target: &f.endpointType})
 	flag("streaming", "Stream responses (SSE). Needed for time to first token and inter-token latency; turned off, with a note, for an endpoint type that does not stream.").BoolVar(&f.streaming)
 	f.addSweepFlags(cmd, flag) // --concurrency, --request-rate, --failed-request-threshold

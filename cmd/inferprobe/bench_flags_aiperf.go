@@ -92,14 +92,14 @@ func (f *benchFlags) addAIPerfFlags(cmd *kingpin.CmdClause, flag func(name, help
 			return nil
 		},
 		"model": func(v string) error { return severalModels(f.model, v) },
-		"url":   func(v string) error { return severalURLs(f.url, v) },
+		"url":   f.urls.Set,
 	}
 	cmd.Arg("values", "").Hidden().Strings()
 	cmd.Action(f.applyAIPerf)
 }
 
 // oneValue is a flag of one value that AIPerf takes several of, after one
-// flag name (--url A B) or with the flag repeated (--url A --url B): a
+// flag name (--model A B) or with the flag repeated (--model A --model B): a
 // second value is refused by several, in either form, rather than with
 // kingpin's "cannot be repeated".
 type oneValue struct {
@@ -125,9 +125,17 @@ func severalModels(first, next string) error {
 	return fmt.Errorf("--model %s %s: %s", first, next, whyOneModel)
 }
 
-func severalURLs(first, next string) error {
-	return fmt.Errorf("--url %s %s: bench sends to one server; run it once per server", first, next)
-}
+// urlList is --url, which AIPerf takes several of, after one flag name
+// (--url A B: the values after the first come through more) or with the
+// flag repeated (--url A --url B).
+type urlList []string
+
+func (l *urlList) Set(s string) error { *l = append(*l, s); return nil }
+
+func (l *urlList) String() string { return strings.Join(*l, " ") }
+
+// IsCumulative lets kingpin pass a repeated flag to Set.
+func (l *urlList) IsCumulative() bool { return true }
 
 // lazyFlag is the bench flag called name, which may be registered after
 // bench's own flags (--workers is); it exists by the time it is parsed.

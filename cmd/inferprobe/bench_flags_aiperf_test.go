@@ -67,6 +67,12 @@ func TestAIPerfValues(t *testing.T) {
 		}},
 		{[]string{"--endpoint", "/my-api/v2/chat/completions", "--url", "host:9000"}, urlIs("http://host:9000/my-api/v2")},
 		{[]string{"--custom-endpoint", "/v1/embeddings", "--endpoint-type", "embeddings"}, urlIs("http://localhost:8000/v1")},
+		// Several URLs, after one flag or with it repeated (AIPerf's
+		// multi-URL tutorial), each by the conventions of one.
+		{[]string{"--url", "h1:8000", "http://h2:8000/v1/chat/completions"}, urlsAre("http://h1:8000/v1", "http://h2:8000/v1")},
+		{[]string{"--url", "h1:8000", "-u", "h2:8000", "--url", "h3:8000"}, urlsAre("http://h1:8000/v1", "http://h2:8000/v1", "http://h3:8000/v1")},
+		{[]string{"--endpoint", "/api/v1/chat/completions", "--url", "h1", "h2"}, urlsAre("http://h1/api/v1", "http://h2/api/v1")},
+		{[]string{"--url", "h1:8000"}, urlsAre("http://h1:8000/v1")},
 		{[]string{"--num-requests", "7", "--num-warmup-requests", "2", "--isl-stddev", "3", "--osl-stddev", "4", "--prompt-input-tokens-mean", "100", "--prompt-output-tokens-mean", "50"}, func(t *testing.T, f *benchFlags, b *benchScenario) {
 			syn := b.cfg.Probes["bench"].Dataset.Synthetic
 			if f.limit().Requests != 7 || f.warmupRequests != 2 || syn.InputTokens.Mean != 100 || syn.InputTokens.Stddev != 3 || syn.OutputTokens.Mean != 50 || syn.OutputTokens.Stddev != 4 {
@@ -140,6 +146,16 @@ func fileIs(format, timing string) func(*testing.T, *benchFlags, *benchScenario)
 	}
 }
 
+// urlsAre wants the target's URL to be want[0] and its MoreURLs the rest.
+func urlsAre(want ...string) func(*testing.T, *benchFlags, *benchScenario) {
+	return func(t *testing.T, _ *benchFlags, b *benchScenario) {
+		tg := b.cfg.Targets["bench"]
+		if got := append([]string{tg.URL}, tg.MoreURLs...); !slices.Equal(got, want) {
+			t.Errorf("urls %q, want %q", got, want)
+		}
+	}
+}
+
 func urlIs(want string) func(*testing.T, *benchFlags, *benchScenario) {
 	return func(t *testing.T, _ *benchFlags, b *benchScenario) {
 		if got := b.cfg.Targets["bench"].URL; got != want {
@@ -161,9 +177,6 @@ func TestAIPerfRefusals(t *testing.T) {
 		{[]string{"--model", "m", "--endpoint-type", "nope"}, `--endpoint-type "nope": want one of chat, `},
 		{[]string{"--model-names", "a,b"}, "--model a,b names several models: " + whyOneModel},
 		{[]string{"--model", "a", "b"}, "--model a b: " + whyOneModel},
-		{[]string{"--model", "m", "--url", "h1", "h2"}, "--url h1 h2: bench sends to one server"},
-		// AIPerf's multi-URL tutorial repeats the flag instead.
-		{[]string{"--model", "m", "--url", "h1", "--url", "h2"}, "--url h1 h2: bench sends to one server"},
 		{[]string{"-m", "a", "--model", "b"}, "--model a b: " + whyOneModel},
 		{[]string{"--model", "m", "--concurrency", "2", "4"}, "unexpected argument '4' after --concurrency, which takes one value"},
 		{[]string{"--concurrency", "2"}, "--model is required"},

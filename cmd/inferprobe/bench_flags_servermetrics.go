@@ -40,8 +40,9 @@ func (s *serverMetricsFlags) values(more map[string]func(string) error) {
 }
 
 // options are what the run scrapes; ok is false with --no-server-metrics.
-// apiBase is the target's URL, whose origin serves the discovered metrics.
-func (s *serverMetricsFlags) options(apiBase string) (o servermetrics.Options, ok bool, err error) {
+// apiBases are the target's URLs, whose origins serve the discovered
+// metrics: every one's, as AIPerf scrapes each --url's.
+func (s *serverMetricsFlags) options(apiBases []string) (o servermetrics.Options, ok bool, err error) {
 	if !s.on {
 		if len(s.urls) > 0 {
 			return o, false, fmt.Errorf("--no-server-metrics with --server-metrics URLs: use one or the other")
@@ -53,7 +54,15 @@ func (s *serverMetricsFlags) options(apiBase string) (o servermetrics.Options, o
 			return o, false, fmt.Errorf("--server-metrics-formats %s: choose from json, csv (jsonl, parquet: AIPerf's, not written here)", f)
 		}
 	}
-	if o, err = finite.ServerMetricsOptions(finite.ServerMetricsSource{APIBase: apiBase, Extra: s.urls}); err != nil {
+	var extra []string
+	for _, b := range apiBases[1:] {
+		u, err := servermetrics.DiscoveredURL(b)
+		if err != nil {
+			return o, false, err
+		}
+		extra = append(extra, u)
+	}
+	if o, err = finite.ServerMetricsOptions(finite.ServerMetricsSource{APIBase: apiBases[0], Extra: append(extra, s.urls...)}); err != nil {
 		return o, false, err
 	}
 	return o, true, nil
@@ -63,8 +72,8 @@ func (s *serverMetricsFlags) options(apiBase string) (o servermetrics.Options, o
 // --no-server-metrics; it prints the notes on the formats, or why the flags
 // cannot be used (then ok is false).
 func (f *benchFlags) serverMetricsRun(stderr io.Writer) (opt finite.Option, ok bool) {
-	base, _ := f.targetURL() // validated when the run was planned
-	o, on, err := f.server.options(base)
+	bases, _ := f.targetURLs() // validated when the run was planned
+	o, on, err := f.server.options(bases)
 	if err != nil {
 		fmt.Fprintf(stderr, "inferprobe bench: %v\n", err)
 		return nil, false

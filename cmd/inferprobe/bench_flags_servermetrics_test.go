@@ -18,6 +18,9 @@ func TestServerMetricsFlags(t *testing.T) {
 	}{
 		{args: nil, on: true, urls: []string{"http://localhost:8000/metrics"}, formats: []string{"json", "csv"}},
 		{args: []string{"--url", "http://10.0.0.5:30000/v1"}, on: true, urls: []string{"http://10.0.0.5:30000/metrics"}, formats: []string{"json", "csv"}},
+		// Every --url's, once, as AIPerf.
+		{args: []string{"--url", "10.0.0.5:30000", "10.0.0.6:30000", "--url", "http://10.0.0.5:30000/v1", "--server-metrics", "10.0.0.6:30000"}, on: true,
+			urls: []string{"http://10.0.0.5:30000/metrics", "http://10.0.0.6:30000/metrics"}, formats: []string{"json", "csv"}},
 		{args: []string{"--server-metrics", "node1:8081", "http://node2:9090/metrics"}, on: true,
 			urls: []string{"http://localhost:8000/metrics", "http://node1:8081/metrics", "http://node2:9090/metrics"}, formats: []string{"json", "csv"}},
 		{args: []string{"--server-metrics-formats", "csv", "parquet"}, on: true, urls: []string{"http://localhost:8000/metrics"}, formats: []string{"csv"}},
@@ -26,11 +29,11 @@ func TestServerMetricsFlags(t *testing.T) {
 		{args: []string{"--server-metrics-formats", "xml"}, err: "choose from json, csv"},
 	} {
 		f := parseBench(t, append([]string{"--model-names", "m"}, tc.args...)...)
-		base, err := f.targetURL()
+		bases, err := f.targetURLs()
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, on, err := f.server.options(base)
+		o, on, err := f.server.options(bases)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%q: error %v, want %q", tc.args, err, tc.err)

@@ -18,6 +18,9 @@ func saveScenario(f *benchFlags, sc *benchScenario, plan *finite.Plan) error {
 		return errors.New("a burst's warmup is sent at the burst's load and waits for its requests: drop the --warmup-* load and grace options to save the run")
 	}
 	t := *sc.cfg.Targets["bench"]
+	if len(t.MoreURLs) > 0 {
+		return errors.New("a scenario's target is one server, whose metrics are its own, so a run of several --url is not saved: save one run per --url")
+	}
 	p := sc.cfg.Probes["bench"]
 	if t.APIKeyEnv != "" {
 		t.APIKeyEnv = "INFERPROBE_API_KEY"

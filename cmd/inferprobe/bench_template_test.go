@@ -51,4 +51,21 @@ func TestBenchTemplateErrors(t *testing.T) {
 		}
 		wantScenarioError(t, args, tc.want)
 	}
+	wantScenarioError(t, append(base, "--url", "localhost:8001/other", "--extra-inputs", "payload_template:{\"text\": {{ text|tojson }}}", "--extra-inputs", "response_field:text"),
+		"--endpoint-type template with several --url: their paths differ (/custom-endpoint, /other)")
+}
+
+// TestBenchTemplateSeveralURLs: the template calls the one path of several
+// --url, each at its own server.
+func TestBenchTemplateSeveralURLs(t *testing.T) {
+	f := parseBench(t, "--model", "m", "--url", "h1:8000/generate", "http://h2:8000/generate", "--endpoint-type", "template",
+		"--extra-inputs", `payload_template:{"text": {{ text|tojson }}}`, "--extra-inputs", "response_field:text")
+	sc, err := f.scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := sc.cfg.Targets["bench"]
+	if tg.URL != "http://h1:8000" || len(tg.MoreURLs) != 1 || tg.MoreURLs[0] != "http://h2:8000" || tg.Template.Path != "/generate" {
+		t.Errorf("url %s, more %q, template path %s; want http://h1:8000, [http://h2:8000], /generate", tg.URL, tg.MoreURLs, tg.Template.Path)
+	}
 }

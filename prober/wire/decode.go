@@ -143,6 +143,7 @@ func (d *Decoder) Credit() (*Credit, error) {
 	}
 	c.FirstToken = p.byte() != 0
 	r.Session = p.string()
+	r.URL = p.count()
 	r.Body = bytes.Clone(p.bytes())
 	if err := p.done(); err != nil {
 		return nil, err

@@ -78,6 +78,7 @@ func (e *Encoder) CreditOf(id, target uint64, r *prober.Request) error {
 	}
 	e.buf = append(e.buf, first)
 	e.buf = appendString(e.buf, r.Session)
+	e.buf = binary.AppendUvarint(e.buf, uint64(r.URL))
 	e.buf = binary.AppendUvarint(e.buf, uint64(len(r.Body)))
 	e.buf = append(e.buf, r.Body...)
 	return e.end()

@@ -18,7 +18,7 @@
 //	                   connections to open ahead uvarint
 //	3 credit     down  id uvarint, target id uvarint, seq uvarint, request ID, scheduled time,
 //	                   input tokens varint, pinned output tokens varint, cancel after
-//	                   varint ns (-1 for none), session str, body str
+//	                   varint ns (-1 for none), session str, URL index uvarint, body str
 //	4 cancel     down  credit id uvarint
 //	5 shutdown   down  (empty): cancel every request, send the records, exit
 //	6 record     up    credit id uvarint, seq uvarint, request ID, scheduled time, sent time,
@@ -48,7 +48,7 @@ import (
 )
 
 // Version is the protocol version; any change to a frame's layout bumps it.
-const Version = 11
+const Version = 12
 
 // MaxFrameSize bounds a frame (type byte and payload). It leaves room for
 // request bodies far larger than any prompt a model accepts, and bounds what

@@ -45,13 +45,13 @@ func (releaseNothing) Release() {}
 func TestRoundTrip(t *testing.T) {
 	stream := false
 	target := &Target{ID: 7, Name: "qwen", Spec: scenarios.Target{
-		URL: "http://127.0.0.1:8000/v1", Endpoint: "chat", Model: "Qwen/Qwen3-0.6B",
+		URL: "http://127.0.0.1:8000/v1", MoreURLs: []string{"http://127.0.0.1:8001/v1"}, Endpoint: "chat", Model: "Qwen/Qwen3-0.6B",
 		Headers: map[string]string{"X-Team": "sre"}, Stream: &stream,
 		Timeout: scenarios.Duration(2 * time.Minute), StallTimeout: scenarios.Duration(30 * time.Second),
 		APIKeyEnv: "KEY", APIKey: "sk-secret",
 	}, Connections: 3}
 	credit := &Credit{ID: 1 << 40, Target: 7, Request: prober.Request{
-		Seq: 9, ID: record.NewRequestID(1, 1, "p", 9), Scheduled: t0, Body: []byte(`{"model":"m"}`), Session: "s-1", InputTokens: 128, PinnedOutputTokens: 64,
+		Seq: 9, ID: record.NewRequestID(1, 1, "p", 9), Scheduled: t0, Body: []byte(`{"model":"m"}`), Session: "s-1", URL: 2, InputTokens: 128, PinnedOutputTokens: 64,
 		Cancel: true, CancelAfter: 2 * time.Second, Prefill: releaseNothing{},
 	}}
 	failed := &record.Record{Seq: 3, Scheduled: t0, FirstOutput: -1, Outcome: record.OutcomeError,
@@ -95,13 +95,13 @@ func TestRoundTrip(t *testing.T) {
 	}
 	next(TypeTarget)
 	if got, err := dec.Target(); err != nil || !reflect.DeepEqual(got, target) {
-		t.Errorf("Target = %+v, %v\nwant %+v (the API key must travel too)", got, err, target)
+		t.Errorf("Target = %+v, %v\nwant %+v (the API key and further URLs must travel too)", got, err, target)
 	}
 	next(TypeCredit)
 	got, err := dec.Credit()
 	if err != nil || got.ID != credit.ID || got.Target != 7 || !got.Request.Scheduled.Equal(t0) ||
 		got.Request.Seq != 9 || got.Request.ID != credit.Request.ID || string(got.Request.Body) != `{"model":"m"}` || got.Request.InputTokens != 128 || got.Request.PinnedOutputTokens != 64 ||
-		!got.Request.Cancel || got.Request.CancelAfter != 2*time.Second || !got.FirstToken {
+		!got.Request.Cancel || got.Request.CancelAfter != 2*time.Second || !got.FirstToken || got.Request.Session != "s-1" || got.Request.URL != 2 {
 		t.Errorf("Credit = %+v, %v", got, err)
 	}
 	next(TypeCancel)
@@ -340,6 +340,7 @@ func TestRecordCarriesEveryField(t *testing.T) {
 		"Body",
 		"Images", // the parent's request's media, as PromptTokens
 		"AudioSeconds",
+		"URL", // the parent's request's, as Session
 	}
 	want := recordtest.Full()
 	var buf bytes.Buffer

@@ -66,7 +66,9 @@ type Config struct {
 	Model        string
 	EndpointType string
 	Streaming    bool
-	URL          string
+	// URLs are the API bases requests went to: one, or bench's several
+	// --url, which sessions took in turn.
+	URLs []string
 	// ExtraInputs are the parameters merged into every request body.
 	ExtraInputs map[string]any
 	Seed        uint64
@@ -222,7 +224,7 @@ func (r Run) inputConfig() obj {
 // its order, with gpu its gpu_telemetry; what inferprobe does not have
 // (OTel, MLflow) is written as AIPerf writes it off.
 func (c Config) inputConfig(slo report.SLO, gpu obj) obj {
-	endpoint := obj{{"urls", []string{c.URL}}, {"type", c.EndpointType}, {"streaming", c.Streaming}}
+	endpoint := obj{{"urls", c.URLs}, {"type", c.EndpointType}, {"streaming", c.Streaming}}
 	if len(c.ExtraInputs) > 0 {
 		endpoint = append(endpoint, kv{"extra", c.ExtraInputs})
 	}

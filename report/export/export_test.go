@@ -74,7 +74,7 @@ func fixedRun(t *testing.T) Run {
 	}
 	return Run{
 		Summary: r.SummaryAt(0.95), Requests: r.Requests(), SLO: slo,
-		Config: Config{Model: "Qwen/Qwen3-0.6B", EndpointType: "chat", Streaming: true, URL: "http://127.0.0.1:8000/v1",
+		Config: Config{Model: "Qwen/Qwen3-0.6B", EndpointType: "chat", Streaming: true, URLs: []string{"http://127.0.0.1:8000/v1"},
 			Seed: 42, RequestRate: 4, ArrivalPattern: "poisson", RequestCount: 24, ExtraInputs: map[string]any{"ignore_eos": true},
 			Dataset: "synthetic", ISLMean: 100, ISLStd: 5, OSLMean: 8, Tokenizer: "Qwen/Qwen3-0.6B", ArtifactDir: "artifacts/example",
 			Command: "inferprobe bench --model Qwen/Qwen3-0.6B --url localhost:8000 --streaming --request-rate 4 --request-count 24 --random-seed 42"},
@@ -256,7 +256,7 @@ func TestFailuresAtTheirEnd(t *testing.T) {
 			t.Errorf("errors/s in second %d = %v, want %v", i, p.y, want)
 		}
 	}
-	line, err := requestLine(failed, 1, conversation{id: "session_000000"}, false).MarshalJSON()
+	line, err := requestLine(failed, 1, conversation{id: "session_000000"}, false, false).MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}

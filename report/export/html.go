@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"html/template"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inferprobe/inferprobe/report"
@@ -115,6 +116,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"gapnote": func() string { return gapUnresolvedNote },
 	"pct":     func(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) },
 	"slo":     func(s report.SLO) bool { return s != report.SLO{} },
+	"join":    strings.Join,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -140,7 +142,7 @@ figure{flex:1 1 45%}h2{break-after:avoid}table{font-size:8pt}td,th{padding:1px 4
 {{if .Run.ClientBound}}<p class="warn">CLIENT-BOUND RUN: {{.Run.ClientBound}}. These figures may describe inferprobe, not the server.</p>{{end}}
 {{if .Run.Interrupted}}<p class="warn">Interrupted: the report covers the requests that finished.</p>{{end}}
 {{if .Mismatches}}<p class="warn">Output length mismatches: {{.Mismatches}}.</p>{{end}}
-<p>{{.Run.Config.URL}} · {{.Start}} to {{.Ended}} · sequence digest <code>{{.Run.Digest}}</code></p>
+<p>{{join .Run.Config.URLs ", "}} · {{.Start}} to {{.Ended}} · sequence digest <code>{{.Run.Digest}}</code></p>
 <p>Repeat with: <code>{{.Run.Config.Command}}</code></p>
 <h2>Statistics</h2>
 <table><tr><th>Metric</th><th>avg</th><th>min</th><th>max</th><th>p1</th><th>p5</th><th>p10</th><th>p25</th><th>p50</th><th>p75</th><th>p90</th><th>p95</th><th>p99</th><th>std</th></tr>

@@ -23,13 +23,14 @@ const (
 // WriteJSONL writes profile_export.jsonl: one line per request in AIPerf
 // 0.13's MetricRecordInfo shape ({"metadata", "metrics", "error"}), metrics
 // as {value, unit} in AIPerf's units, and inferprobe's own per-request
-// figures (schedule lag, concurrency wait, connection, token source) under
+// figures (schedule lag, concurrency wait, connection, token source; with
+// several URLs, AIPerf's url_index, which its export leaves out) under
 // "inferprobe".
 func WriteJSONL(w io.Writer, r Run) error {
 	bw := bufio.NewWriter(w)
 	convs := conversations(r.Requests)
 	for i, q := range r.Requests {
-		b, err := requestLine(q, r.Config.Seed, convs[i], r.SLO != (report.SLO{})).MarshalJSON()
+		b, err := requestLine(q, r.Config.Seed, convs[i], r.SLO != (report.SLO{}), len(r.Config.URLs) > 1).MarshalJSON()
 		if err != nil {
 			return err
 		}
@@ -91,8 +92,9 @@ func CorrelationID(seed uint64, conv string) string {
 }
 
 // requestLine is q's line; withSLO says the run judged requests against an
-// SLO, without which AIPerf has no good_request_count.
-func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO bool) obj {
+// SLO, without which AIPerf has no good_request_count, and severalURLs that
+// its sessions took turns among several URLs.
+func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO, severalURLs bool) obj {
 	val := func(v any, unit string) obj { return obj{{"value", v}, {"unit", unit}} }
 	msOf := func(d time.Duration) float64 { return d.Seconds() * ms }
 	// A request never sent starts and ends at its scheduled time: AIPerf's
@@ -241,6 +243,9 @@ func requestLine(q report.RequestRecord, seed uint64, conv conversation, withSLO
 	// What regenerates x_request_id with the seed and the probe's name
 	// (record.NewRequestID).
 	extras := obj{{"run_id", q.Run.String()}, {"request_index", q.Seq}, {"scheduled_ns", q.Scheduled.UnixNano()}}
+	if severalURLs {
+		extras = append(extras, kv{"url_index", q.URL})
+	}
 	if q.HasLag {
 		extras = append(extras, kv{"schedule_lag_ms", msOf(q.Lag)})
 	}
