@@ -102,7 +102,7 @@ func Run(ctx context.Context, probes iter.Seq2[Probe, error], opt Options) ([]Fi
 		EnableAtModifier:         true,
 		EnableNegativeOffset:     true,
 		NoStepSubqueryIntervalFn: func(int64) int64 { return evaluationInterval.Milliseconds() },
-		Parser:                   promqlParser,
+		Parser:                   &cachingParser{Parser: promqlParser},
 	})
 	managerOptions := &rules.ManagerOptions{
 		QueryFunc:    rules.EngineQueryFunc(engine, db),
@@ -134,10 +134,11 @@ func Run(ctx context.Context, probes iter.Seq2[Probe, error], opt Options) ([]Fi
 	}
 
 	reg := prometheus.NewRegistry()
-	rec := newRecorder(reg)
+	reads := readsMetric(groups)
+	rec := newRecorder(readRegisterer{reg, reads})
 	sim := &simulation{
 		ctx: ctx, db: db, groups: groups, keep: keep, progress: progress,
-		recorder: rec, scraper: newScraper(reg, readsMetric(groups), opt.ClassicOnly),
+		recorder: rec, scraper: newScraper(reg, reads, opt.ClassicOnly),
 		scrapeInterval: scrapeInterval, open: map[*rules.AlertingRule]map[string]int{},
 	}
 	if err := sim.run(probes); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -47,6 +48,46 @@ type cachedSeries struct {
 	labels labels.Labels
 }
 
+// readRegisterer registers with reg only the collectors one of whose
+// metrics the rules may read: a gathering then spends nothing on the others,
+// which the scrape would leave out anyway (most of inferprobe's histograms).
+type readRegisterer struct {
+	prometheus.Registerer
+	reads func(name string) bool
+}
+
+func (r readRegisterer) Register(c prometheus.Collector) error {
+	descs := make(chan *prometheus.Desc)
+	go func() {
+		c.Describe(descs)
+		close(descs)
+	}()
+	read := false
+	for d := range descs {
+		// A Desc's name is only in its String; the fqName field is not exported.
+		name, _, _ := strings.Cut(strings.TrimPrefix(d.String(), `Desc{fqName: "`), `"`)
+		read = read || readsFamily(r.reads, name)
+	}
+	if !read {
+		return nil
+	}
+	return r.Registerer.Register(c)
+}
+
+func (r readRegisterer) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		if err := r.Register(c); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// readsFamily says whether reads reads a series of the family name, a
+// histogram's classic series included.
+func readsFamily(reads func(name string) bool, name string) bool {
+	return reads(name) || reads(name+"_bucket") || reads(name+"_sum") || reads(name+"_count")
+}
+
 func newScraper(g prometheus.Gatherer, reads func(name string) bool, classicOnly bool) *scraper {
 	return &scraper{
 		gatherer: g,
@@ -71,7 +112,7 @@ func (s *scraper) scrape(app storage.AppenderV2, t int64) error {
 	enc := expfmt.NewEncoder(&s.buf, expfmt.NewFormat(expfmt.TypeProtoDelim))
 	for _, mf := range families {
 		name := mf.GetName()
-		if !s.reads(name) && !s.reads(name+"_bucket") && !s.reads(name+"_sum") && !s.reads(name+"_count") {
+		if !readsFamily(s.reads, name) {
 			continue
 		}
 		if err := enc.Encode(mf); err != nil {
